@@ -1,0 +1,340 @@
+//! The plan interpreter: decodes one scope of a packet at a bit position, storing each
+//! scalar's raw value in its slot and reporting structure to a [`Visitor`].
+//!
+//! Invariants: every read is bounds-checked against the packet's content end; loops are
+//! bounded by lengths that are checked against the bits left before iterating; recursion
+//! depth is bounded by the plan's nesting, itself bounded by the metadata parser.
+
+use crate::bits::{read_be, read_le, sign_extend};
+use crate::error::{DecodeError, DecodeErrorKind as K};
+use crate::ir::Role;
+use crate::plan::{Node, NodeId, Plan};
+
+/// A bounded view of one packet's bytes and a bit position in it.
+#[derive(Debug, Clone, Copy)]
+pub struct Cursor<'a> {
+    /// The packet's bytes, from its first byte.
+    pub buf: &'a [u8],
+    /// Current bit position.
+    pub pos: u64,
+    /// End of the content, in bits (`<= buf.len() * 8`).
+    pub end: u64,
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor at the start of `buf`, bounded by `end_bits`.
+    pub fn new(buf: &'a [u8], end_bits: u64) -> Self {
+        Cursor { buf, pos: 0, end: end_bits.min(buf.len() as u64 * 8) }
+    }
+
+    #[inline]
+    fn align(&mut self, align: u32) -> Result<(), DecodeError> {
+        if align > 1 {
+            let a = align as u64;
+            let p = (self.pos + a - 1) & !(a - 1);
+            if p > self.end {
+                return Err(DecodeError::new(self.pos, K::OutOfBounds { needed: p - self.pos, available: self.end - self.pos }));
+            }
+            self.pos = p;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn need(&self, bits: u64) -> Result<(), DecodeError> {
+        if self.end - self.pos < bits {
+            return Err(DecodeError::new(self.pos, K::OutOfBounds { needed: bits, available: self.end - self.pos }));
+        }
+        Ok(())
+    }
+
+    /// Reads an integer of `bits` bits after aligning to `align` bits.
+    #[inline]
+    pub fn read_uint(&mut self, align: u32, bits: u32, be: bool) -> Result<u64, DecodeError> {
+        self.align(align)?;
+        self.need(bits as u64)?;
+        let pos = self.pos;
+        let v = if pos & 7 == 0 && bits & 7 == 0 {
+            let b = (pos >> 3) as usize;
+            match (bits, be) {
+                (8, _) => self.buf[b] as u64,
+                (16, false) => u16::from_le_bytes([self.buf[b], self.buf[b + 1]]) as u64,
+                (32, false) => u32::from_le_bytes(self.buf[b..b + 4].try_into().unwrap_or_default()) as u64,
+                (64, false) => u64::from_le_bytes(self.buf[b..b + 8].try_into().unwrap_or_default()),
+                (_, false) => read_le(self.buf, pos, bits),
+                (_, true) => read_be(self.buf, pos, bits),
+            }
+        } else if be {
+            read_be(self.buf, pos, bits)
+        } else {
+            read_le(self.buf, pos, bits)
+        };
+        self.pos += bits as u64;
+        Ok(v)
+    }
+
+    /// The bytes of a NUL-terminated string at the current (byte-aligned) position,
+    /// without the NUL; the cursor moves past the NUL.
+    #[inline]
+    pub fn read_cstr(&mut self) -> Result<&'a [u8], DecodeError> {
+        self.align(8)?;
+        let start = (self.pos >> 3) as usize;
+        let end = (self.end >> 3) as usize;
+        let s = &self.buf[start..end];
+        let n = s.iter().position(|b| *b == 0).ok_or(DecodeError::new(self.pos, K::UnterminatedString))?;
+        self.pos += (n as u64 + 1) * 8;
+        Ok(&s[..n])
+    }
+}
+
+/// Receives the structure and values of decoded fields. Every method has an empty
+/// default, so a visitor that only needs slots costs nothing.
+pub trait Visitor {
+    /// An integer (raw two's complement bits sign-extended for signed ones).
+    #[inline]
+    fn int(&mut self, _plan: &Plan, _node: &Node, _raw: u64) {}
+    /// A floating point number.
+    #[inline]
+    fn float(&mut self, _v: f64) {}
+    /// A string (node `Str`), or an array/sequence of characters (that node) up to its
+    /// first NUL.
+    #[inline]
+    fn string(&mut self, _node: NodeId, _bytes: &[u8]) {}
+    /// A structure begins.
+    #[inline]
+    fn begin_struct(&mut self) {}
+    /// The next structure member is `name`.
+    #[inline]
+    fn member(&mut self, _name: &str) {}
+    /// The structure ends.
+    #[inline]
+    fn end_struct(&mut self) {}
+    /// An array or sequence begins.
+    #[inline]
+    fn begin_array(&mut self) {}
+    /// The array or sequence ends.
+    #[inline]
+    fn end_array(&mut self) {}
+}
+
+/// A visitor that does nothing: decoding only fills slots.
+pub struct SlotsOnly;
+impl Visitor for SlotsOnly {}
+
+/// Number of [`Role`] kinds tracked per packet/event.
+pub const ROLE_COUNT: usize = 10;
+
+/// Index of a role in role tables.
+#[inline]
+pub fn role_index(r: Role) -> usize {
+    match r {
+        Role::PacketMagic => 0,
+        Role::StreamClassId => 1,
+        Role::StreamInstanceId => 2,
+        Role::PacketBeginTimestamp => 3,
+        Role::PacketEndTimestamp => 4,
+        Role::PacketContentSize => 5,
+        Role::PacketTotalSize => 6,
+        Role::DiscardedEventCounter => 7,
+        Role::PacketSequenceNumber => 8,
+        Role::EventClassId => 9,
+    }
+}
+
+/// Arrays and sequences longer than the bits left are refused beyond this many
+/// elements (elements may be zero bits wide, so length alone does not bound the loop).
+const MAX_EMPTY_ELEMENTS: u64 = 1 << 16;
+
+/// Decoding state of one stream: slots of the last decoded values, the default clock,
+/// and the role values seen in the current packet/event.
+#[derive(Debug, Clone)]
+pub struct Decoder {
+    /// Raw value of each node's last decode (strings: bit position of the first byte).
+    pub slots: Vec<u64>,
+    /// Epoch in which each slot was last written.
+    pub stamps: Vec<u32>,
+    /// Current epoch (bumped per packet and per event).
+    pub epoch: u32,
+    /// The stream's default clock value in cycles.
+    pub clock: u64,
+    /// Role values decoded since the last [`Decoder::clear_roles`].
+    pub roles: [Option<u64>; ROLE_COUNT],
+    /// When false, roles and the clock are left alone (re-decoding for display).
+    pub apply_roles: bool,
+}
+
+impl Decoder {
+    /// A decoder for a plan.
+    pub fn new(plan: &Plan) -> Self {
+        Decoder {
+            slots: vec![0; plan.nodes.len()],
+            stamps: vec![0; plan.nodes.len()],
+            epoch: 1,
+            clock: 0,
+            roles: [None; ROLE_COUNT],
+            apply_roles: true,
+        }
+    }
+
+    /// Forgets role values.
+    #[inline]
+    pub fn clear_roles(&mut self) {
+        self.roles = [None; ROLE_COUNT];
+    }
+
+    /// Decodes node `id` at the cursor.
+    pub fn decode<V: Visitor>(&mut self, plan: &Plan, id: NodeId, cur: &mut Cursor<'_>, v: &mut V) -> Result<(), DecodeError> {
+        let node = plan.node(id);
+        match *node {
+            Node::Int { align, bits, signed, be, role, clock, .. } => {
+                let raw = cur.read_uint(align, bits, be)?;
+                let val = if signed { sign_extend(raw, bits) as u64 } else { raw };
+                self.set(id, val);
+                if self.apply_roles {
+                    if let Some(r) = role {
+                        self.roles[role_index(r)] = Some(raw);
+                    }
+                    if clock && role != Some(Role::PacketEndTimestamp) {
+                        self.clock = extend_clock(self.clock, raw, bits);
+                    }
+                }
+                v.int(plan, node, val);
+            }
+            Node::Float { align, bits, be } => {
+                let raw = cur.read_uint(align, bits, be)?;
+                self.set(id, raw);
+                v.float(if bits == 32 { f32::from_bits(raw as u32) as f64 } else { f64::from_bits(raw) });
+            }
+            Node::Str => {
+                cur.align(8)?;
+                self.set(id, cur.pos);
+                let s = cur.read_cstr()?;
+                v.string(id, s);
+            }
+            Node::Struct { first, count, .. } => {
+                cur.align(node_align(node))?;
+                v.begin_struct();
+                for i in first..first + count {
+                    let m = &plan.members[i as usize];
+                    v.member(&m.name);
+                    self.decode(plan, m.node, cur, v)?;
+                }
+                v.end_struct();
+            }
+            Node::Variant { tag, first, count, .. } => {
+                let value = self.tag_value(plan, tag);
+                let choice = plan.choices[first as usize..(first + count) as usize]
+                    .iter()
+                    .find(|c| c.lo <= value && value <= c.hi)
+                    .ok_or(DecodeError::new(cur.pos, K::NoVariantOption(value)))?;
+                self.decode(plan, choice.node, cur, v)?;
+            }
+            Node::Array { align, elem, len, text } => {
+                cur.align(align)?;
+                self.set(id, cur.pos);
+                self.elements(plan, id, elem, len, text, cur, v)?;
+            }
+            Node::Seq { align, elem, len, text } => {
+                let n = self.slots[len.0 as usize];
+                cur.align(align)?;
+                self.set(id, cur.pos);
+                self.elements(plan, id, elem, n, text, cur, v)?;
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn set(&mut self, id: NodeId, v: u64) {
+        let i = id.0 as usize;
+        self.slots[i] = v;
+        self.stamps[i] = self.epoch;
+    }
+
+    /// The value of a variant's tag as a wide signed integer.
+    fn tag_value(&self, plan: &Plan, tag: NodeId) -> i128 {
+        let raw = self.slots[tag.0 as usize];
+        match plan.node(tag) {
+            Node::Int { signed: true, .. } => raw as i64 as i128,
+            _ => raw as i128,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn elements<V: Visitor>(&mut self, plan: &Plan, id: NodeId, elem: NodeId, n: u64, text: bool, cur: &mut Cursor<'_>, v: &mut V) -> Result<(), DecodeError> {
+        let left = cur.end - cur.pos;
+        if text {
+            let bits = n.checked_mul(8).filter(|b| *b <= left).ok_or(DecodeError::new(cur.pos, K::OutOfBounds { needed: n.saturating_mul(8), available: left }))?;
+            let start = (cur.pos >> 3) as usize;
+            let bytes = &cur.buf[start..start + n as usize];
+            let shown = bytes.iter().position(|b| *b == 0).map_or(bytes, |z| &bytes[..z]);
+            // Elements still go through their slot so a handle on them stays valid.
+            if n > 0 {
+                self.set(elem, bytes[n as usize - 1] as u64);
+            }
+            cur.pos += bits;
+            v.string(id, shown);
+            return Ok(());
+        }
+        if n > left && n > MAX_EMPTY_ELEMENTS {
+            return Err(DecodeError::new(cur.pos, K::OutOfBounds { needed: n, available: left }));
+        }
+        v.begin_array();
+        for _ in 0..n {
+            self.decode(plan, elem, cur, v)?;
+        }
+        v.end_array();
+        Ok(())
+    }
+}
+
+/// Alignment of a node in bits.
+pub fn node_align(n: &Node) -> u32 {
+    match *n {
+        Node::Int { align, .. } | Node::Float { align, .. } | Node::Struct { align, .. } | Node::Array { align, .. } | Node::Seq { align, .. } => align,
+        Node::Str => 8,
+        Node::Variant { .. } => 1,
+    }
+}
+
+/// Updates a clock value from an N-bit field holding its low bits, assuming at most
+/// one wrap-around of those bits since the previous value (CTF 1.8 section 8).
+#[inline]
+pub fn extend_clock(cur: u64, new_low: u64, bits: u32) -> u64 {
+    if bits >= 64 {
+        return new_low;
+    }
+    let mask = (1u64 << bits) - 1;
+    let mut v = (cur & !mask) | new_low;
+    if new_low < (cur & mask) {
+        v = v.wrapping_add(1u64 << bits);
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_extension_wraps_once() {
+        assert_eq!(extend_clock(0x1_0000_00F0, 0x10, 8), 0x1_0000_0110);
+        assert_eq!(extend_clock(0x1_0000_0010, 0x20, 8), 0x1_0000_0020);
+        assert_eq!(extend_clock(5, 99, 64), 99);
+        assert_eq!(extend_clock(0x7FF_FFFF, 0, 27), 0x800_0000);
+    }
+
+    #[test]
+    fn cursor_bounds() {
+        let buf = [1u8, 2, 3, 0, 9];
+        let mut c = Cursor::new(&buf, 40);
+        assert_eq!(c.read_uint(8, 8, false).unwrap(), 1);
+        assert_eq!(c.read_cstr().unwrap(), &[2, 3]);
+        assert_eq!(c.read_uint(8, 8, false).unwrap(), 9);
+        assert!(matches!(c.read_uint(1, 1, false).unwrap_err().kind, K::OutOfBounds { .. }));
+        let mut c = Cursor::new(&buf[..2], 16);
+        assert_eq!(c.read_cstr().unwrap_err().kind, K::UnterminatedString);
+        let mut c = Cursor::new(&buf, 40);
+        assert!(c.read_uint(64, 8, false).is_err());
+    }
+}

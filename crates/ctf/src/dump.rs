@@ -1,0 +1,355 @@
+//! Output of decoded events (A8): the canonical JSON-lines dump of
+//! `shared/oracle/bt2_canonical.py`, and a human text view like Babeltrace's.
+//!
+//! JSON records, one per line:
+//! - event: `{"ts":NS|null,"name":S,"sec":{..},"ec":{..},"p":{..}}` (empty scopes omitted);
+//! - discarded events: `{"discarded":N,"ts":END_NS|null}`;
+//! - lost packets: `{"lost_packets":N,"ts":END_NS|null}`.
+//!
+//! Values: integers as numbers, enumerations as `{"enum":V,"labels":[sorted]}`, floats as
+//! numbers (`NaN`, `Infinity` as Python writes them), strings and character arrays as
+//! strings, structures as objects, arrays and sequences as lists, variants as the value
+//! of their selected option.
+//!
+//! Babeltrace 2.0.4 compatibility: when a string field is empty, Babeltrace 2.0.4 shows
+//! the previous value of that field of the same event class (its recycled event
+//! objects keep the old string buffer). The canonical dump reproduces this, through a
+//! [`DumpState`], so that it stays comparable with Babeltrace's; the text view shows the
+//! bytes as they are.
+
+use crate::decode::Visitor;
+use crate::error::DecodeError;
+use std::collections::HashMap;
+
+use crate::plan::{Node, NodeId, Plan};
+use crate::stream::{EventRef, EventScope, Item, Notice};
+
+/// Writes a JSON string literal.
+pub fn json_str(out: &mut Vec<u8>, bytes: &[u8]) {
+    let s = String::from_utf8_lossy(bytes);
+    out.push(b'"');
+    for c in s.chars() {
+        match c {
+            '"' => out.extend_from_slice(b"\\\""),
+            '\\' => out.extend_from_slice(b"\\\\"),
+            '\n' => out.extend_from_slice(b"\\n"),
+            '\r' => out.extend_from_slice(b"\\r"),
+            '\t' => out.extend_from_slice(b"\\t"),
+            c if (c as u32) < 0x20 => out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes()),
+            c => {
+                let mut b = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
+            }
+        }
+    }
+    out.push(b'"');
+}
+
+fn json_float(out: &mut Vec<u8>, v: f64) {
+    use std::io::Write;
+    if v.is_nan() {
+        out.extend_from_slice(b"NaN");
+    } else if v.is_infinite() {
+        out.extend_from_slice(if v > 0.0 { b"Infinity" } else { b"-Infinity" });
+    } else {
+        let _ = write!(out, "{v:?}");
+    }
+}
+
+/// Labels of an enumeration's mappings that contain `value`, sorted and unique.
+pub fn enum_labels<'p>(plan: &'p Plan, enum_idx: u32, value: i128) -> Vec<&'p str> {
+    let mut l: Vec<&str> = plan.enums[enum_idx as usize].iter().filter(|m| m.lo <= value && value <= m.hi).map(|m| m.label.as_str()).collect();
+    l.sort_unstable();
+    l.dedup();
+    l
+}
+
+/// State kept across the events of a canonical dump.
+#[derive(Default)]
+pub struct DumpState {
+    /// Last non-empty value of each string field, by (plan address, node).
+    last_strings: HashMap<(usize, NodeId), Vec<u8>>,
+}
+
+/// Builds the JSON value of a scope.
+struct JsonVisitor<'o> {
+    out: &'o mut Vec<u8>,
+    state: &'o mut DumpState,
+    plan_key: usize,
+    /// Open containers: (is_array, elements written).
+    stack: Vec<(bool, u32)>,
+}
+
+impl JsonVisitor<'_> {
+    /// Writes the separator a value needs inside an array (object members get theirs
+    /// from [`Visitor::member`]).
+    fn before_value(&mut self) {
+        if let Some((true, n)) = self.stack.last_mut() {
+            if *n > 0 {
+                self.out.push(b',');
+            }
+            *n += 1;
+        }
+    }
+}
+
+impl Visitor for JsonVisitor<'_> {
+    fn int(&mut self, plan: &Plan, node: &Node, raw: u64) {
+        use std::io::Write;
+        let Node::Int { signed, enum_idx, .. } = *node else { return };
+        self.before_value();
+        let value: i128 = if signed { raw as i64 as i128 } else { raw as i128 };
+        match enum_idx {
+            Some(e) => {
+                let _ = write!(self.out, "{{\"enum\":{value},\"labels\":[");
+                for (i, l) in enum_labels(plan, e, value).iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    json_str(self.out, l.as_bytes());
+                }
+                self.out.extend_from_slice(b"]}");
+            }
+            None => {
+                let _ = write!(self.out, "{value}");
+            }
+        }
+    }
+    fn float(&mut self, v: f64) {
+        self.before_value();
+        json_float(self.out, v);
+    }
+    fn string(&mut self, node: NodeId, bytes: &[u8]) {
+        self.before_value();
+        let key = (self.plan_key, node);
+        if bytes.is_empty() {
+            let last = self.state.last_strings.get(&key).map(|v| v.as_slice()).unwrap_or_default();
+            json_str(self.out, last);
+        } else {
+            json_str(self.out, bytes);
+            let slot = self.state.last_strings.entry(key).or_default();
+            slot.clear();
+            slot.extend_from_slice(bytes);
+        }
+    }
+    fn begin_struct(&mut self) {
+        self.before_value();
+        self.out.push(b'{');
+        self.stack.push((false, 0));
+    }
+    fn member(&mut self, name: &str) {
+        if let Some((false, n)) = self.stack.last_mut() {
+            if *n > 0 {
+                self.out.push(b',');
+            }
+            *n += 1;
+        }
+        json_str(self.out, name.as_bytes());
+        self.out.push(b':');
+    }
+    fn end_struct(&mut self) {
+        self.stack.pop();
+        self.out.push(b'}');
+    }
+    fn begin_array(&mut self) {
+        self.before_value();
+        self.out.push(b'[');
+        self.stack.push((true, 0));
+    }
+    fn end_array(&mut self) {
+        self.stack.pop();
+        self.out.push(b']');
+    }
+}
+
+fn opt_i64(out: &mut Vec<u8>, v: Option<i64>) {
+    use std::io::Write;
+    match v {
+        Some(v) => {
+            let _ = write!(out, "{v}");
+        }
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// Appends the canonical JSON line (with `\n`) of an item to `out`.
+pub fn write_json(out: &mut Vec<u8>, item: &mut Item<'_, '_>, state: &mut DumpState) -> Result<(), DecodeError> {
+    use std::io::Write;
+    match item {
+        Item::Discarded(n) => {
+            let _ = write!(out, "{{\"discarded\":{},\"ts\":", n.count);
+            opt_i64(out, n.end_ns);
+            out.extend_from_slice(b"}\n");
+        }
+        Item::LostPackets(n) => {
+            let _ = write!(out, "{{\"lost_packets\":{},\"ts\":", n.count);
+            opt_i64(out, n.end_ns);
+            out.extend_from_slice(b"}\n");
+        }
+        Item::Event(e) => write_event_json(out, e, state)?,
+    }
+    Ok(())
+}
+
+/// Appends the canonical JSON line of an event.
+pub fn write_event_json(out: &mut Vec<u8>, e: &mut EventRef<'_, '_>, state: &mut DumpState) -> Result<(), DecodeError> {
+    use std::io::Write;
+    out.extend_from_slice(b"{\"ts\":");
+    match e.ts_wide() {
+        // Beyond 64 bits of nanoseconds: modulo 2^64, as Babeltrace 1 prints it.
+        Some(w) if w > i64::MAX as i128 => {
+            let _ = write!(out, "{}", w as u64);
+        }
+        _ => opt_i64(out, e.ts()),
+    }
+    let plan_key = e.plan() as *const Plan as usize;
+    out.extend_from_slice(b",\"name\":");
+    json_str(out, e.name().as_bytes());
+    for (key, scope) in [("sec", EventScope::CommonContext), ("ec", EventScope::SpecificContext), ("p", EventScope::Payload)] {
+        let mark = out.len();
+        out.extend_from_slice(b",\"");
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(b"\":");
+        let body = out.len();
+        let had = e.visit(scope, &mut JsonVisitor { out, state, plan_key, stack: Vec::new() })?;
+        if !had || &out[body..] == b"{}" {
+            out.truncate(mark);
+        }
+    }
+    out.extend_from_slice(b"}\n");
+    Ok(())
+}
+
+/// Builds the `{ a = 1, b = "x" }` text of a scope, like Babeltrace's pretty printer.
+struct TextVisitor<'o> {
+    out: &'o mut String,
+    stack: Vec<(bool, u32)>,
+}
+
+impl TextVisitor<'_> {
+    fn before_value(&mut self) {
+        if let Some((true, n)) = self.stack.last_mut() {
+            if *n > 0 {
+                self.out.push_str(", ");
+            } else {
+                self.out.push(' ');
+            }
+            *n += 1;
+        }
+    }
+}
+
+impl Visitor for TextVisitor<'_> {
+    fn int(&mut self, plan: &Plan, node: &Node, raw: u64) {
+        use std::fmt::Write;
+        let Node::Int { signed, enum_idx, base, .. } = *node else { return };
+        self.before_value();
+        let value: i128 = if signed { raw as i64 as i128 } else { raw as i128 };
+        let num = match base {
+            16 if !signed || value >= 0 => format!("0x{:X}", raw),
+            8 if !signed || value >= 0 => format!("0{:o}", raw),
+            2 if !signed || value >= 0 => format!("0b{:b}", raw),
+            _ => value.to_string(),
+        };
+        match enum_idx {
+            Some(e) => {
+                let labels = enum_labels(plan, e, value);
+                let l = match labels.as_slice() {
+                    [] => "<unknown>".to_string(),
+                    [one] => one.to_string(),
+                    many => format!("{{ {} }}", many.join(", ")),
+                };
+                let _ = write!(self.out, "( \"{l}\" : container = {num} )");
+            }
+            None => self.out.push_str(&num),
+        }
+    }
+    fn float(&mut self, v: f64) {
+        use std::fmt::Write;
+        self.before_value();
+        let _ = write!(self.out, "{v:.6}");
+    }
+    fn string(&mut self, _node: NodeId, bytes: &[u8]) {
+        self.before_value();
+        self.out.push('"');
+        self.out.push_str(&String::from_utf8_lossy(bytes));
+        self.out.push('"');
+    }
+    fn begin_struct(&mut self) {
+        self.before_value();
+        self.out.push('{');
+        self.stack.push((false, 0));
+    }
+    fn member(&mut self, name: &str) {
+        if let Some((false, n)) = self.stack.last_mut() {
+            self.out.push_str(if *n > 0 { ", " } else { " " });
+            *n += 1;
+        }
+        self.out.push_str(name);
+        self.out.push_str(" = ");
+    }
+    fn end_struct(&mut self) {
+        let (_, n) = self.stack.pop().unwrap_or_default();
+        self.out.push_str(if n > 0 { " }" } else { "}" });
+    }
+    fn begin_array(&mut self) {
+        self.before_value();
+        self.out.push('[');
+        self.stack.push((true, 0));
+    }
+    fn end_array(&mut self) {
+        let (_, n) = self.stack.pop().unwrap_or_default();
+        self.out.push_str(if n > 0 { " ]" } else { "]" });
+    }
+}
+
+/// Formats ns from origin as `HH:MM:SS.nnnnnnnnn` (UTC time of day).
+pub fn clock_text(ns: i64) -> String {
+    let s = ns.div_euclid(1_000_000_000);
+    let frac = ns.rem_euclid(1_000_000_000);
+    let day = s.rem_euclid(86_400);
+    format!("{:02}:{:02}:{:02}.{:09}", day / 3600, day / 60 % 60, day % 60, frac)
+}
+
+/// One line of the text view for an item. `prev_ts` is the previous event's time.
+pub fn write_text(out: &mut String, item: &mut Item<'_, '_>, prev_ts: &mut Option<i64>, host: Option<&str>) -> Result<(), DecodeError> {
+    use std::fmt::Write;
+    match item {
+        Item::Discarded(Notice { count, .. }) => {
+            let _ = writeln!(out, "WARNING: {count} events discarded by the tracer");
+        }
+        Item::LostPackets(Notice { count, .. }) => {
+            let _ = writeln!(out, "WARNING: {count} packets lost");
+        }
+        Item::Event(e) => {
+            match e.ts() {
+                Some(ts) => {
+                    let delta = match *prev_ts {
+                        Some(p) => {
+                            let d = ts - p;
+                            format!("+{}.{:09}", d.div_euclid(1_000_000_000), d.rem_euclid(1_000_000_000))
+                        }
+                        None => "+?.?????????".to_string(),
+                    };
+                    let _ = write!(out, "[{}] ({delta}) ", clock_text(ts));
+                    *prev_ts = Some(ts);
+                }
+                None => {}
+            }
+            if let Some(h) = host {
+                let _ = write!(out, "{h} ");
+            }
+            let _ = write!(out, "{}: ", e.name());
+            let mut parts = Vec::new();
+            for scope in [EventScope::CommonContext, EventScope::SpecificContext, EventScope::Payload] {
+                let mut s = String::new();
+                if e.visit(scope, &mut TextVisitor { out: &mut s, stack: Vec::new() })? && s != "{}" {
+                    parts.push(s);
+                }
+            }
+            out.push_str(&parts.join(", "));
+            out.push('\n');
+        }
+    }
+    Ok(())
+}

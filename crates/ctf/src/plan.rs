@@ -1,0 +1,399 @@
+//! Decoding plans: the metadata compiled once into a flat arena of nodes, in which
+//! every field reference (sequence length, variant tag) is a node id and every event
+//! class is found by id without a name look-up.
+//!
+//! Each node owns one *slot*, numbered like the node: when a scalar field is decoded
+//! its raw value lands in `slots[node]`, so later fields (lengths, tags) and users
+//! (analyses, through [`FieldHandle`]s) read it back in O(1).
+
+use crate::ir::*;
+
+/// Index of a node in a [`Plan`]; also the index of its value slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+/// A handle on a field, resolved once from its name (see [`Plan::event_field`]) and
+/// then read per event without any look-up (see [`crate::stream::EventRef::uint`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FieldHandle {
+    /// The field's node (and slot).
+    pub node: NodeId,
+    /// Whether the field is in a packet scope (valid for the whole packet).
+    pub packet_level: bool,
+}
+
+/// One decoding step.
+#[derive(Debug, Clone)]
+pub enum Node {
+    /// Integer (possibly an enumeration when `enum_idx` is set).
+    Int {
+        /// Alignment in bits.
+        align: u32,
+        /// Size in bits (1..=64).
+        bits: u32,
+        /// Signed.
+        signed: bool,
+        /// Big-endian.
+        be: bool,
+        /// Display base.
+        base: u32,
+        /// Special meaning.
+        role: Option<Role>,
+        /// Updates the stream's default clock.
+        clock: bool,
+        /// Index in [`Plan::enums`], for enumerations.
+        enum_idx: Option<u32>,
+    },
+    /// IEEE 754 binary32 or binary64.
+    Float {
+        /// Alignment in bits.
+        align: u32,
+        /// 32 or 64.
+        bits: u32,
+        /// Big-endian.
+        be: bool,
+    },
+    /// NUL-terminated string (slot: bit position of its first byte).
+    Str,
+    /// Structure: members are `Plan::members[first..first + count]`.
+    Struct {
+        /// Alignment in bits.
+        align: u32,
+        /// First member.
+        first: u32,
+        /// Member count.
+        count: u32,
+    },
+    /// Variant: choices are `Plan::choices[first..first + count]`, options (by name)
+    /// `Plan::members[opts..opts + nopts]`.
+    Variant {
+        /// The tag node (an enumeration decoded earlier).
+        tag: NodeId,
+        /// First choice.
+        first: u32,
+        /// Choice count.
+        count: u32,
+        /// First option.
+        opts: u32,
+        /// Option count.
+        nopts: u32,
+    },
+    /// Static array; `text` when its elements are 8-bit characters (shown as a string).
+    Array {
+        /// Alignment in bits.
+        align: u32,
+        /// Element.
+        elem: NodeId,
+        /// Length.
+        len: u64,
+        /// Array of characters.
+        text: bool,
+    },
+    /// Sequence whose length is the value of node `len`.
+    Seq {
+        /// Alignment in bits.
+        align: u32,
+        /// Element.
+        elem: NodeId,
+        /// Length node.
+        len: NodeId,
+        /// Sequence of characters.
+        text: bool,
+    },
+}
+
+/// A structure member.
+#[derive(Debug, Clone)]
+pub struct Member {
+    /// Name.
+    pub name: Box<str>,
+    /// Node.
+    pub node: NodeId,
+}
+
+/// A variant choice: tag values `lo..=hi` select `node`.
+#[derive(Debug, Clone)]
+pub struct Choice {
+    /// Lowest tag value.
+    pub lo: i128,
+    /// Highest tag value.
+    pub hi: i128,
+    /// Selected option.
+    pub node: NodeId,
+}
+
+/// A compiled event class.
+#[derive(Debug, Clone)]
+pub struct EventPlan {
+    /// Id within the stream class.
+    pub id: u64,
+    /// Name.
+    pub name: Box<str>,
+    /// Specific context root.
+    pub context: Option<NodeId>,
+    /// Payload root.
+    pub payload: Option<NodeId>,
+}
+
+/// A compiled stream class.
+#[derive(Debug, Clone)]
+pub struct StreamPlan {
+    /// Stream class id.
+    pub id: u64,
+    /// Packet context root.
+    pub packet_context: Option<NodeId>,
+    /// Event header root.
+    pub event_header: Option<NodeId>,
+    /// Event common context root.
+    pub common_context: Option<NodeId>,
+    /// Event classes.
+    pub events: Vec<EventPlan>,
+    /// Index into `events` by event id, when ids are dense enough.
+    by_id: Vec<u32>,
+    /// Index of the default clock in the trace class's clocks.
+    pub clock: Option<usize>,
+}
+
+impl StreamPlan {
+    /// The event class with id `id`.
+    #[inline]
+    pub fn event(&self, id: u64) -> Option<&EventPlan> {
+        if let Some(&i) = self.by_id.get(id as usize) {
+            return self.events.get(i as usize);
+        }
+        if self.by_id.is_empty() {
+            return self.events.iter().find(|e| e.id == id);
+        }
+        None
+    }
+}
+
+/// The compiled decoding plan of a whole trace class.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// All nodes.
+    pub nodes: Vec<Node>,
+    /// All structure members.
+    pub members: Vec<Member>,
+    /// All variant choices.
+    pub choices: Vec<Choice>,
+    /// Enumeration mappings by `enum_idx`.
+    pub enums: Vec<Vec<EnumMapping>>,
+    /// Packet header root.
+    pub packet_header: Option<NodeId>,
+    /// Stream classes.
+    pub streams: Vec<StreamPlan>,
+}
+
+/// An error compiling a plan (a reference that cannot be resolved).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanError(pub String);
+
+impl Plan {
+    /// Compiles a trace class.
+    pub fn compile(tc: &TraceClass) -> Result<Plan, PlanError> {
+        let mut p = Plan { nodes: Vec::new(), members: Vec::new(), choices: Vec::new(), enums: Vec::new(), packet_header: None, streams: Vec::new() };
+        let mut roots: Vec<(Scope, NodeId)> = Vec::new();
+        if let Some(h) = &tc.packet_header {
+            let id = p.add(h, Scope::PacketHeader, &roots)?;
+            p.packet_header = Some(id);
+            roots.push((Scope::PacketHeader, id));
+        }
+        for sc in &tc.streams {
+            let mut roots = roots.clone();
+            let root = |p: &mut Plan, fc: &Option<FieldClass>, scope, roots: &mut Vec<(Scope, NodeId)>| -> Result<Option<NodeId>, PlanError> {
+                let Some(fc) = fc else { return Ok(None) };
+                let id = p.add(fc, scope, roots)?;
+                roots.push((scope, id));
+                Ok(Some(id))
+            };
+            let packet_context = root(&mut p, &sc.packet_context, Scope::PacketContext, &mut roots)?;
+            let event_header = root(&mut p, &sc.event_header, Scope::EventHeader, &mut roots)?;
+            let common_context = root(&mut p, &sc.event_common_context, Scope::EventCommonContext, &mut roots)?;
+            let mut events = Vec::new();
+            for ec in &sc.event_classes {
+                let mut roots = roots.clone();
+                let context = root(&mut p, &ec.context, Scope::EventSpecificContext, &mut roots)?;
+                let payload = root(&mut p, &ec.payload, Scope::EventPayload, &mut roots)?;
+                events.push(EventPlan { id: ec.id, name: ec.name.as_str().into(), context, payload });
+            }
+            let max = events.iter().map(|e| e.id).max().unwrap_or(0);
+            let by_id = if max < 1 << 16 {
+                let mut v = vec![u32::MAX; max as usize + 1];
+                for (i, e) in events.iter().enumerate() {
+                    v[e.id as usize] = i as u32;
+                }
+                v
+            } else {
+                Vec::new()
+            };
+            let clock = sc.default_clock.as_ref().and_then(|n| tc.clocks.iter().position(|c| &c.name == n));
+            p.streams.push(StreamPlan { id: sc.id, packet_context, event_header, common_context, events, by_id, clock });
+        }
+        Ok(p)
+    }
+
+    /// A handle on the field at `path` for events of class `ev` in stream class `sp`:
+    /// searched in the payload, the specific context, the common context, the event
+    /// header, the packet context and the packet header, in that order.
+    pub fn event_field(&self, sp: &StreamPlan, ev: &EventPlan, path: &[&str]) -> Option<FieldHandle> {
+        let event = [ev.payload, ev.context, sp.common_context, sp.event_header];
+        let packet = [sp.packet_context, self.packet_header];
+        for root in event.into_iter().flatten() {
+            if let Some(node) = self.find(root, path) {
+                return Some(FieldHandle { node, packet_level: false });
+            }
+        }
+        for root in packet.into_iter().flatten() {
+            if let Some(node) = self.find(root, path) {
+                return Some(FieldHandle { node, packet_level: true });
+            }
+        }
+        None
+    }
+
+    /// The stream class with id `id`.
+    pub fn stream(&self, id: u64) -> Option<&StreamPlan> {
+        self.streams.iter().find(|s| s.id == id)
+    }
+
+    /// The node of `id`.
+    #[inline]
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.0 as usize]
+    }
+
+    /// Members of a structure node.
+    pub fn struct_members(&self, first: u32, count: u32) -> &[Member] {
+        &self.members[first as usize..(first + count) as usize]
+    }
+
+    /// Finds the node at `path` (member names) below `root`; arrays are crossed.
+    pub fn find(&self, root: NodeId, path: &[&str]) -> Option<NodeId> {
+        let mut cur = root;
+        for name in path {
+            loop {
+                match self.node(cur) {
+                    Node::Array { elem, .. } | Node::Seq { elem, .. } => cur = *elem,
+                    _ => break,
+                }
+            }
+            cur = match self.node(cur) {
+                Node::Struct { first, count, .. } => self.struct_members(*first, *count).iter().find(|m| &*m.name == *name)?.node,
+                Node::Variant { opts, nopts, .. } => self.struct_members(*opts, *nopts).iter().find(|m| &*m.name == *name)?.node,
+                _ => return None,
+            };
+        }
+        Some(cur)
+    }
+
+    fn push(&mut self, n: Node) -> NodeId {
+        self.nodes.push(n);
+        NodeId(self.nodes.len() as u32 - 1)
+    }
+
+    fn add(&mut self, fc: &FieldClass, scope: Scope, roots: &[(Scope, NodeId)]) -> Result<NodeId, PlanError> {
+        // Paths are resolved against roots compiled so far plus the current root, whose
+        // node id is not known until it is pushed; so compile, then resolve references.
+        let mut refs = Vec::new();
+        let id = self.add_node(fc, &mut refs)?;
+        let mut all_roots = roots.to_vec();
+        all_roots.push((scope, id));
+        for (node, path, is_tag) in refs {
+            let root = all_roots.iter().find(|(s, _)| *s == path.scope).map(|(_, r)| *r).ok_or_else(|| {
+                PlanError(format!("field reference into scope {:?}, which this stream does not have", path.scope))
+            })?;
+            let names: Vec<&str> = path.path.iter().map(|s| s.as_str()).collect();
+            let target = self.find(root, &names).ok_or_else(|| PlanError(format!("cannot resolve field reference `{}`", path.path.join("."))))?;
+            if is_tag {
+                self.resolve_variant(node, target)?;
+            } else {
+                if !matches!(self.nodes[target.0 as usize], Node::Int { signed: false, .. }) {
+                    return Err(PlanError(format!("sequence length `{}` is not an unsigned integer", path.path.join("."))));
+                }
+                if let Node::Seq { len, .. } = &mut self.nodes[node.0 as usize] {
+                    *len = target;
+                }
+            }
+        }
+        Ok(id)
+    }
+
+    /// Sets a variant's tag and builds its choices from the tag's enumeration mappings:
+    /// a label selects the option of the same name (or that name with a leading `_`).
+    fn resolve_variant(&mut self, var: NodeId, tag_node: NodeId) -> Result<(), PlanError> {
+        let Node::Int { enum_idx: Some(e), .. } = self.nodes[tag_node.0 as usize] else {
+            return Err(PlanError("variant tag is not an enumeration".into()));
+        };
+        let Node::Variant { opts, nopts, .. } = self.nodes[var.0 as usize] else { unreachable!("a variant node") };
+        let first = self.choices.len() as u32;
+        for m in &self.enums[e as usize] {
+            let options = &self.members[opts as usize..(opts + nopts) as usize];
+            let opt = options.iter().find(|o| *o.name == *m.label).or_else(|| options.iter().find(|o| o.name.strip_prefix('_') == Some(&m.label)));
+            if let Some(o) = opt {
+                self.choices.push(Choice { lo: m.lo, hi: m.hi, node: o.node });
+            }
+        }
+        let count = self.choices.len() as u32 - first;
+        self.nodes[var.0 as usize] = Node::Variant { tag: tag_node, first, count, opts, nopts };
+        Ok(())
+    }
+
+    fn add_node(&mut self, fc: &FieldClass, refs: &mut Vec<(NodeId, FieldPath, bool)>) -> Result<NodeId, PlanError> {
+        Ok(match fc {
+            FieldClass::Int(i) => self.push(int_node(i, None)),
+            FieldClass::Enum(e) => {
+                self.enums.push(e.mappings.clone());
+                let idx = self.enums.len() as u32 - 1;
+                self.push(int_node(&e.int, Some(idx)))
+            }
+            FieldClass::Float(f) => self.push(Node::Float { align: f.align, bits: if f.mant_dig == 24 { 32 } else { 64 }, be: f.byte_order == ByteOrder::Big }),
+            FieldClass::String(_) => self.push(Node::Str),
+            FieldClass::Struct(s) => {
+                let ids = s.members.iter().map(|(_, m)| self.add_node(m, refs)).collect::<Result<Vec<_>, _>>()?;
+                let first = self.members.len() as u32;
+                for ((name, _), node) in s.members.iter().zip(ids) {
+                    self.members.push(Member { name: name.as_str().into(), node });
+                }
+                self.push(Node::Struct { align: fc.align(), first, count: s.members.len() as u32 })
+            }
+            FieldClass::Variant(v) => {
+                let ids = v.options.iter().map(|(_, m)| self.add_node(m, refs)).collect::<Result<Vec<_>, _>>()?;
+                let opts = self.members.len() as u32;
+                for ((name, _), node) in v.options.iter().zip(ids) {
+                    self.members.push(Member { name: name.as_str().into(), node });
+                }
+                let id = self.push(Node::Variant { tag: NodeId(u32::MAX), first: 0, count: 0, opts, nopts: v.options.len() as u32 });
+                refs.push((id, v.tag.clone(), true));
+                id
+            }
+            FieldClass::Array(a) => {
+                let elem = self.add_node(&a.elem, refs)?;
+                self.push(Node::Array { align: fc.align(), elem, len: a.len, text: is_char(&a.elem) })
+            }
+            FieldClass::Sequence(s) => {
+                let elem = self.add_node(&s.elem, refs)?;
+                let id = self.push(Node::Seq { align: fc.align(), elem, len: NodeId(u32::MAX), text: is_char(&s.elem) });
+                refs.push((id, s.length.clone(), false));
+                id
+            }
+        })
+    }
+}
+
+fn int_node(i: &IntClass, enum_idx: Option<u32>) -> Node {
+    Node::Int {
+        align: i.align,
+        bits: i.size,
+        signed: i.signed,
+        be: i.byte_order == ByteOrder::Big,
+        base: i.base,
+        role: i.role,
+        clock: i.mapped_clock.is_some(),
+        enum_idx,
+    }
+}
+
+fn is_char(fc: &FieldClass) -> bool {
+    matches!(fc, FieldClass::Int(i) if i.size == 8 && i.encoding != Encoding::None)
+}

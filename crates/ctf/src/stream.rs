@@ -1,0 +1,479 @@
+//! Reading one data stream in order (no merging): packets, then events, with the
+//! discarded-event and lost-packet notices that packet contexts imply (A3).
+//!
+//! A [`StreamCursor`] may be limited to a range of packets (a chunk, for parallel
+//! analysis); state that depends on earlier packets (the clock's high bits, the
+//! previous discarded-event counter) then starts from the chunk's first packet.
+
+use crate::clock::ClockConv;
+use crate::decode::{role_index, Cursor, Decoder, SlotsOnly, Visitor};
+use crate::error::{DecodeError, DecodeErrorKind as K, Error, Result};
+use crate::index::read_packet_header;
+use crate::ir::Role;
+use crate::plan::{EventPlan, FieldHandle, Node, Plan, StreamPlan};
+use crate::trace::{PacketRef, Stream, TraceSet};
+
+/// Events discarded by the tracer, or packets lost, between two points in time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Notice {
+    /// How many events (or packets).
+    pub count: u64,
+    /// Beginning of the interval, ns from origin (previous packet's end), when known.
+    pub begin_ns: Option<i64>,
+    /// End of the interval, ns from origin, when known.
+    pub end_ns: Option<i64>,
+}
+
+/// What a cursor yields.
+pub enum Item<'c, 't> {
+    /// An event (decoded; its fields are in the cursor's slots).
+    Event(EventRef<'c, 't>),
+    /// The stream's `events_discarded` counter grew.
+    Discarded(Notice),
+    /// `packet_seq_num` skipped values.
+    LostPackets(Notice),
+}
+
+/// The event the cursor is on.
+#[derive(Debug, Clone, Copy, Default)]
+struct EventPos {
+    class: u32,
+    cycles: u64,
+    ts: Option<i64>,
+    /// Bit positions where the common context, specific context and payload start.
+    scopes: [u64; 3],
+    /// Bit position of the event's first bit.
+    start: u64,
+    epoch: u32,
+}
+
+/// Reads one stream's packets `[first, last)` in order.
+pub struct StreamCursor<'t> {
+    set: &'t TraceSet,
+    stream: &'t Stream,
+    next_packet: usize,
+    last_packet: usize,
+    trace: u32,
+    plan: &'t Plan,
+    sp: &'t StreamPlan,
+    conv: Option<ClockConv>,
+    dec: Decoder,
+    cur: Cursor<'t>,
+    in_packet: bool,
+    packet: Option<PacketRef>,
+    packet_epoch: u32,
+    prev: Option<PacketRef>,
+    prev_discarded: Option<u64>,
+    has_ts_range: bool,
+    pending: Vec<(bool, Notice)>,
+    ev: EventPos,
+    /// The item last returned by `next` (for [`StreamCursor::current`]).
+    current: Option<(bool, Notice)>,
+    done: bool,
+    report_stream_error: bool,
+}
+
+impl<'t> StreamCursor<'t> {
+    /// A cursor over all packets of stream `index` of `set`.
+    pub fn new(set: &'t TraceSet, index: usize) -> Self {
+        let n = set.streams[index].packets.len();
+        Self::with_packets(set, index, 0..n)
+    }
+
+    /// A cursor over packets `range` of stream `index` of `set`.
+    pub fn with_packets(set: &'t TraceSet, index: usize, range: std::ops::Range<usize>) -> Self {
+        let stream = &set.streams[index];
+        let first = stream.packets.first().map(|p| p.trace).unwrap_or(0);
+        let trace = &set.traces[first as usize];
+        let plan = &trace.plan;
+        let sp = plan.stream(stream.class_id).unwrap_or(&plan.streams[0]);
+        let report = range.end == stream.packets.len();
+        StreamCursor {
+            set,
+            stream,
+            next_packet: range.start,
+            last_packet: range.end.min(stream.packets.len()),
+            trace: first,
+            plan,
+            sp,
+            conv: sp.clock.map(|c| trace.clocks[c]),
+            dec: Decoder::new(plan),
+            cur: Cursor::new(&[], 0),
+            in_packet: false,
+            packet: None,
+            packet_epoch: 0,
+            prev: None,
+            prev_discarded: None,
+            has_ts_range: has_ts_range(plan, sp),
+            pending: Vec::new(),
+            ev: EventPos::default(),
+            current: None,
+            done: false,
+            report_stream_error: report,
+        }
+    }
+
+    /// The decoding plan of the current packet's trace.
+    pub fn plan(&self) -> &'t Plan {
+        self.plan
+    }
+
+    /// The stream class of this stream.
+    pub fn stream_plan(&self) -> &'t StreamPlan {
+        self.sp
+    }
+
+    /// The packet being read.
+    pub fn packet(&self) -> Option<&PacketRef> {
+        self.packet.as_ref()
+    }
+
+    /// Advances to the next item. After an error, the cursor yields `None`.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<Item<'_, 't>>> {
+        match self.advance() {
+            Ok(Some(Step::Notice(n))) => {
+                self.current = Some(n);
+                Ok(Some(self.current()))
+            }
+            Ok(Some(Step::Event)) => {
+                self.current = None;
+                Ok(Some(Item::Event(EventRef { c: self })))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => {
+                self.done = true;
+                Err(e)
+            }
+        }
+    }
+
+    /// The item last returned by [`StreamCursor::next`], again.
+    pub fn current(&mut self) -> Item<'_, 't> {
+        match self.current {
+            Some((true, n)) => Item::LostPackets(n),
+            Some((false, n)) => Item::Discarded(n),
+            None => Item::Event(EventRef { c: self }),
+        }
+    }
+
+    fn advance(&mut self) -> Result<Option<Step>> {
+        loop {
+            if self.done {
+                return Ok(None);
+            }
+            if let Some(n) = self.pending.pop() {
+                return Ok(Some(Step::Notice(n)));
+            }
+            if self.in_packet {
+                if self.cur.pos < self.cur.end {
+                    self.decode_event().map_err(|e| self.stream_error(e))?;
+                    return Ok(Some(Step::Event));
+                }
+                self.in_packet = false;
+            }
+            if self.next_packet >= self.last_packet {
+                self.done = true;
+                if self.report_stream_error {
+                    if let Some((t, f)) = self.stream.error {
+                        // Re-scan to rebuild the (non-Clone) error.
+                        let file = &self.set.traces[t as usize].files[f as usize];
+                        if let Some(e) = &file.error {
+                            return Err(clone_error(e));
+                        }
+                    }
+                }
+                return Ok(None);
+            }
+            let p = self.stream.packets[self.next_packet];
+            self.next_packet += 1;
+            self.open_packet(p)?;
+        }
+    }
+
+    fn stream_error(&self, e: DecodeError) -> Error {
+        let p = self.packet.expect("an event is decoded inside a packet");
+        let (_, file) = self.set.packet_file(&p);
+        Error::Stream { path: file.path.clone(), offset: p.info.offset + e.bit_pos / 8, kind: e.kind }
+    }
+
+    fn open_packet(&mut self, p: PacketRef) -> Result<()> {
+        let (trace, file) = self.set.packet_file(&p);
+        if p.trace != self.trace {
+            // Another chunk of a session rotation: same stream, another metadata.
+            let clock = self.dec.clock;
+            self.trace = p.trace;
+            self.plan = &trace.plan;
+            self.sp = self.plan.stream(self.stream.class_id).unwrap_or(&self.plan.streams[0]);
+            self.conv = self.sp.clock.map(|c| trace.clocks[c]);
+            self.dec = Decoder::new(self.plan);
+            self.dec.clock = clock;
+            self.has_ts_range = has_ts_range(self.plan, self.sp);
+        }
+        let data: &'t [u8] = &file.bytes;
+        let info = read_packet_header(self.plan, &mut self.dec, data, p.info.offset)
+            .map_err(|e| Error::Stream { path: file.path.clone(), offset: p.info.offset + e.bit_pos / 8, kind: e.kind })?;
+        let header_end = {
+            // Decode again into a cursor we keep, so events continue after the context.
+            let buf = &data[info.offset as usize..(info.offset + info.total_bits / 8) as usize];
+            let mut cur = Cursor::new(buf, info.content_bits);
+            self.dec.epoch = self.dec.epoch.wrapping_add(1);
+            self.dec.clear_roles();
+            let r: std::result::Result<(), DecodeError> = (|| {
+                if let Some(h) = self.plan.packet_header {
+                    self.dec.decode(self.plan, h, &mut cur, &mut SlotsOnly)?;
+                }
+                if let Some(c) = self.sp.packet_context {
+                    self.dec.decode(self.plan, c, &mut cur, &mut SlotsOnly)?;
+                }
+                Ok(())
+            })();
+            r.map_err(|e| Error::Stream { path: file.path.clone(), offset: info.offset + e.bit_pos / 8, kind: e.kind })?;
+            self.cur = cur;
+            cur.pos
+        };
+        let _ = header_end;
+        self.packet_epoch = self.dec.epoch;
+        let p = PacketRef { info, ..p };
+        self.queue_notices(&p);
+        self.prev = Some(p);
+        self.packet = Some(p);
+        self.in_packet = true;
+        Ok(())
+    }
+
+    /// Discarded-event and lost-packet notices implied by packet `p` (Babeltrace 2's rules).
+    fn queue_notices(&mut self, p: &PacketRef) {
+        let ns = |c: Option<u64>| -> Option<i64> {
+            if !self.has_ts_range {
+                return None;
+            }
+            Some(self.conv?.to_ns(c?))
+        };
+        let mut out = Vec::new();
+        if let (Some(prev), Some(cur)) = (self.prev.and_then(|q| q.info.seq), p.info.seq) {
+            if cur > prev.wrapping_add(1) && cur > prev {
+                out.push((true, Notice {
+                    count: cur - prev - 1,
+                    begin_ns: ns(self.prev.and_then(|q| q.info.ts_end)),
+                    end_ns: ns(p.info.ts_begin),
+                }));
+            }
+        }
+        if let Some(cur) = p.info.discarded {
+            let (count, begin) = match self.prev_discarded {
+                None => (cur, p.info.ts_begin),
+                Some(prev) => (cur.wrapping_sub(prev), self.prev.and_then(|q| q.info.ts_end)),
+            };
+            if count != 0 {
+                out.push((false, Notice { count, begin_ns: ns(begin), end_ns: ns(p.info.ts_end) }));
+            }
+            self.prev_discarded = Some(cur);
+        }
+        // `pending` is popped from the back: lost packets first, like Babeltrace.
+        out.reverse();
+        self.pending = out;
+    }
+
+    fn decode_event(&mut self) -> std::result::Result<(), DecodeError> {
+        let plan = self.plan;
+        let sp = self.sp;
+        let start = self.cur.pos;
+        self.dec.epoch = self.dec.epoch.wrapping_add(1);
+        self.dec.roles[role_index(Role::EventClassId)] = None;
+        if let Some(h) = sp.event_header {
+            self.dec.decode(plan, h, &mut self.cur, &mut SlotsOnly)?;
+        }
+        let id = match self.dec.roles[role_index(Role::EventClassId)] {
+            Some(id) => id,
+            None => sp.events.first().map(|e| e.id).unwrap_or(0),
+        };
+        let class = sp.event(id).ok_or(DecodeError::new(start, K::UnknownEventId(id, sp.id)))?;
+        let class_idx = (class as *const EventPlan as usize - sp.events.as_ptr() as usize) / std::mem::size_of::<EventPlan>();
+        let mut scopes = [0u64; 3];
+        scopes[0] = self.cur.pos;
+        if let Some(c) = sp.common_context {
+            self.dec.decode(plan, c, &mut self.cur, &mut SlotsOnly)?;
+        }
+        scopes[1] = self.cur.pos;
+        if let Some(c) = class.context {
+            self.dec.decode(plan, c, &mut self.cur, &mut SlotsOnly)?;
+        }
+        scopes[2] = self.cur.pos;
+        if let Some(c) = class.payload {
+            self.dec.decode(plan, c, &mut self.cur, &mut SlotsOnly)?;
+        }
+        if self.cur.pos == start {
+            return Err(DecodeError::new(start, K::EmptyEvent(id)));
+        }
+        let cycles = self.dec.clock;
+        self.ev = EventPos {
+            class: class_idx as u32,
+            cycles,
+            ts: self.conv.map(|c| c.to_ns(cycles)),
+            scopes,
+            start,
+            epoch: self.dec.epoch,
+        };
+        Ok(())
+    }
+}
+
+enum Step {
+    Notice((bool, Notice)),
+    Event,
+}
+
+fn has_ts_range(plan: &Plan, sp: &StreamPlan) -> bool {
+    let Some(c) = sp.packet_context else { return false };
+    let has = |name: &str| plan.find(c, &[name]).is_some_and(|n| matches!(plan.node(n), Node::Int { clock: true, .. }));
+    has("timestamp_begin") && has("timestamp_end")
+}
+
+fn clone_error(e: &Error) -> Error {
+    match e {
+        Error::Stream { path, offset, kind } => Error::Stream { path: path.clone(), offset: *offset, kind: kind.clone() },
+        Error::Io { path, source } => Error::Io { path: path.clone(), source: std::io::Error::new(source.kind(), source.to_string()) },
+        Error::Metadata { path, line, msg } => Error::Metadata { path: path.clone(), line: *line, msg: msg.clone() },
+        Error::MetadataPacket { path, offset, msg } => Error::MetadataPacket { path: path.clone(), offset: *offset, msg: msg.clone() },
+        Error::NoTrace(p) => Error::NoTrace(p.clone()),
+    }
+}
+
+/// A decoded event, valid until its cursor moves.
+pub struct EventRef<'c, 't> {
+    c: &'c mut StreamCursor<'t>,
+}
+
+/// Which scope of an event to visit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventScope {
+    /// Stream event context (common to the stream's events).
+    CommonContext,
+    /// Event-specific context.
+    SpecificContext,
+    /// Payload.
+    Payload,
+}
+
+impl<'c, 't> EventRef<'c, 't> {
+    /// The event class.
+    #[inline]
+    pub fn class(&self) -> &'t EventPlan {
+        &self.c.sp.events[self.c.ev.class as usize]
+    }
+
+    /// The event class's name.
+    #[inline]
+    pub fn name(&self) -> &'t str {
+        &self.class().name
+    }
+
+    /// Timestamp in ns from the clock's origin; `None` when the stream has no clock.
+    #[inline]
+    pub fn ts(&self) -> Option<i64> {
+        self.c.ev.ts
+    }
+
+    /// Timestamp in ns from origin without saturation (clock offsets can exceed 64 bits).
+    pub fn ts_wide(&self) -> Option<i128> {
+        self.c.conv.map(|c| c.to_ns_wide(self.c.ev.cycles))
+    }
+
+    /// Raw clock value in cycles.
+    #[inline]
+    pub fn cycles(&self) -> u64 {
+        self.c.ev.cycles
+    }
+
+    /// The stream class.
+    #[inline]
+    pub fn stream_plan(&self) -> &'t StreamPlan {
+        self.c.sp
+    }
+
+    /// The decoding plan.
+    #[inline]
+    pub fn plan(&self) -> &'t Plan {
+        self.c.plan
+    }
+
+    /// The packet holding the event.
+    #[inline]
+    pub fn packet(&self) -> &PacketRef {
+        self.c.packet.as_ref().expect("events are inside packets")
+    }
+
+    /// Bit position of the event in its packet.
+    #[inline]
+    pub fn bit_offset(&self) -> u64 {
+        self.c.ev.start
+    }
+
+    #[inline]
+    fn valid(&self, h: FieldHandle) -> bool {
+        let stamp = self.c.dec.stamps[h.node.0 as usize];
+        let since = if h.packet_level { self.c.packet_epoch } else { self.c.ev.epoch_start() };
+        stamp >= since && stamp <= self.c.ev.epoch
+    }
+
+    /// An integer field's value as unsigned (raw bits), if the event has it.
+    #[inline]
+    pub fn uint(&self, h: FieldHandle) -> Option<u64> {
+        self.valid(h).then(|| self.c.dec.slots[h.node.0 as usize])
+    }
+
+    /// An integer field's value as signed, if the event has it.
+    #[inline]
+    pub fn int(&self, h: FieldHandle) -> Option<i64> {
+        self.uint(h).map(|v| v as i64)
+    }
+
+    /// A string field (or character array) as bytes borrowed from the trace.
+    pub fn bytes(&self, h: FieldHandle) -> Option<&'c [u8]> {
+        if !self.valid(h) {
+            return None;
+        }
+        let pos = self.c.dec.slots[h.node.0 as usize];
+        let buf: &'c [u8] = self.c.cur.buf;
+        let start = (pos / 8) as usize;
+        let end = (self.c.cur.end / 8) as usize;
+        let s = buf.get(start..end)?;
+        let len = match self.c.plan.node(h.node) {
+            Node::Str => s.iter().position(|b| *b == 0)?,
+            Node::Array { len, .. } => (*len as usize).min(s.len()),
+            Node::Seq { len, .. } => (self.c.dec.slots[len.0 as usize] as usize).min(s.len()),
+            _ => return None,
+        };
+        let s = &s[..len];
+        Some(s.iter().position(|b| *b == 0).map_or(s, |z| &s[..z]))
+    }
+
+    /// Decodes one scope again, reporting its structure to `v`. Returns false when the
+    /// event has no such scope.
+    pub fn visit<V: Visitor>(&mut self, scope: EventScope, v: &mut V) -> std::result::Result<bool, DecodeError> {
+        let class = self.class();
+        let (root, pos) = match scope {
+            EventScope::CommonContext => (self.c.sp.common_context, self.c.ev.scopes[0]),
+            EventScope::SpecificContext => (class.context, self.c.ev.scopes[1]),
+            EventScope::Payload => (class.payload, self.c.ev.scopes[2]),
+        };
+        let Some(root) = root else { return Ok(false) };
+        let mut cur = self.c.cur;
+        cur.pos = pos;
+        let epoch = self.c.dec.epoch;
+        self.c.dec.apply_roles = false;
+        let r = self.c.dec.decode(self.c.plan, root, &mut cur, v);
+        self.c.dec.apply_roles = true;
+        self.c.dec.epoch = epoch;
+        r.map(|_| true)
+    }
+}
+
+impl EventPos {
+    /// Slots written while decoding this event carry its epoch.
+    #[inline]
+    fn epoch_start(&self) -> u32 {
+        self.epoch
+    }
+}

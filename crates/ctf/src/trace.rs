@@ -1,0 +1,273 @@
+//! Finding traces on disk (A3 layouts) and assembling their data streams.
+//!
+//! Every directory below the root that holds a file named `metadata` is a trace; the
+//! other regular files beside it (not hidden) are its data stream files. Files of one
+//! stream (tracefile rotation `chan_0_0`, `chan_0_1`; session-rotation chunks of traces
+//! that share a UUID) are grouped by stream class and stream instance id, ordered by
+//! their first packet's beginning timestamp, as Babeltrace 2 does.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::clock::ClockConv;
+use crate::error::{Error, Result};
+use crate::index::{read_index_file, scan_packets, PacketInfo};
+use crate::ir::{MetadataFormat, TraceClass};
+use crate::plan::Plan;
+
+/// The bytes of a file: memory-mapped, or read when mapping is impossible (empty files).
+///
+/// Safety argument for mapping: trace files are opened read-only and tracecube never
+/// writes them; a tracer that truncates a file while we read it could make the mapping
+/// fault (SIGBUS), the documented risk of every mmap-based reader (ripgrep, Babeltrace).
+pub enum FileBytes {
+    /// A read-only mapping.
+    Mapped(memmap2::Mmap),
+    /// Owned bytes.
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            FileBytes::Mapped(m) => m,
+            FileBytes::Owned(v) => v,
+        }
+    }
+}
+
+impl FileBytes {
+    /// Maps (or reads) a file.
+    pub fn open(path: &Path) -> Result<FileBytes> {
+        let io = |source| Error::Io { path: path.into(), source };
+        let f = std::fs::File::open(path).map_err(io)?;
+        let len = f.metadata().map_err(io)?.len();
+        if len == 0 || std::env::var_os("TRACECUBE_NO_MMAP").is_some() {
+            return Ok(FileBytes::Owned(std::fs::read(path).map_err(io)?));
+        }
+        // SAFETY: read-only mapping of a file we do not modify; see the type's docs.
+        match unsafe { memmap2::Mmap::map(&f) } {
+            Ok(m) => Ok(FileBytes::Mapped(m)),
+            Err(_) => Ok(FileBytes::Owned(std::fs::read(path).map_err(io)?)),
+        }
+    }
+}
+
+/// One data stream file.
+pub struct StreamFile {
+    /// Path.
+    pub path: PathBuf,
+    /// Contents.
+    pub bytes: FileBytes,
+    /// Packets of the file.
+    pub packets: Vec<PacketInfo>,
+    /// Whether `packets` came from an `index/*.idx` file.
+    pub from_index: bool,
+    /// Error met while indexing (after the good packets).
+    pub error: Option<Error>,
+}
+
+/// One trace: a metadata file and its data stream files.
+pub struct Trace {
+    /// Directory holding `metadata`.
+    pub dir: PathBuf,
+    /// The metadata.
+    pub class: TraceClass,
+    /// How the metadata was written.
+    pub format: MetadataFormat,
+    /// The compiled decoding plan.
+    pub plan: Plan,
+    /// Clock converters, by clock index.
+    pub clocks: Vec<ClockConv>,
+    /// Data stream files.
+    pub files: Vec<StreamFile>,
+}
+
+/// A packet of a stream: which trace and file it is in, and its description.
+#[derive(Debug, Clone, Copy)]
+pub struct PacketRef {
+    /// Trace index in the set.
+    pub trace: u32,
+    /// File index in the trace.
+    pub file: u32,
+    /// The packet.
+    pub info: PacketInfo,
+}
+
+/// A data stream: the packets of one or more files, in order.
+pub struct Stream {
+    /// Stream class id.
+    pub class_id: u64,
+    /// Stream instance id, if known.
+    pub instance: Option<u64>,
+    /// Packets in stream order.
+    pub packets: Vec<PacketRef>,
+    /// Index of the trace whose error (if any) ends this stream, and the file.
+    pub error: Option<(u32, u32)>,
+}
+
+/// All traces found below a path, and their streams.
+pub struct TraceSet {
+    /// The path given.
+    pub root: PathBuf,
+    /// Traces, sorted by directory.
+    pub traces: Vec<Trace>,
+    /// Streams, in a deterministic order.
+    pub streams: Vec<Stream>,
+}
+
+/// Directory depth searched for `metadata` files.
+const MAX_DEPTH: usize = 16;
+
+impl TraceSet {
+    /// Opens every trace below `root` (or the trace `root` is).
+    pub fn open(root: &Path) -> Result<TraceSet> {
+        let mut dirs = Vec::new();
+        find_metadata_dirs(root, 0, &mut dirs)?;
+        dirs.sort();
+        if dirs.is_empty() {
+            return Err(Error::NoTrace(root.into()));
+        }
+        let mut traces = Vec::new();
+        for dir in dirs {
+            traces.push(open_trace(&dir)?);
+        }
+        let streams = group_streams(&traces);
+        Ok(TraceSet { root: root.into(), traces, streams })
+    }
+
+    /// The trace, file and packet of a stream's packet.
+    pub fn packet_file(&self, p: &PacketRef) -> (&Trace, &StreamFile) {
+        let t = &self.traces[p.trace as usize];
+        (t, &t.files[p.file as usize])
+    }
+
+    /// The error that ends `stream`, if one does.
+    pub fn stream_error(&self, s: &Stream) -> Option<&Error> {
+        s.error.and_then(|(t, f)| self.traces[t as usize].files[f as usize].error.as_ref())
+    }
+
+    /// Total number of packets.
+    pub fn packet_count(&self) -> usize {
+        self.streams.iter().map(|s| s.packets.len()).sum()
+    }
+}
+
+fn find_metadata_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<()> {
+    let io = |source| Error::Io { path: dir.into(), source };
+    let md = std::fs::metadata(dir).map_err(io)?;
+    if md.is_file() {
+        // A metadata file given directly.
+        if dir.file_name().is_some_and(|n| n == "metadata") {
+            out.push(dir.parent().unwrap_or(Path::new(".")).into());
+        }
+        return Ok(());
+    }
+    if dir.join("metadata").is_file() {
+        out.push(dir.into());
+    }
+    if depth >= MAX_DEPTH {
+        return Ok(());
+    }
+    let mut entries: Vec<_> = std::fs::read_dir(dir).map_err(io)?.filter_map(|e| e.ok()).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let name = e.file_name();
+        if name.to_string_lossy().starts_with('.') || name == "index" {
+            continue;
+        }
+        if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+            find_metadata_dirs(&e.path(), depth + 1, out)?;
+        }
+    }
+    Ok(())
+}
+
+fn open_trace(dir: &Path) -> Result<Trace> {
+    let mpath = dir.join("metadata");
+    let (class, format) = crate::metadata::load_metadata(&mpath)?;
+    let plan = Plan::compile(&class).map_err(|e| Error::Metadata { path: mpath.clone(), line: 0, msg: e.0 })?;
+    let clocks = class.clocks.iter().map(ClockConv::new).collect();
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|source| Error::Io { path: dir.into(), source })?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
+        .map(|e| e.file_name())
+        .filter(|n| n != "metadata" && !n.to_string_lossy().starts_with('.'))
+        .collect();
+    names.sort();
+    let mut files = Vec::new();
+    for name in names {
+        let path = dir.join(&name);
+        let bytes = FileBytes::open(&path)?;
+        let mut idx = PathBuf::from(dir);
+        idx.push("index");
+        idx.push(format!("{}.idx", name.to_string_lossy()));
+        let (packets, error, from_index) = match read_index_file(&idx, bytes.len() as u64) {
+            Some(p) if index_agrees(&plan, &bytes, &p) => (p, None, true),
+            _ => {
+                let (p, e) = scan_packets(&plan, &bytes, &path);
+                (p, e, false)
+            }
+        };
+        files.push(StreamFile { path, bytes, packets, from_index, error });
+    }
+    Ok(Trace { dir: dir.into(), class, format, plan, clocks, files })
+}
+
+/// An index is trusted when its first packet's header agrees with the data file.
+fn index_agrees(plan: &Plan, data: &[u8], packets: &[PacketInfo]) -> bool {
+    let Some(first) = packets.first() else { return data.is_empty() };
+    let mut dec = crate::decode::Decoder::new(plan);
+    match crate::index::read_packet_header(plan, &mut dec, data, first.offset) {
+        Ok(p) => p.total_bits == first.total_bits && p.content_bits == first.content_bits && p.stream_class == first.stream_class,
+        Err(_) => false,
+    }
+}
+
+fn group_streams(traces: &[Trace]) -> Vec<Stream> {
+    // Key: (uuid, stream class, instance) when both are known; else unique per file.
+    type Key = (Option<[u8; 16]>, u64, Option<u64>, usize);
+    let mut groups: BTreeMap<Key, Vec<(u32, u32)>> = BTreeMap::new();
+    let mut order: Vec<Key> = Vec::new();
+    let mut unique = 0usize;
+    for (ti, t) in traces.iter().enumerate() {
+        for (fi, f) in t.files.iter().enumerate() {
+            let first = f.packets.first();
+            let class = first.map(|p| p.stream_class).unwrap_or(0);
+            let instance = first.and_then(|p| p.instance);
+            let key = match (t.class.uuid, instance) {
+                (Some(u), Some(i)) => (Some(u), class, Some(i), 0),
+                _ => {
+                    unique += 1;
+                    (None, class, instance, unique)
+                }
+            };
+            if !groups.contains_key(&key) {
+                order.push(key);
+            }
+            groups.entry(key).or_default().push((ti as u32, fi as u32));
+        }
+    }
+    let mut streams = Vec::new();
+    for key in order {
+        let mut files = groups.remove(&key).unwrap_or_default();
+        files.sort_by_key(|&(t, f)| {
+            let file = &traces[t as usize].files[f as usize];
+            (file.packets.first().and_then(|p| p.ts_begin).unwrap_or(0), t, f)
+        });
+        let mut packets = Vec::new();
+        let mut error = None;
+        for &(t, f) in &files {
+            let file = &traces[t as usize].files[f as usize];
+            packets.extend(file.packets.iter().map(|&info| PacketRef { trace: t, file: f, info }));
+            if file.error.is_some() {
+                error = Some((t, f));
+                break;
+            }
+        }
+        streams.push(Stream { class_id: key.1, instance: key.2, packets, error });
+    }
+    streams
+}

@@ -1,0 +1,240 @@
+//! TSDL tokens: identifiers, literals and punctuation, with the line of each token.
+
+/// A TSDL token.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Tok {
+    /// Identifier or keyword.
+    Ident(String),
+    /// Integer literal (value as an unsigned 64-bit number; sign is a separate token).
+    Int(u64),
+    /// String literal, escapes resolved.
+    Str(String),
+    /// Punctuation: `{ } [ ] ( ) ; , : = := . -> < > ... + - *`.
+    Punct(&'static str),
+}
+
+/// A token and its 1-based line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Token {
+    /// The token.
+    pub tok: Tok,
+    /// Line where it starts.
+    pub line: u32,
+}
+
+/// A lexing error: line and message.
+pub type LexError = (u32, String);
+
+const PUNCTS: &[&str] = &[
+    "...", ":=", "->", "{", "}", "[", "]", "(", ")", ";", ",", ":", "=", ".", "<", ">", "+", "-", "*",
+];
+
+/// Splits TSDL text into tokens, skipping comments and whitespace.
+pub fn lex(src: &str) -> Result<Vec<Token>, LexError> {
+    let b = src.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut line = 1u32;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\n' {
+            line += 1;
+            i += 1;
+        } else if c.is_ascii_whitespace() {
+            i += 1;
+        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            let start = line;
+            i += 2;
+            loop {
+                if i + 1 >= b.len() {
+                    return Err((start, "unterminated comment".into()));
+                }
+                if b[i] == b'*' && b[i + 1] == b'/' {
+                    i += 2;
+                    break;
+                }
+                if b[i] == b'\n' {
+                    line += 1;
+                }
+                i += 1;
+            }
+        } else if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let s = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            out.push(Token { tok: Tok::Ident(src[s..i].to_string()), line });
+        } else if c.is_ascii_digit() {
+            let (v, n) = lex_int(&b[i..]).map_err(|m| (line, m))?;
+            i += n;
+            out.push(Token { tok: Tok::Int(v), line });
+        } else if c == b'"' {
+            let (s, n, nl) = lex_string(&b[i..]).map_err(|m| (line, m))?;
+            out.push(Token { tok: Tok::Str(s), line });
+            line += nl;
+            i += n;
+        } else if c == b'\'' {
+            let (s, n, _) = lex_quoted(&b[i..], b'\'').map_err(|m| (line, m))?;
+            let v = s.chars().next().map(|c| c as u64).unwrap_or(0);
+            out.push(Token { tok: Tok::Int(v), line });
+            i += n;
+        } else if let Some(p) = PUNCTS.iter().find(|p| b[i..].starts_with(p.as_bytes())) {
+            out.push(Token { tok: Tok::Punct(p), line });
+            i += p.len();
+        } else {
+            return Err((line, format!("invalid character {:?}", c as char)));
+        }
+    }
+    Ok(out)
+}
+
+/// Lexes an integer literal (decimal, 0x hex, 0 octal, 0b binary, with U/L suffixes).
+fn lex_int(b: &[u8]) -> Result<(u64, usize), String> {
+    let (radix, mut i) = if b.len() > 1 && b[0] == b'0' && (b[1] == b'x' || b[1] == b'X') {
+        (16, 2)
+    } else if b.len() > 1 && b[0] == b'0' && (b[1] == b'b' || b[1] == b'B') {
+        (2, 2)
+    } else if b[0] == b'0' {
+        (8, 1)
+    } else {
+        (10, 0)
+    };
+    let start = i;
+    let mut v: u64 = 0;
+    while i < b.len() && b[i].is_ascii_alphanumeric() {
+        let c = b[i];
+        if matches!(c, b'u' | b'U' | b'l' | b'L') {
+            break;
+        }
+        let d = (c as char).to_digit(radix).ok_or_else(|| format!("invalid digit {:?} in integer literal", c as char))?;
+        v = v
+            .checked_mul(radix as u64)
+            .and_then(|v| v.checked_add(d as u64))
+            .ok_or("integer literal does not fit in 64 bits")?;
+        i += 1;
+    }
+    if i == start && radix != 8 {
+        return Err("incomplete integer literal".into());
+    }
+    while i < b.len() && matches!(b[i], b'u' | b'U' | b'l' | b'L') {
+        i += 1;
+    }
+    if i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+        return Err(format!("invalid character {:?} after integer literal", b[i] as char));
+    }
+    Ok((v, i))
+}
+
+fn lex_string(b: &[u8]) -> Result<(String, usize, u32), String> {
+    lex_quoted(b, b'"')
+}
+
+/// Lexes a quoted literal starting at `b[0] == quote`: (text, bytes used, newlines).
+fn lex_quoted(b: &[u8], quote: u8) -> Result<(String, usize, u32), String> {
+    let mut out = Vec::new();
+    let mut i = 1;
+    let mut nl = 0;
+    loop {
+        let Some(&c) = b.get(i) else { return Err("unterminated string literal".into()) };
+        match c {
+            c if c == quote => return Ok((String::from_utf8_lossy(&out).into_owned(), i + 1, nl)),
+            b'\n' => return Err("newline in string literal (unterminated string?)".into()),
+            0 => return Err("NUL character in string literal".into()),
+            b'\\' => {
+                let e = *b.get(i + 1).ok_or("unterminated string literal")?;
+                i += 2;
+                match e {
+                    b'n' => out.push(b'\n'),
+                    b't' => out.push(b'\t'),
+                    b'r' => out.push(b'\r'),
+                    b'a' => out.push(7),
+                    b'b' => out.push(8),
+                    b'f' => out.push(12),
+                    b'v' => out.push(11),
+                    b'\\' | b'\'' | b'"' | b'?' => out.push(e),
+                    b'0'..=b'7' => {
+                        let mut v = (e - b'0') as u32;
+                        let mut n = 1;
+                        while n < 3 && i < b.len() && (b'0'..=b'7').contains(&b[i]) {
+                            v = v * 8 + (b[i] - b'0') as u32;
+                            i += 1;
+                            n += 1;
+                        }
+                        out.push(v as u8);
+                    }
+                    b'x' => {
+                        let s = i;
+                        while i < b.len() && b[i].is_ascii_hexdigit() && i - s < 2 {
+                            i += 1;
+                        }
+                        if i == s {
+                            return Err("\\x escape without hex digits".into());
+                        }
+                        let v = u8::from_str_radix(std::str::from_utf8(&b[s..i]).unwrap_or("0"), 16).unwrap_or(0);
+                        out.push(v);
+                    }
+                    other => return Err(format!("invalid escape sequence \\{}", other as char)),
+                }
+                continue;
+            }
+            c => out.push(c),
+        }
+        if c == b'\n' {
+            nl += 1;
+        }
+        i += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(s: &str) -> Vec<Tok> {
+        lex(s).unwrap().into_iter().map(|t| t.tok).collect()
+    }
+
+    #[test]
+    fn literals_and_punctuation() {
+        assert_eq!(
+            toks("a := 0x1F; b = 017u; c = \"x\\ty\"; d...e"),
+            vec![
+                Tok::Ident("a".into()),
+                Tok::Punct(":="),
+                Tok::Int(31),
+                Tok::Punct(";"),
+                Tok::Ident("b".into()),
+                Tok::Punct("="),
+                Tok::Int(15),
+                Tok::Punct(";"),
+                Tok::Ident("c".into()),
+                Tok::Punct("="),
+                Tok::Str("x\ty".into()),
+                Tok::Punct(";"),
+                Tok::Ident("d".into()),
+                Tok::Punct("..."),
+                Tok::Ident("e".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn comments_and_lines() {
+        let t = lex("/* a\n b */ x // y\n z").unwrap();
+        assert_eq!(t[0].line, 2);
+        assert_eq!(t[1].line, 3);
+    }
+
+    #[test]
+    fn errors() {
+        assert!(lex("x = 99999999999999999999;").is_err());
+        assert!(lex("x = \"abc").is_err());
+        assert!(lex("x = 12x;").is_err());
+        assert!(lex("x = \"\\o\";").is_err());
+        assert_eq!(toks("18446744073709551615"), vec![Tok::Int(u64::MAX)]);
+    }
+}

@@ -1,0 +1,557 @@
+//! Recursive-descent parser from TSDL tokens to the syntax tree of [`super::ast`].
+
+use super::ast::*;
+use super::lexer::{Tok, Token};
+
+/// A parse error: line and message.
+pub type ParseError = (u32, String);
+type PResult<T> = Result<T, ParseError>;
+
+/// Nesting deeper than this is refused (bounded recursion on hostile input).
+const MAX_DEPTH: usize = 64;
+
+const BLOCKS: &[&str] = &["trace", "env", "clock", "stream", "event", "callsite"];
+
+/// Parses a whole TSDL document.
+pub fn parse(tokens: &[Token]) -> PResult<Vec<Top>> {
+    let mut p = Parser { t: tokens, i: 0, depth: 0 };
+    let mut out = Vec::new();
+    while !p.eof() {
+        if let Some(Tok::Ident(k)) = p.peek() {
+            if BLOCKS.contains(&k.as_str()) && p.peek_at(1) == Some(&Tok::Punct("{")) {
+                let line = p.line();
+                let kind = k.clone();
+                p.i += 2;
+                let items = p.block_items()?;
+                p.expect("}")?;
+                p.expect(";")?;
+                out.push(Top::Block { kind, items, line });
+                continue;
+            }
+        }
+        out.push(Top::Decl(p.decl()?));
+    }
+    Ok(out)
+}
+
+struct Parser<'a> {
+    t: &'a [Token],
+    i: usize,
+    depth: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn eof(&self) -> bool {
+        self.i >= self.t.len()
+    }
+    fn peek(&self) -> Option<&'a Tok> {
+        self.t.get(self.i).map(|t| &t.tok)
+    }
+    fn peek_at(&self, k: usize) -> Option<&'a Tok> {
+        self.t.get(self.i + k).map(|t| &t.tok)
+    }
+    fn line(&self) -> u32 {
+        self.t.get(self.i).or(self.t.last()).map(|t| t.line).unwrap_or(1)
+    }
+    fn is(&self, p: &str) -> bool {
+        matches!(self.peek(), Some(Tok::Punct(q)) if *q == p)
+    }
+    fn is_ident(&self, s: &str) -> bool {
+        matches!(self.peek(), Some(Tok::Ident(q)) if q == s)
+    }
+    fn err<T>(&self, what: &str) -> PResult<T> {
+        let found = match self.peek() {
+            None => "end of metadata".to_string(),
+            Some(Tok::Ident(s)) => format!("`{s}`"),
+            Some(Tok::Int(v)) => format!("`{v}`"),
+            Some(Tok::Str(s)) => format!("string {s:?}"),
+            Some(Tok::Punct(p)) => format!("`{p}`"),
+        };
+        Err((self.line(), format!("expected {what}, found {found}")))
+    }
+    fn expect(&mut self, p: &str) -> PResult<()> {
+        if self.is(p) {
+            self.i += 1;
+            Ok(())
+        } else {
+            self.err(&format!("`{p}`"))
+        }
+    }
+    fn ident(&mut self) -> PResult<String> {
+        match self.peek() {
+            Some(Tok::Ident(s)) => {
+                self.i += 1;
+                Ok(s.clone())
+            }
+            _ => self.err("an identifier"),
+        }
+    }
+    fn enter(&mut self) -> PResult<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err((self.line(), format!("nesting deeper than {MAX_DEPTH}")));
+        }
+        Ok(())
+    }
+
+    /// Items of a block body up to (not including) `}`.
+    fn block_items(&mut self) -> PResult<Vec<Item>> {
+        let mut items = Vec::new();
+        while !self.is("}") {
+            if self.eof() {
+                return self.err("`}`");
+            }
+            if self.is_ident("typealias") || self.is_ident("typedef") || self.starts_type_keyword() {
+                // A declaration, unless it is `name = ...` with a keyword-like name.
+                if !matches!(self.peek_at(1), Some(Tok::Punct("=")) | Some(Tok::Punct(":=")) | Some(Tok::Punct("."))) {
+                    items.push(Item::Decl(self.decl()?));
+                    continue;
+                }
+            }
+            items.push(Item::Attr(self.attr()?));
+        }
+        Ok(items)
+    }
+
+    fn starts_type_keyword(&self) -> bool {
+        matches!(self.peek(), Some(Tok::Ident(k)) if matches!(k.as_str(), "struct" | "variant" | "enum" | "integer" | "floating_point" | "string"))
+    }
+
+    /// `a.b.c = value;` or `a.b := type;`
+    fn attr(&mut self) -> PResult<Attr> {
+        let line = self.line();
+        let mut name = vec![self.ident()?];
+        while self.is(".") {
+            self.i += 1;
+            name.push(self.ident()?);
+        }
+        let value = if self.is(":=") {
+            self.i += 1;
+            Value::Type(self.type_spec()?)
+        } else if self.is("=") {
+            self.i += 1;
+            self.value()?
+        } else {
+            return self.err("`=` or `:=`");
+        };
+        self.expect(";")?;
+        Ok(Attr { name, value, line })
+    }
+
+    fn value(&mut self) -> PResult<Value> {
+        match self.peek() {
+            Some(Tok::Str(s)) => {
+                self.i += 1;
+                Ok(Value::Str(s.clone()))
+            }
+            Some(Tok::Punct("-")) | Some(Tok::Punct("+")) | Some(Tok::Int(_)) => Ok(Value::Int(self.signed_int()?)),
+            Some(Tok::Ident(_)) => {
+                let mut path = vec![self.ident()?];
+                while self.is(".") || self.is("->") {
+                    self.i += 1;
+                    path.push(self.ident()?);
+                }
+                Ok(Value::Path(path))
+            }
+            _ => self.err("a value"),
+        }
+    }
+
+    fn signed_int(&mut self) -> PResult<i128> {
+        let mut neg = false;
+        while self.is("-") || self.is("+") {
+            if self.is("-") {
+                neg = !neg;
+            }
+            self.i += 1;
+        }
+        match self.peek() {
+            Some(Tok::Int(v)) => {
+                self.i += 1;
+                Ok(if neg { -(*v as i128) } else { *v as i128 })
+            }
+            _ => self.err("an integer constant"),
+        }
+    }
+
+    fn unsigned_const(&mut self) -> PResult<u64> {
+        match self.peek() {
+            Some(Tok::Int(v)) => {
+                self.i += 1;
+                Ok(*v)
+            }
+            _ => self.err("an unsigned integer constant"),
+        }
+    }
+
+    /// A declaration: typealias, typedef, or type with declarators.
+    fn decl(&mut self) -> PResult<Decl> {
+        let line = self.line();
+        if self.is_ident("typealias") {
+            self.i += 1;
+            let ty = self.type_spec()?;
+            let dims = self.dims()?;
+            self.expect(":=")?;
+            let mut words = Vec::new();
+            while let Some(Tok::Ident(w)) = self.peek() {
+                words.push(w.clone());
+                self.i += 1;
+            }
+            while self.is("*") {
+                self.i += 1;
+            }
+            if words.is_empty() {
+                return self.err("a type alias name");
+            }
+            let mut dims = dims;
+            dims.extend(self.dims()?);
+            self.expect(";")?;
+            return Ok(Decl::Typealias { ty, dims, alias: words.join(" "), line });
+        }
+        if self.is_ident("typedef") {
+            self.i += 1;
+            let (ty, decls) = self.type_and_declarators()?;
+            self.expect(";")?;
+            return Ok(Decl::Typedef { ty, decls, line });
+        }
+        let (ty, decls) = self.type_and_declarators()?;
+        self.expect(";")?;
+        if decls.is_empty() {
+            Ok(Decl::TypeOnly(ty, line))
+        } else {
+            Ok(Decl::Field { ty, decls, line })
+        }
+    }
+
+    /// A type specifier followed by zero or more declarators.
+    fn type_and_declarators(&mut self) -> PResult<(TypeSpec, Vec<Declarator>)> {
+        if self.starts_type_keyword() {
+            let ty = self.type_spec()?;
+            let decls = self.declarators()?;
+            return Ok((ty, decls));
+        }
+        // Named type: identifier words; the last word before `;` `,` `[` is the declarator.
+        let mut words = Vec::new();
+        while let Some(Tok::Ident(w)) = self.peek() {
+            words.push(w.clone());
+            self.i += 1;
+        }
+        while self.is("*") {
+            self.i += 1;
+        }
+        if words.is_empty() {
+            return self.err("a type");
+        }
+        if words.len() == 1 {
+            if self.is(";") {
+                return Ok((TypeSpec::Named(words.remove(0)), Vec::new()));
+            }
+            return self.err("a field name");
+        }
+        let name = words.pop().unwrap_or_default();
+        let mut decls = vec![Declarator { name, dims: self.dims()? }];
+        while self.is(",") {
+            self.i += 1;
+            decls.push(self.declarator()?);
+        }
+        Ok((TypeSpec::Named(words.join(" ")), decls))
+    }
+
+    fn declarators(&mut self) -> PResult<Vec<Declarator>> {
+        let mut decls = Vec::new();
+        if self.is(";") {
+            return Ok(decls);
+        }
+        decls.push(self.declarator()?);
+        while self.is(",") {
+            self.i += 1;
+            decls.push(self.declarator()?);
+        }
+        Ok(decls)
+    }
+
+    fn declarator(&mut self) -> PResult<Declarator> {
+        while self.is("*") {
+            self.i += 1;
+        }
+        let name = self.ident()?;
+        let dims = self.dims()?;
+        Ok(Declarator { name, dims })
+    }
+
+    fn dims(&mut self) -> PResult<Vec<Dim>> {
+        let mut dims = Vec::new();
+        while self.is("[") {
+            self.i += 1;
+            let d = match self.peek() {
+                Some(Tok::Int(v)) => {
+                    self.i += 1;
+                    Dim::Len(*v)
+                }
+                Some(Tok::Ident(_)) => {
+                    let mut path = vec![self.ident()?];
+                    while self.is(".") || self.is("->") {
+                        self.i += 1;
+                        path.push(self.ident()?);
+                    }
+                    Dim::Path(path)
+                }
+                Some(Tok::Punct("-")) => {
+                    return Err((self.line(), "array length must be a non-negative constant or a field reference".into()))
+                }
+                _ => return self.err("an array length"),
+            };
+            self.expect("]")?;
+            dims.push(d);
+        }
+        Ok(dims)
+    }
+
+    /// A type specifier.
+    fn type_spec(&mut self) -> PResult<TypeSpec> {
+        self.enter()?;
+        let r = self.type_spec_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn type_spec_inner(&mut self) -> PResult<TypeSpec> {
+        let kw = match self.peek() {
+            Some(Tok::Ident(k)) => k.clone(),
+            _ => return self.err("a type"),
+        };
+        match kw.as_str() {
+            "integer" | "floating_point" => {
+                self.i += 1;
+                self.expect("{")?;
+                let attrs = self.attrs_body()?;
+                Ok(if kw == "integer" { TypeSpec::Integer(attrs) } else { TypeSpec::Float(attrs) })
+            }
+            "string" => {
+                self.i += 1;
+                if self.is("{") {
+                    self.i += 1;
+                    Ok(TypeSpec::String(self.attrs_body()?))
+                } else {
+                    Ok(TypeSpec::String(Vec::new()))
+                }
+            }
+            "struct" => {
+                self.i += 1;
+                let name = self.opt_name();
+                let body = if self.is("{") {
+                    self.i += 1;
+                    Some(self.decl_body()?)
+                } else {
+                    None
+                };
+                let align = if self.is_ident("align") && self.peek_at(1) == Some(&Tok::Punct("(")) {
+                    self.i += 2;
+                    let a = self.unsigned_const()?;
+                    self.expect(")")?;
+                    Some(a)
+                } else {
+                    None
+                };
+                if name.is_none() && body.is_none() {
+                    return self.err("a struct name or body");
+                }
+                Ok(TypeSpec::Struct { name, body, align })
+            }
+            "variant" => {
+                self.i += 1;
+                let name = self.opt_name();
+                let tag = if self.is("<") {
+                    self.i += 1;
+                    let mut path = vec![self.ident()?];
+                    while self.is(".") || self.is("->") {
+                        self.i += 1;
+                        path.push(self.ident()?);
+                    }
+                    self.expect(">")?;
+                    Some(path)
+                } else {
+                    None
+                };
+                let body = if self.is("{") {
+                    self.i += 1;
+                    Some(self.decl_body()?)
+                } else {
+                    None
+                };
+                if name.is_none() && body.is_none() {
+                    return self.err("a variant name or body");
+                }
+                Ok(TypeSpec::Variant { name, tag, body })
+            }
+            "enum" => {
+                self.i += 1;
+                let name = self.opt_name();
+                let container = if self.is(":") {
+                    self.i += 1;
+                    Some(Box::new(self.container_type()?))
+                } else {
+                    None
+                };
+                let body = if self.is("{") {
+                    self.i += 1;
+                    Some(self.enum_body()?)
+                } else {
+                    None
+                };
+                if name.is_none() && body.is_none() {
+                    return self.err("an enum name or body");
+                }
+                Ok(TypeSpec::Enum { name, container, body })
+            }
+            _ => {
+                // A named type used as a type specifier (after `:=` or `:`).
+                let mut words = Vec::new();
+                while let Some(Tok::Ident(w)) = self.peek() {
+                    words.push(w.clone());
+                    self.i += 1;
+                }
+                Ok(TypeSpec::Named(words.join(" ")))
+            }
+        }
+    }
+
+    fn container_type(&mut self) -> PResult<TypeSpec> {
+        if self.starts_type_keyword() {
+            return self.type_spec();
+        }
+        let mut words = Vec::new();
+        while let Some(Tok::Ident(w)) = self.peek() {
+            words.push(w.clone());
+            self.i += 1;
+        }
+        if words.is_empty() {
+            return self.err("an enum container type");
+        }
+        Ok(TypeSpec::Named(words.join(" ")))
+    }
+
+    fn opt_name(&mut self) -> Option<String> {
+        match self.peek() {
+            Some(Tok::Ident(n)) if n != "align" => {
+                self.i += 1;
+                Some(n.clone())
+            }
+            _ => None,
+        }
+    }
+
+    /// `attr; attr; }` inside integer/floating_point/string.
+    fn attrs_body(&mut self) -> PResult<Vec<Attr>> {
+        let mut attrs = Vec::new();
+        while !self.is("}") {
+            if self.eof() {
+                return self.err("`}`");
+            }
+            attrs.push(self.attr()?);
+        }
+        self.i += 1;
+        Ok(attrs)
+    }
+
+    /// Declarations up to and including `}`.
+    fn decl_body(&mut self) -> PResult<Vec<Decl>> {
+        let mut decls = Vec::new();
+        while !self.is("}") {
+            if self.eof() {
+                return self.err("`}`");
+            }
+            decls.push(self.decl()?);
+        }
+        self.i += 1;
+        Ok(decls)
+    }
+
+    fn enum_body(&mut self) -> PResult<Vec<Enumerator>> {
+        let mut out = Vec::new();
+        loop {
+            if self.is("}") {
+                self.i += 1;
+                break;
+            }
+            let line = self.line();
+            let label = match self.peek() {
+                Some(Tok::Ident(s)) | Some(Tok::Str(s)) => {
+                    self.i += 1;
+                    s.clone()
+                }
+                _ => return self.err("an enumerator label"),
+            };
+            let range = if self.is("=") {
+                self.i += 1;
+                let lo = self.signed_int()?;
+                let hi = if self.is("...") {
+                    self.i += 1;
+                    self.signed_int()?
+                } else {
+                    lo
+                };
+                Some((lo, hi))
+            } else {
+                None
+            };
+            out.push(Enumerator { label, range, line });
+            if self.is(",") {
+                self.i += 1;
+            } else if !self.is("}") {
+                return self.err("`,` or `}`");
+            }
+        }
+        if out.is_empty() {
+            return Err((self.line(), "enumeration without enumerators".into()));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tsdl::lexer::lex;
+
+    fn p(s: &str) -> PResult<Vec<Top>> {
+        parse(&lex(s).map_err(|e| e)?)
+    }
+
+    #[test]
+    fn parses_lttng_style_header() {
+        let src = r#"
+        typealias integer { size = 5; align = 1; signed = false; } := uint5_t;
+        struct event_header_compact {
+            enum : uint5_t { compact = 0 ... 30, extended = 31 } id;
+            variant <id> {
+                struct { uint27_clock_monotonic_t timestamp; } compact;
+                struct { uint32_t id; uint64_clock_monotonic_t timestamp; } extended;
+            } v;
+        } align(8);
+        stream { id = 0; event.header := struct event_header_compact; };
+        event { name = "a b"; id = 3; fields := struct { string s; char x[len]; }; };
+        "#;
+        let t = p(src).unwrap();
+        assert_eq!(t.len(), 4);
+        match &t[1] {
+            Top::Decl(Decl::TypeOnly(TypeSpec::Struct { name, body, align }, _)) => {
+                assert_eq!(name.as_deref(), Some("event_header_compact"));
+                assert_eq!(*align, Some(8));
+                assert_eq!(body.as_ref().unwrap().len(), 2);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn multiword_alias_and_errors() {
+        let t = p("typealias integer { size = 32; } := unsigned long; struct { unsigned long a, b[2]; } x;");
+        assert!(t.is_ok(), "{t:?}");
+        assert!(p("struct { uint8_t a[]; } x;").is_err());
+        assert!(p("enum e : uint8_t { };").is_err());
+        assert!(p("trace { major = 1 ").is_err());
+        let deep = "struct { ".repeat(200);
+        assert!(p(&deep).is_err());
+    }
+}

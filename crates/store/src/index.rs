@@ -1,0 +1,144 @@
+//! The in-memory index shared by the writer and the readers.
+//!
+//! Invariants (checked when rebuilt from directory frames, see DESIGN.md):
+//! 1. A key's chunks are in log order, which is also time order: each chunk's
+//!    `first_start` is at or after the previous chunk's last record's end.
+//! 2. `KeyInfo` summarises exactly the chunks listed (first/last times, last
+//!    value, record count).
+//! 3. Every listed chunk lies entirely before `visible` (flushed to the medium).
+
+use crate::directory::DirEntry;
+use crate::error::Corruption;
+use crate::types::{Key, KeyInfo, LogOffset, Timestamp, Value};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A fast hasher for [`Key`]s (one multiply per key). Keys come from our own
+/// cube, not from an adversary, so hash flooding is not a concern.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(23) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 29)
+    }
+}
+
+/// A map from keys using [`KeyHasher`].
+pub type KeyMap<V> = HashMap<Key, V, BuildHasherDefault<KeyHasher>>;
+
+/// Where one chunk of a key lives and when it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkRef {
+    /// Start of the chunk's first record.
+    pub first_start: u64,
+    /// Start of the chunk's frame.
+    pub offset: LogOffset,
+}
+
+/// Index of one key.
+#[derive(Debug, Clone)]
+pub struct KeyIndex {
+    /// Summary.
+    pub info: KeyInfo,
+    /// Chunks in time order.
+    pub chunks: Vec<ChunkRef>,
+}
+
+/// Index of all keys.
+#[derive(Debug, Default)]
+pub struct Index {
+    /// Per-key index.
+    pub keys: KeyMap<KeyIndex>,
+    /// Data-region bytes flushed to the medium (readable).
+    pub visible: LogOffset,
+    /// Records visible.
+    pub records: u64,
+}
+
+impl Index {
+    /// Adds a chunk described by `e`; `Err` names the broken invariant.
+    pub fn add(&mut self, e: &DirEntry) -> Result<(), &'static str> {
+        let last_value = Value::from_bits(e.kind, e.last_bits);
+        let chunk = ChunkRef { first_start: e.first_start, offset: e.offset };
+        if e.last_start < e.first_start || e.last_end < e.last_start {
+            return Err("chunk times not ordered");
+        }
+        match self.keys.get_mut(&e.key) {
+            None => {
+                let info = KeyInfo {
+                    kind: e.kind,
+                    first_start: Timestamp(e.first_start),
+                    last_start: Timestamp(e.last_start),
+                    last_end: Timestamp(e.last_end),
+                    last_value,
+                    records: e.count,
+                };
+                self.keys.insert(e.key, KeyIndex { info, chunks: vec![chunk] });
+            }
+            Some(k) => {
+                if k.info.kind != e.kind {
+                    return Err("value kind changes between chunks of a key");
+                }
+                if e.first_start < k.info.last_end.0 || k.chunks.last().is_some_and(|c| c.offset >= e.offset) {
+                    return Err("chunks of a key out of order");
+                }
+                k.info.last_start = Timestamp(e.last_start);
+                k.info.last_end = Timestamp(e.last_end);
+                k.info.last_value = last_value;
+                k.info.records += e.count;
+                k.chunks.push(chunk);
+            }
+        }
+        self.records += e.count;
+        Ok(())
+    }
+
+    /// Rebuilds an index from directory entries in commit order.
+    pub fn rebuild<'a>(entries: impl Iterator<Item = (LogOffset, &'a DirEntry)>, visible: LogOffset) -> Result<Self, Corruption> {
+        let mut index = Index { visible, ..Index::default() };
+        for (dir_offset, e) in entries {
+            index.add(e).map_err(|reason| Corruption::Invariant { offset: dir_offset, reason })?;
+        }
+        Ok(index)
+    }
+
+    /// What to read to answer "value of `key` at `t`".
+    pub fn locate(&self, key: Key, t: u64) -> Option<Lookup> {
+        let k = self.keys.get(&key)?;
+        let info = &k.info;
+        Some(if t >= info.last_start.0 {
+            Lookup::Known(info.last_value)
+        } else if t < info.first_start.0 {
+            Lookup::Known(Value::zero(info.kind))
+        } else {
+            // Last chunk with first_start <= t; exists since t >= first_start.
+            let i = k.chunks.partition_point(|c| c.first_start <= t).saturating_sub(1);
+            Lookup::Chunk { offset: k.chunks[i].offset, kind: info.kind }
+        })
+    }
+}
+
+/// Outcome of [`Index::locate`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Lookup {
+    /// The answer is known without reading a block.
+    Known(Value),
+    /// The answer is in the chunk at `offset`.
+    Chunk {
+        /// Frame offset.
+        offset: LogOffset,
+        /// The key's kind.
+        kind: crate::types::ValueKind,
+    },
+}

@@ -1,0 +1,83 @@
+//! `tracecube dump` and `tracecube print`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use ctf::dump::{write_json, write_text};
+use ctf::merge::Merger;
+use ctf::trace::TraceSet;
+
+/// Arguments of `dump`.
+#[derive(clap::Args)]
+pub struct DumpArgs {
+    /// Trace directory (searched recursively for `metadata` files).
+    pub trace: PathBuf,
+    /// Human-readable text instead of JSON lines.
+    #[arg(long)]
+    pub text: bool,
+}
+
+/// Arguments of `print`.
+#[derive(clap::Args)]
+pub struct PrintArgs {
+    /// Trace directory.
+    pub trace: PathBuf,
+}
+
+impl From<PrintArgs> for DumpArgs {
+    fn from(p: PrintArgs) -> Self {
+        DumpArgs { trace: p.trace, text: true }
+    }
+}
+
+/// Runs `dump`: every item in time order to stdout; a decoding error ends the output
+/// after everything decoded before it, and is returned.
+pub fn run(a: DumpArgs) -> Result<()> {
+    let set = TraceSet::open(&a.trace)?;
+    let stdout = std::io::stdout();
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut merger = Merger::new(&set);
+    let mut buf = Vec::with_capacity(1 << 16);
+    let mut text = String::new();
+    let mut prev = None;
+    let mut state = ctf::dump::DumpState::default();
+    let hosts: Vec<Option<String>> = set
+        .traces
+        .iter()
+        .map(|t| match t.class.env("hostname") {
+            Some(ctf::ir::EnvValue::Str(s)) => Some(s.clone()),
+            _ => None,
+        })
+        .collect();
+    let result = (|| -> Result<()> {
+        while let Some(mut m) = merger.next()? {
+            let host = set.streams[m.stream].packets.first().and_then(|p| hosts[p.trace as usize].as_deref());
+            let r = if a.text {
+                text.clear();
+                let r = write_text(&mut text, &mut m.item, &mut prev, host);
+                buf.extend_from_slice(text.as_bytes());
+                r
+            } else {
+                write_json(&mut buf, &mut m.item, &mut state)
+            };
+            if let Err(e) = r {
+                let (t, f) = {
+                    let s = &set.streams[m.stream];
+                    let p = s.packets.first().copied();
+                    (p.map(|p| p.trace), p.map(|p| p.file))
+                };
+                let _ = (t, f);
+                anyhow::bail!("decoding error at bit {} of a packet: {}", e.bit_pos, e.kind);
+            }
+            if buf.len() > 1 << 15 {
+                w.write_all(&buf).context("writing output")?;
+                buf.clear();
+            }
+        }
+        Ok(())
+    })();
+    w.write_all(&buf).context("writing output")?;
+    w.flush().context("writing output")?;
+    result
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Compares `tracecube dump` with Babeltrace's canonical dumps for every trace that has
+# one in ../shared/expected/dumps, and checks that every trace in
+# ../shared/traces/invalid gets a clean error. Prints a summary; exits non-zero when
+# a valid trace does not match or an invalid one is not rejected cleanly.
+# Usage: scripts/conformance.sh [TRACECUBE_BIN] [SHARED_DIR]
+set -u
+BIN=${1:-target/release/tracecube}
+SHARED=${2:-../shared}
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+pass=0; fail=0; failed=()
+while IFS= read -r exp; do
+  rel=${exp#"$SHARED/expected/dumps/"}
+  name=${rel%.jsonl.gz}; name=${name%.bt1}
+  trace="$SHARED/traces/$name"
+  case "$name" in tc-ctf2-*|small/tc-ctf2-*) ;; esac
+  [ -d "$trace" ] || { echo "SKIP $name (no trace)"; continue; }
+  if timeout 120 "$BIN" dump "$trace" > "$OUT/dump.jsonl" 2> "$OUT/err.txt" \
+     && python3 "$SHARED/oracle/compare.py" "$exp" "$OUT/dump.jsonl" > "$OUT/cmp.txt" 2>&1; then
+    pass=$((pass+1))
+  else
+    fail=$((fail+1)); failed+=("$name")
+    echo "FAIL $name: $(head -c 300 "$OUT/err.txt") $(head -4 "$OUT/cmp.txt" | cut -c1-300)"
+  fi
+done < <(find "$SHARED/expected/dumps" -name '*.jsonl.gz' | sort)
+echo "dumps: $pass passed, $fail failed"
+ipass=0; ifail=0
+for d in "$SHARED"/traces/invalid/*/; do
+  n=$(basename "$d")
+  /usr/bin/time -f "%e %M" -o "$OUT/time.txt" timeout 10 bash -c "ulimit -v 2000000; '$BIN' dump '$d' > '$OUT/inv.jsonl' 2> '$OUT/inv.err'"
+  rc=$?
+  lines=$(grep -c 'error' "$OUT/inv.err")
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 101 ] && [ "$rc" -ne 124 ] && [ "$rc" -lt 128 ] && [ "$lines" -ge 1 ] && ! grep -q panicked "$OUT/inv.err"; then
+    ipass=$((ipass+1))
+  else
+    ifail=$((ifail+1)); echo "INVALID-FAIL $n rc=$rc $(head -c 200 "$OUT/inv.err")"
+  fi
+done
+echo "invalid: $ipass passed, $ifail failed"
+[ "$fail" -eq 0 ] && [ "$ifail" -eq 0 ]
