@@ -88,6 +88,9 @@ impl<'t> StreamCursor<'t> {
         let plan = &trace.plan;
         let sp = plan.stream(stream.class_id).unwrap_or(&plan.streams[0]);
         let report = range.end == stream.packets.len();
+        // A chunk starting inside the stream continues from the previous packet's
+        // counters, so that notices do not depend on where chunks are cut.
+        let prev = range.start.checked_sub(1).and_then(|i| stream.packets.get(i)).copied();
         StreamCursor {
             set,
             stream,
@@ -102,8 +105,8 @@ impl<'t> StreamCursor<'t> {
             in_packet: false,
             packet: None,
             packet_epoch: 0,
-            prev: None,
-            prev_discarded: None,
+            prev,
+            prev_discarded: prev.and_then(|p| p.info.discarded),
             has_ts_range: has_ts_range(plan, sp),
             pending: Vec::new(),
             ev: EventPos::default(),
@@ -361,6 +364,18 @@ impl<'c, 't> EventRef<'c, 't> {
     #[inline]
     pub fn class(&self) -> &'t EventPlan {
         &self.c.sp.events[self.c.ev.class as usize]
+    }
+
+    /// Index of the event class in its stream class's `events` (for dispatch tables).
+    #[inline]
+    pub fn class_index(&self) -> usize {
+        self.c.ev.class as usize
+    }
+
+    /// Index of the trace (in the set) the event belongs to.
+    #[inline]
+    pub fn trace_index(&self) -> usize {
+        self.c.trace as usize
     }
 
     /// The event class's name.
