@@ -37,8 +37,10 @@ pub const PACKET_MAGIC: u64 = 0xC1FC_1FC1;
 pub const INDEX_MAGIC: u32 = 0xC1F1_DCC1;
 
 /// Decodes the header and context of the packet at `offset` of `data`, leaving their
-/// values in `dec`'s slots and roles. Returns the packet's description.
-pub fn read_packet_header(plan: &Plan, dec: &mut Decoder, data: &[u8], offset: u64) -> Result<PacketInfo, DecodeError> {
+/// values in `dec`'s slots and roles. Returns the packet's description and, when the
+/// packet claims to run past the end of the file, that error with the packet clipped
+/// to the file (so that the events it does hold can still be read).
+pub fn read_packet_header(plan: &Plan, dec: &mut Decoder, data: &[u8], offset: u64) -> Result<(PacketInfo, Option<DecodeError>), DecodeError> {
     let buf = &data[offset as usize..];
     let mut cur = Cursor::new(buf, buf.len() as u64 * 8);
     dec.epoch = dec.epoch.wrapping_add(1);
@@ -64,14 +66,20 @@ pub fn read_packet_header(plan: &Plan, dec: &mut Decoder, data: &[u8], offset: u
     let file_bits = buf.len() as u64 * 8;
     // Without packet_size the packet ends where its content does (or at end of file).
     let content = role(dec, Role::PacketContentSize);
-    let total_bits = role(dec, Role::PacketTotalSize).or(content.map(|c| c.div_ceil(8) * 8)).unwrap_or(file_bits);
-    let content_bits = content.unwrap_or(total_bits);
+    let mut total_bits = role(dec, Role::PacketTotalSize).or(content.map(|c| c.div_ceil(8) * 8)).unwrap_or(file_bits);
+    let mut content_bits = content.unwrap_or(total_bits);
     let bad = |m: String| DecodeError::new(0, K::BadPacketSize(m));
     if total_bits == 0 || total_bits % 8 != 0 {
         return Err(bad(format!("packet_size of {total_bits} bits is not a positive multiple of 8")));
     }
+    if content_bits > total_bits {
+        return Err(bad(format!("content_size ({content_bits} bits) is larger than packet_size ({total_bits} bits)")));
+    }
+    let mut overflow = None;
     if total_bits > file_bits {
-        return Err(bad(format!("packet_size of {} bytes runs past the end of the file ({} bytes left)", total_bits / 8, buf.len())));
+        overflow = Some(bad(format!("packet_size of {} bytes runs past the end of the file ({} bytes left)", total_bits / 8, buf.len())));
+        total_bits = file_bits;
+        content_bits = content_bits.min(file_bits);
     }
     if content_bits > total_bits {
         return Err(bad(format!("content_size ({content_bits} bits) is larger than packet_size ({total_bits} bits)")));
@@ -79,7 +87,7 @@ pub fn read_packet_header(plan: &Plan, dec: &mut Decoder, data: &[u8], offset: u
     if cur.pos > content_bits {
         return Err(bad(format!("content_size ({content_bits} bits) is smaller than the packet header and context ({} bits)", cur.pos)));
     }
-    Ok(PacketInfo {
+    let info = PacketInfo {
         offset,
         total_bits,
         content_bits,
@@ -89,7 +97,8 @@ pub fn read_packet_header(plan: &Plan, dec: &mut Decoder, data: &[u8], offset: u
         ts_end: role(dec, Role::PacketEndTimestamp),
         discarded: role(dec, Role::DiscardedEventCounter),
         seq: role(dec, Role::PacketSequenceNumber),
-    })
+    };
+    Ok((info, overflow))
 }
 
 /// Builds the index of a stream file by reading its packet headers. Returns the good
@@ -100,9 +109,14 @@ pub fn scan_packets(plan: &Plan, data: &[u8], path: &Path) -> (Vec<PacketInfo>, 
     let mut offset = 0u64;
     while offset < data.len() as u64 {
         match read_packet_header(plan, &mut dec, data, offset) {
-            Ok(p) => {
+            Ok((p, None)) => {
                 offset += p.total_bits / 8;
                 out.push(p);
+            }
+            Ok((p, Some(e))) => {
+                out.push(p);
+                let err = Error::Stream { path: path.into(), offset: offset + e.bit_pos / 8, kind: e.kind };
+                return (out, Some(err));
             }
             Err(e) => {
                 let err = Error::Stream { path: path.into(), offset: offset + e.bit_pos / 8, kind: e.kind };

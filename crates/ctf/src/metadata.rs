@@ -20,6 +20,8 @@ pub struct MetadataText {
     pub format: MetadataFormat,
     /// UUID of the metadata packets, when packetized.
     pub packet_uuid: Option<[u8; 16]>,
+    /// Byte order of the metadata packet headers, when packetized.
+    pub packet_byte_order: Option<crate::ir::ByteOrder>,
 }
 
 /// Extracts the TSDL text from the bytes of a metadata file.
@@ -36,6 +38,7 @@ pub fn metadata_text(bytes: &[u8], path: &Path) -> Result<MetadataText> {
             text: String::from_utf8_lossy(bytes).into_owned(),
             format: MetadataFormat::TsdlText,
             packet_uuid: None,
+            packet_byte_order: None,
         });
     }
     let rd = |b: &[u8]| -> u32 {
@@ -85,6 +88,7 @@ pub fn metadata_text(bytes: &[u8], path: &Path) -> Result<MetadataText> {
         text: String::from_utf8_lossy(&text).into_owned(),
         format: MetadataFormat::TsdlPacketized,
         packet_uuid: uuid,
+        packet_byte_order: Some(if le { crate::ir::ByteOrder::Little } else { crate::ir::ByteOrder::Big }),
     })
 }
 
@@ -98,5 +102,14 @@ pub fn load_metadata(path: &Path) -> Result<(TraceClass, MetadataFormat)> {
 pub fn parse_metadata(bytes: &[u8], path: &Path) -> Result<(TraceClass, MetadataFormat)> {
     let mt = metadata_text(bytes, path)?;
     let tc = crate::tsdl::parse_tsdl(&mt.text).map_err(|(line, msg)| Error::Metadata { path: path.into(), line, msg })?;
+    if let Some(packet_order) = mt.packet_byte_order {
+        if packet_order != tc.byte_order {
+            return Err(Error::MetadataPacket {
+                path: path.into(),
+                offset: 0,
+                msg: format!("metadata packets are {packet_order:?}-endian but the trace's byte_order is {:?}", tc.byte_order),
+            });
+        }
+    }
     Ok((tc, mt.format))
 }

@@ -214,7 +214,9 @@ impl<'t> StreamCursor<'t> {
             self.has_ts_range = has_ts_range(self.plan, self.sp);
         }
         let data: &'t [u8] = &file.bytes;
-        let info = read_packet_header(self.plan, &mut self.dec, data, p.info.offset)
+        // A packet running past the end of its file is read up to there; the stream's
+        // indexing error is reported after its last event.
+        let (info, _) = read_packet_header(self.plan, &mut self.dec, data, p.info.offset)
             .map_err(|e| Error::Stream { path: file.path.clone(), offset: p.info.offset + e.bit_pos / 8, kind: e.kind })?;
         let header_end = {
             // Decode again into a cursor we keep, so events continue after the context.

@@ -221,8 +221,8 @@ fn index_agrees(plan: &Plan, data: &[u8], packets: &[PacketInfo]) -> bool {
     let Some(first) = packets.first() else { return data.is_empty() };
     let mut dec = crate::decode::Decoder::new(plan);
     match crate::index::read_packet_header(plan, &mut dec, data, first.offset) {
-        Ok(p) => p.total_bits == first.total_bits && p.content_bits == first.content_bits && p.stream_class == first.stream_class,
-        Err(_) => false,
+        Ok((p, None)) => p.total_bits == first.total_bits && p.content_bits == first.content_bits && p.stream_class == first.stream_class,
+        _ => false,
     }
 }
 

@@ -23,15 +23,26 @@ enum Command {
     Info(cmd::info::InfoArgs),
     /// Count the events of a trace (total and per name).
     Count(cmd::count::CountArgs),
+    /// Write a realistic synthetic LTTng kernel trace and its true statistics.
+    Synth(cmd::synth::SynthArgs),
+    /// The built-in example: synthesize a small kernel trace and analyse it.
+    Demo(cmd::demo::DemoArgs),
 }
 
 fn main() {
+    // Die quietly on a closed pipe (`tracecube dump T | head`), like other Unix tools.
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let r = match cli.command {
         Command::Dump(a) => cmd::dump::run(a),
         Command::Print(a) => cmd::dump::run(a.into()),
         Command::Info(a) => cmd::info::run(a),
         Command::Count(a) => cmd::count::run(a),
+        Command::Synth(a) => cmd::synth::run(a),
+        Command::Demo(a) => cmd::demo::run(a),
     };
     if let Err(e) = r {
         eprintln!("tracecube: error: {e:#}");

@@ -43,6 +43,10 @@ pub(crate) struct TypeLowerer {
     outer_roots: Vec<(Scope, FieldClass)>,
     /// Name of the member whose type is being lowered at the innermost level.
     pending_member: Option<String>,
+    /// Checking a declaration out of context: unresolvable references are not errors.
+    validating: bool,
+    /// Named structures being lowered (to refuse a structure that contains itself).
+    in_progress: Vec<String>,
     depth: usize,
 }
 
@@ -57,27 +61,53 @@ impl TypeLowerer {
             levels: Vec::new(),
             outer_roots: Vec::new(),
             pending_member: None,
+            validating: false,
+            in_progress: Vec::new(),
             depth: 0,
         }
     }
 
-    /// Registers a declaration that names types (typealias, typedef, tagged type).
+    /// Registers a declaration that names types (typealias, typedef, tagged type), after
+    /// checking it: a declaration is validated where it is written, even if unused.
     pub fn register(&mut self, d: &Decl) -> LResult<()> {
         match d {
-            Decl::Typealias { ty, dims, alias, .. } => {
-                self.register_type_tags(ty);
-                self.top().aliases.insert(alias.clone(), (ty.clone(), dims.clone()));
+            Decl::Typealias { ty, dims, alias, line } => {
+                self.define_alias(alias, ty, dims, *line)?;
             }
-            Decl::Typedef { ty, decls, .. } => {
-                self.register_type_tags(ty);
+            Decl::Typedef { ty, decls, line } => {
                 for dcl in decls {
-                    self.top().aliases.insert(dcl.name.clone(), (ty.clone(), dcl.dims.clone()));
+                    self.define_alias(&dcl.name, ty, &dcl.dims, *line)?;
                 }
             }
-            Decl::TypeOnly(ty, _) => self.register_type_tags(ty),
-            Decl::Field { ty, .. } => self.register_type_tags(ty),
+            Decl::TypeOnly(ty, line) => {
+                self.register_type_tags(ty, *line)?;
+                self.validate(ty, &[], *line)?;
+            }
+            Decl::Field { ty, line, .. } => self.register_type_tags(ty, *line)?,
         }
         Ok(())
+    }
+
+    fn define_alias(&mut self, name: &str, ty: &TypeSpec, dims: &[Dim], line: u32) -> LResult<()> {
+        if self.env.last().is_some_and(|n| n.aliases.contains_key(name)) {
+            return Err((line, format!("type `{name}` is already defined in this scope")));
+        }
+        self.register_type_tags(ty, line)?;
+        self.validate(ty, dims, line)?;
+        self.top().aliases.insert(name.to_string(), (ty.clone(), dims.to_vec()));
+        Ok(())
+    }
+
+    /// Lowers a declaration out of context to check it; the result is dropped.
+    fn validate(&mut self, ty: &TypeSpec, dims: &[Dim], line: u32) -> LResult<()> {
+        let saved_levels = std::mem::take(&mut self.levels);
+        let saved_pending = self.pending_member.take();
+        let saved_validating = std::mem::replace(&mut self.validating, true);
+        let r = self.lower_with_dims(ty, dims, line);
+        self.levels = saved_levels;
+        self.pending_member = saved_pending;
+        self.validating = saved_validating;
+        r.map(|_| ())
     }
 
     fn top(&mut self) -> &mut Names {
@@ -85,19 +115,27 @@ impl TypeLowerer {
     }
 
     /// A struct/variant/enum defined with a tag name becomes referable by that tag.
-    fn register_type_tags(&mut self, ty: &TypeSpec) {
+    fn register_type_tags(&mut self, ty: &TypeSpec, line: u32) -> LResult<()> {
+        let dup = |n: &str| (line, format!("`{n}` is already defined in this scope"));
         match ty {
             TypeSpec::Struct { name: Some(n), body: Some(b), align } => {
-                self.top().structs.insert(n.clone(), (b.clone(), *align));
+                if self.top().structs.insert(n.clone(), (b.clone(), *align)).is_some_and(|old| old != (b.clone(), *align)) {
+                    return Err(dup(n));
+                }
             }
             TypeSpec::Variant { name: Some(n), body: Some(b), .. } => {
-                self.top().variants.insert(n.clone(), b.clone());
+                if self.top().variants.insert(n.clone(), b.clone()).is_some_and(|old| old != *b) {
+                    return Err(dup(n));
+                }
             }
             TypeSpec::Enum { name: Some(n), body: Some(b), container } => {
-                self.top().enums.insert(n.clone(), (container.clone(), b.clone()));
+                if self.top().enums.insert(n.clone(), (container.clone(), b.clone())).is_some_and(|old| old != (container.clone(), b.clone())) {
+                    return Err(dup(n));
+                }
             }
             _ => {}
         }
+        Ok(())
     }
 
     fn lookup<T>(&self, f: impl Fn(&Names) -> Option<&T>) -> Option<&T> {
@@ -130,7 +168,10 @@ impl TypeLowerer {
         match first {
             Dim::Len(n) => Ok(FieldClass::Array(Box::new(ArrayClass { elem, len: *n }))),
             Dim::Path(p) => {
-                let (length, target) = self.resolve(p, line)?;
+                let Some((length, target)) = self.resolve_checked(p, line)? else {
+                    let length = FieldPath { scope: self.root, path: p.clone() };
+                    return Ok(FieldClass::Sequence(Box::new(SequenceClass { elem, length })));
+                };
                 match target {
                     FieldClass::Int(i) if !i.signed => {}
                     FieldClass::Enum(e) if !e.int.signed => {}
@@ -200,8 +241,17 @@ impl TypeLowerer {
                     Some(a) => u32::try_from(a).map_err(|_| (line, "struct alignment too large".to_string()))?,
                     None => 1,
                 };
-                let members = self.members(&decls, MemberKind::Struct)?;
-                Ok(FieldClass::Struct(Box::new(StructClass { min_align, members })))
+                if let Some(n) = name {
+                    if self.in_progress.contains(n) {
+                        return Err((line, format!("struct `{n}` contains itself")));
+                    }
+                    self.in_progress.push(n.clone());
+                }
+                let members = self.members(&decls, MemberKind::Struct);
+                if name.is_some() {
+                    self.in_progress.pop();
+                }
+                Ok(FieldClass::Struct(Box::new(StructClass { min_align, members: members? })))
             }
             TypeSpec::Variant { name, tag, body } => {
                 let decls = match body {
@@ -221,11 +271,19 @@ impl TypeLowerer {
                 let Some(tag) = tag else {
                     return Err((line, "variant used as a field without a tag (`variant name <tag>`)".into()));
                 };
-                let (tag_path, target) = self.resolve(tag, line)?;
-                let FieldClass::Enum(_) = target else {
+                let resolved = self.resolve_checked(tag, line)?;
+                let options = self.members(&decls, MemberKind::Variant)?;
+                let Some((tag_path, target)) = resolved else {
+                    let tag = FieldPath { scope: self.root, path: tag.clone() };
+                    return Ok(FieldClass::Variant(Box::new(VariantClass { tag, options })));
+                };
+                let FieldClass::Enum(e) = target else {
                     return Err((line, format!("variant tag `{}` is not an enumeration field", tag.join("."))));
                 };
-                let options = self.members(&decls, MemberKind::Variant)?;
+                let selectable = options.iter().any(|(n, _)| e.mappings.iter().any(|m| m.label == *n || n.strip_prefix('_') == Some(&m.label)));
+                if !options.is_empty() && !selectable {
+                    return Err((line, format!("no option of the variant matches a label of its tag `{}`", tag.join("."))));
+                }
                 Ok(FieldClass::Variant(Box::new(VariantClass { tag: tag_path, options })))
             }
             TypeSpec::Enum { name, container, body } => {
@@ -253,6 +311,14 @@ impl TypeLowerer {
                 for e in &enumerators {
                     let (lo, hi) = e.range.unwrap_or((next, next));
                     let (lo, hi) = if lo <= hi { (lo, hi) } else { (hi, lo) };
+                    let (min, max) = if int.signed {
+                        (-(1i128 << (int.size - 1)), (1i128 << (int.size - 1)) - 1)
+                    } else {
+                        (0, (1i128 << int.size) - 1)
+                    };
+                    if lo < min || hi > max {
+                        return Err((e.line, format!("enumerator `{}` value {lo}...{hi} does not fit its {}-bit container", e.label, int.size)));
+                    }
                     next = hi + 1;
                     mappings.push(EnumMapping { label: e.label.clone(), lo, hi });
                 }
@@ -307,6 +373,15 @@ impl TypeLowerer {
             }
         }
         Ok(())
+    }
+
+    /// [`Self::resolve`], except that an unresolvable reference is `None` while validating.
+    fn resolve_checked(&self, raw: &[String], line: u32) -> LResult<Option<(FieldPath, FieldClass)>> {
+        match self.resolve(raw, line) {
+            Ok(r) => Ok(Some(r)),
+            Err(_) if self.validating => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// Resolves a TSDL field reference into an absolute path and the field it names.
@@ -503,7 +578,6 @@ pub(crate) fn bool_value(v: &Value, line: u32, what: &str) -> LResult<bool> {
             "false" | "FALSE" => Ok(false),
             _ => Err((line, format!("`{what}` must be true or false"))),
         },
-        Value::Str(s) if s == "true" || s == "false" => Ok(s == "true"),
         _ => Err((line, format!("`{what}` must be true or false"))),
     }
 }

@@ -1,8 +1,12 @@
-//! `tracecube info`: what a trace holds.
+//! `tracecube info`: what a trace holds — traces, metadata, env, clocks, streams,
+//! packets, event counts, time range, discarded events and lost packets.
 
 use std::path::PathBuf;
 
 use anyhow::Result;
+use ctf::ir::{EnvValue, MetadataFormat};
+use ctf::stream::{Item, StreamCursor};
+use ctf::trace::TraceSet;
 
 /// Arguments of `info`.
 #[derive(clap::Args)]
@@ -11,9 +15,108 @@ pub struct InfoArgs {
     pub trace: PathBuf,
 }
 
+#[derive(Default)]
+struct StreamStats {
+    events: u64,
+    discarded: u64,
+    lost: u64,
+    first: Option<i64>,
+    last: Option<i64>,
+}
+
 /// Runs `info`.
 pub fn run(a: InfoArgs) -> Result<()> {
-    let set = ctf::trace::TraceSet::open(&a.trace)?;
-    println!("{} trace(s), {} stream(s), {} packet(s)", set.traces.len(), set.streams.len(), set.packet_count());
+    let set = TraceSet::open(&a.trace)?;
+    for t in &set.traces {
+        let format = match t.format {
+            MetadataFormat::TsdlText => "CTF 1.8 TSDL, plain text",
+            MetadataFormat::TsdlPacketized => "CTF 1.8 TSDL, packetized",
+        };
+        let classes: usize = t.class.streams.iter().map(|s| s.event_classes.len()).sum();
+        println!("trace {}", t.dir.display());
+        println!("  metadata: {format}; byte order {:?}; {} stream class(es), {classes} event class(es)", t.class.byte_order, t.class.streams.len());
+        if let Some(u) = t.class.uuid {
+            println!("  uuid: {}", uuid_text(&u));
+        }
+        for (k, v) in &t.class.env {
+            match v {
+                EnvValue::Int(i) => println!("  env {k} = {i}"),
+                EnvValue::Str(s) => println!("  env {k} = {s:?}"),
+            }
+        }
+        for c in &t.class.clocks {
+            println!("  clock {}: freq {} Hz, offset {} s + {} cycles{}", c.name, c.freq, c.offset_s, c.offset_cycles, if c.absolute { ", absolute" } else { "" });
+        }
+        for w in &t.class.warnings {
+            println!("  warning: {w}");
+        }
+    }
+    let mut total = StreamStats::default();
+    println!("streams: {}", set.streams.len());
+    for (i, s) in set.streams.iter().enumerate() {
+        let mut st = StreamStats::default();
+        let mut c = StreamCursor::new(&set, i);
+        let err = loop {
+            match c.next() {
+                Ok(Some(Item::Event(e))) => {
+                    st.events += 1;
+                    if let Some(ts) = e.ts() {
+                        st.first.get_or_insert(ts);
+                        st.last = Some(ts);
+                    }
+                }
+                Ok(Some(Item::Discarded(n))) => st.discarded += n.count,
+                Ok(Some(Item::LostPackets(n))) => st.lost += n.count,
+                Ok(None) => break None,
+                Err(e) => break Some(e),
+            }
+        };
+        let files: Vec<String> = {
+            let mut f: Vec<String> = s.packets.iter().map(|p| set.packet_file(p).1.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()).collect();
+            f.dedup();
+            f
+        };
+        let indexed = s.packets.first().is_some_and(|p| set.packet_file(p).1.from_index);
+        println!(
+            "  stream {i}: class {}, instance {}, {} packet(s){}, files {}, {} event(s), discarded {}, lost packets {}, time {}",
+            s.class_id,
+            s.instance.map_or("-".to_string(), |v| v.to_string()),
+            s.packets.len(),
+            if indexed { " (from index)" } else { "" },
+            files.join(","),
+            st.events,
+            st.discarded,
+            st.lost,
+            range_text(st.first, st.last),
+        );
+        if let Some(e) = err {
+            println!("    error: {e}");
+        }
+        total.events += st.events;
+        total.discarded += st.discarded;
+        total.lost += st.lost;
+        total.first = match (total.first, st.first) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        total.last = total.last.max(st.last);
+    }
+    println!("packets: {}", set.packet_count());
+    println!("events: {}", total.events);
+    println!("discarded events: {}", total.discarded);
+    println!("lost packets: {}", total.lost);
+    println!("time range: {}", range_text(total.first, total.last));
     Ok(())
+}
+
+fn range_text(first: Option<i64>, last: Option<i64>) -> String {
+    match (first, last) {
+        (Some(a), Some(b)) => format!("[{a}, {b}] ns ({:.9} s)", (b - a) as f64 / 1e9),
+        _ => "-".into(),
+    }
+}
+
+fn uuid_text(u: &[u8; 16]) -> String {
+    let h: String = u.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
 }

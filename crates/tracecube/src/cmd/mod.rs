@@ -1,5 +1,7 @@
 //! One module per subcommand.
 
 pub mod count;
+pub mod demo;
 pub mod dump;
 pub mod info;
+pub mod synth;

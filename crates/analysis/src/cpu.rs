@@ -1,0 +1,219 @@
+//! `cpu`: busy time per CPU, CPU time per thread, migrations (B5, B4).
+//!
+//! A thread's history is split into *executions*: intervals between a `sched_switch`
+//! that switches it in on a CPU and the next `sched_switch` on that CPU. An execution
+//! is local to one stream, so a thread migrating between CPUs is just several
+//! executions, summed in any order. A chunk knows, per CPU, its first switch (whose
+//! previous task started before the chunk: unresolved) and its last one (whose next
+//! task runs past the chunk); merging joins the earlier chunk's last switch with the
+//! later chunk's first one on the same CPU.
+//!
+//! At the trace's ends (as lttng-analyses' cputop): a task still running at the end is
+//! credited up to the last event of the trace. The task running on a CPU before that
+//! CPU's first `sched_switch` (its `prev_tid`) is credited from the first event of the
+//! trace when [`HeadPolicy::FromStart`] (the synthesizer's definition), not at all with
+//! [`HeadPolicy::Ignore`] (lttng-analyses 0.6.1 behaviour).
+
+use std::collections::{BTreeMap, HashMap};
+
+use ctf::stream::EventRef;
+use ctf::trace::TraceSet;
+use engine::{Analysis, Ctx};
+use serde::Serialize;
+
+use crate::kernel::{cpu_of, Kind, Layout};
+use crate::model::{Info, Span};
+
+/// What to do with the time before a CPU's first `sched_switch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HeadPolicy {
+    /// Credit the switched-out task from the trace's first event.
+    #[default]
+    FromStart,
+    /// Credit nothing (lttng-analyses).
+    Ignore,
+}
+
+/// The cpu analysis.
+pub struct Cpu {
+    layout: Layout,
+    head: HeadPolicy,
+}
+
+/// Per-CPU chunk state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct CpuSeg {
+    /// First switch of the chunk: `(ts, prev_tid)`.
+    first: Option<(i64, i32)>,
+    /// Last switch of the chunk: `(ts, next_tid)`.
+    last: Option<(i64, i32)>,
+    busy: u64,
+}
+
+/// Per-thread totals.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct ThreadAcc {
+    cpu_ns: u64,
+    migrations: u64,
+}
+
+/// Chunk state of [`Cpu`].
+#[derive(Debug, Clone, Default)]
+pub struct CpuState {
+    cpus: HashMap<u32, CpuSeg>,
+    threads: HashMap<i32, ThreadAcc>,
+    info: Info,
+    span: Span,
+}
+
+fn credit(threads: &mut HashMap<i32, ThreadAcc>, seg: &mut CpuSeg, tid: i32, d: i64) {
+    if tid != 0 && d > 0 {
+        seg.busy += d as u64;
+        threads.entry(tid).or_default().cpu_ns += d as u64;
+    }
+}
+
+/// One CPU of the result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CpuRow {
+    /// `cpu_id`.
+    pub cpu: u32,
+    /// Non-idle time, ns.
+    pub busy_ns: u64,
+    /// `busy_ns / (end_ns - begin_ns)`.
+    pub usage: f64,
+}
+
+/// One thread of the result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThreadCpuRow {
+    /// Thread id.
+    pub tid: i32,
+    /// Process id, when known.
+    pub pid: Option<i32>,
+    /// Latest command name.
+    pub comm: String,
+    /// CPU time, ns.
+    pub cpu_ns: u64,
+    /// `cpu_ns / (end_ns - begin_ns)`.
+    pub usage: f64,
+    /// `sched_migrate_task` events for this thread.
+    pub migrations: u64,
+}
+
+/// Result of [`Cpu`] (its JSON form is the `cpu` output format).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CpuReport {
+    /// Always `"cpu"`.
+    pub analysis: &'static str,
+    /// First event timestamp.
+    pub begin_ns: Option<i64>,
+    /// Last event timestamp.
+    pub end_ns: Option<i64>,
+    /// Per CPU, by id.
+    pub cpus: Vec<CpuRow>,
+    /// Per thread, by decreasing CPU time then tid.
+    pub threads: Vec<ThreadCpuRow>,
+    /// Mean usage over CPUs.
+    pub total_usage: f64,
+}
+
+impl Cpu {
+    /// Prepares the cpu analysis for `set`.
+    pub fn new(set: &TraceSet, head: HeadPolicy) -> Cpu {
+        Cpu { layout: Layout::new(set), head }
+    }
+}
+
+impl Analysis for Cpu {
+    type State = CpuState;
+    type Output = CpuReport;
+
+    fn new_state(&self) -> CpuState {
+        CpuState::default()
+    }
+
+    #[inline]
+    fn on_event(&self, st: &mut CpuState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
+        st.span.see(ev.ts());
+        let Some(c) = self.layout.class(ev) else { return };
+        match c.kind {
+            Kind::Other | Kind::Entry { .. } | Kind::Exit { .. } | Kind::OtherEntry => {}
+            Kind::Switch { prev_tid, next_tid, .. } => {
+                let (Some(t), Some(prev), Some(next)) = (ev.ts(), ev.int(prev_tid), ev.int(next_tid)) else { return };
+                let seg = st.cpus.entry(cpu_of(ev, c, ctx.stream)).or_default();
+                match seg.last {
+                    Some((t0, tid)) => credit(&mut st.threads, seg, tid, t - t0),
+                    None => {
+                        if seg.first.is_none() {
+                            seg.first = Some((t, prev as i32));
+                        }
+                    }
+                }
+                seg.last = Some((t, next as i32));
+                st.info.on_event(ev, c);
+            }
+            Kind::Migrate { tid } => {
+                if let Some(t) = ev.int(tid) {
+                    st.threads.entry(t as i32).or_default().migrations += 1;
+                }
+            }
+            _ => st.info.on_event(ev, c),
+        }
+    }
+
+    fn merge(&self, mut a: CpuState, b: CpuState) -> CpuState {
+        for (cpu, lb) in b.cpus {
+            let la = a.cpus.entry(cpu).or_default();
+            if let (Some((t0, tid)), Some((t, _))) = (la.last, lb.first) {
+                credit(&mut a.threads, la, tid, t - t0);
+            }
+            la.first = la.first.or(lb.first);
+            la.last = lb.last.or(la.last);
+            la.busy += lb.busy;
+        }
+        for (tid, x) in b.threads {
+            let y = a.threads.entry(tid).or_default();
+            y.cpu_ns += x.cpu_ns;
+            y.migrations += x.migrations;
+        }
+        a.info = a.info.merge(b.info);
+        a.span = a.span.merge(b.span);
+        a
+    }
+
+    fn finish(&self, mut st: CpuState) -> CpuReport {
+        let (begin, end) = (st.span.begin.unwrap_or(0), st.span.end.unwrap_or(0));
+        let dur = (end - begin).max(0) as f64;
+        let ratio = |n: u64| if dur > 0.0 { n as f64 / dur } else { 0.0 };
+        let mut cpus = BTreeMap::new();
+        for (cpu, seg) in st.cpus.iter_mut() {
+            if let (Some((t, prev)), HeadPolicy::FromStart) = (seg.first, self.head) {
+                credit(&mut st.threads, seg, prev, t - begin);
+            }
+            if let Some((t0, tid)) = seg.last {
+                credit(&mut st.threads, seg, tid, end - t0);
+            }
+            if *cpu & 0x8000_0000 == 0 {
+                cpus.insert(*cpu, seg.busy);
+            }
+        }
+        let cpus: Vec<CpuRow> = cpus.into_iter().map(|(cpu, busy_ns)| CpuRow { cpu, busy_ns, usage: ratio(busy_ns) }).collect();
+        let total_usage = if cpus.is_empty() { 0.0 } else { cpus.iter().map(|c| c.usage).sum::<f64>() / cpus.len() as f64 };
+        let mut threads: Vec<ThreadCpuRow> = st
+            .threads
+            .iter()
+            .filter(|(tid, _)| **tid != 0)
+            .map(|(&tid, a)| ThreadCpuRow {
+                tid,
+                pid: st.info.pid_of(tid),
+                comm: st.info.comm_of(tid).to_string(),
+                cpu_ns: a.cpu_ns,
+                usage: ratio(a.cpu_ns),
+                migrations: a.migrations,
+            })
+            .collect();
+        threads.sort_by(|x, y| y.cpu_ns.cmp(&x.cpu_ns).then(x.tid.cmp(&y.tid)));
+        CpuReport { analysis: "cpu", begin_ns: st.span.begin, end_ns: st.span.end, cpus, threads, total_usage }
+    }
+}

@@ -1,0 +1,405 @@
+//! `io`: bytes read and written per thread, process and file (B5).
+//!
+//! Which file an fd names depends on everything before (opens, dups, closes, forks,
+//! execs, the statedump, on any CPU), and which thread issued a syscall depends on the
+//! CPU's last `sched_switch`. A chunk therefore does not interpret syscalls: it turns
+//! the relevant events into a compact, time-ordered log of records ([`Rec`]), naming the
+//! issuing thread when its CPU switched inside the chunk, else "the task running on
+//! stream S when the chunk began". Merging rewrites the later log's unknown threads with
+//! the earlier chunk's last task per stream and appends it; a state that starts at the
+//! beginning of the trace is *complete* and interprets (replays) every log merged into
+//! it. Since the engine folds slices into the initial (complete) state in time order,
+//! logs are replayed as soon as their slice arrives and memory stays bounded; the
+//! result equals a serial replay of the whole trace. Decoding, the costly part, runs in
+//! parallel.
+//!
+//! Semantics (as lttng-analyses): bytes are the exit `ret` when > 0 of read-family and
+//! write-family syscalls whose entry was seen, credited to the thread, to its process
+//! (pid from fork/statedump, else the tid) and to the path the fd had in the process's
+//! table when the syscall was entered (files opened by open/openat/creat, duplicated by dup/dup2/dup3/fcntl(F_DUPFD),
+//! listed by the statedump; forked processes copy the table; exec drops `O_CLOEXEC`
+//! fds). Syscalls issued before their CPU's first `sched_switch` are credited to that
+//! switch's `prev_tid` with [`HeadPolicy::FromStart`](crate::cpu::HeadPolicy), dropped
+//! with `Ignore` (lttng-analyses has no current thread there).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use ctf::stream::EventRef;
+use ctf::trace::TraceSet;
+use engine::{Analysis, Ctx};
+use serde::Serialize;
+
+use crate::cpu::HeadPolicy;
+use crate::kernel::{i32_of, Kind, Layout, Sc, O_CLOEXEC};
+use crate::model::{Info, Span};
+
+/// Who issued a syscall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Who {
+    /// A known thread.
+    Tid(i32),
+    /// The task running on this stream when the chunk began.
+    Head(u32),
+}
+
+/// One interpreted-later record of the I/O log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rec {
+    /// A syscall entry we understand.
+    Entry { who: Who, sc: Sc, a0: i64, a1: i64, a2: i64, path: Option<Arc<str>> },
+    /// Entry of another syscall (forgets a pending entry).
+    OtherEntry { who: Who },
+    /// A syscall exit (`sc: None` = generic exit).
+    Exit { who: Who, sc: Option<Sc>, ret: i64 },
+    /// A thread was created.
+    Fork { parent_tid: Option<i32>, parent_pid: Option<i32>, child_tid: i32, child_pid: Option<i32> },
+    /// A thread executed a program.
+    Exec { tid: i32 },
+    /// Statedump: thread → process.
+    ProcState { tid: i32, pid: i32 },
+    /// Statedump: an open fd.
+    FdDump { pid: i32, fd: i32, path: Arc<str>, cloexec: bool },
+}
+
+#[derive(Debug, Clone)]
+struct Fd {
+    path: Arc<str>,
+    cloexec: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Pending {
+    sc: Sc,
+    a0: i64,
+    a1: i64,
+    a2: i64,
+    path: Option<Arc<str>>,
+    /// Read/write/dup: the fd's file when the syscall began (the kernel looks it up then).
+    file: Option<Arc<str>>,
+}
+
+/// The interpreted state of a complete prefix of the trace.
+#[derive(Debug, Clone, Default)]
+struct Replay {
+    pid: HashMap<i32, i32>,
+    fds: HashMap<i32, HashMap<i32, Fd>>,
+    entries: HashMap<i32, Pending>,
+    threads: HashMap<i32, (u64, u64)>,
+    files: HashMap<Arc<str>, (u64, u64)>,
+}
+
+impl Replay {
+    fn key(&self, tid: i32) -> i32 {
+        self.pid.get(&tid).copied().unwrap_or(tid)
+    }
+
+    fn dup(&mut self, pid: i32, from: Option<Arc<str>>, to: i64, cloexec: bool) {
+        let table = self.fds.entry(pid).or_default();
+        match from {
+            Some(path) => {
+                table.insert(to as i32, Fd { path, cloexec });
+            }
+            None => {
+                table.remove(&(to as i32));
+            }
+        }
+    }
+
+    fn apply(&mut self, r: Rec) {
+        match r {
+            Rec::Entry { who: Who::Tid(t), sc, a0, a1, a2, path } => {
+                let file = match sc {
+                    Sc::Read | Sc::Write | Sc::Dup | Sc::Dup2 | Sc::Dup3 | Sc::Fcntl => self.fds.get(&self.key(t)).and_then(|m| m.get(&(a0 as i32))).map(|f| f.path.clone()),
+                    _ => None,
+                };
+                self.entries.insert(t, Pending { sc, a0, a1, a2, path, file });
+            }
+            Rec::OtherEntry { who: Who::Tid(t) } => {
+                self.entries.remove(&t);
+            }
+            Rec::Exit { who: Who::Tid(t), sc, ret } => {
+                let Some(e) = self.entries.remove(&t) else { return };
+                if sc.is_some_and(|s| s != e.sc) {
+                    return;
+                }
+                let pid = self.key(t);
+                match e.sc {
+                    Sc::Read | Sc::Write if ret > 0 => {
+                        let n = ret as u64;
+                        let read = e.sc == Sc::Read;
+                        let th = self.threads.entry(t).or_default();
+                        if read { th.0 += n } else { th.1 += n }
+                        if let Some(f) = e.file {
+                            let x = self.files.entry(f).or_default();
+                            if read { x.0 += n } else { x.1 += n }
+                        }
+                    }
+                    Sc::Open if ret >= 0 => {
+                        let path = e.path.unwrap_or_else(|| Arc::from("unknown"));
+                        self.fds.entry(pid).or_default().insert(ret as i32, Fd { path, cloexec: e.a2 & O_CLOEXEC != 0 });
+                    }
+                    Sc::Close if ret == 0 => {
+                        if let Some(m) = self.fds.get_mut(&pid) {
+                            m.remove(&(e.a0 as i32));
+                        }
+                    }
+                    Sc::Dup if ret >= 0 => self.dup(pid, e.file, ret, false),
+                    Sc::Dup2 if ret >= 0 && ret != e.a0 => self.dup(pid, e.file, ret, false),
+                    Sc::Dup3 if ret >= 0 => self.dup(pid, e.file, ret, e.a2 & O_CLOEXEC != 0),
+                    Sc::Fcntl if ret >= 0 && (e.a1 == 0 || e.a1 == 1030) => self.dup(pid, e.file, ret, e.a1 == 1030),
+                    _ => {}
+                }
+            }
+            Rec::Entry { who: Who::Head(_), .. } | Rec::OtherEntry { who: Who::Head(_) } | Rec::Exit { who: Who::Head(_), .. } => {}
+            Rec::Fork { parent_tid, parent_pid, child_tid, child_pid } => {
+                let child_pid = child_pid.unwrap_or(child_tid);
+                self.pid.insert(child_tid, child_pid);
+                let parent = parent_pid.or_else(|| parent_tid.map(|t| self.key(t)));
+                if let Some(parent) = parent {
+                    if parent != child_pid {
+                        let table = self.fds.get(&parent).cloned().unwrap_or_default();
+                        self.fds.insert(child_pid, table);
+                    }
+                }
+            }
+            Rec::Exec { tid } => {
+                let pid = self.key(tid);
+                if let Some(m) = self.fds.get_mut(&pid) {
+                    m.retain(|_, f| !f.cloexec);
+                }
+            }
+            Rec::ProcState { tid, pid } => {
+                self.pid.insert(tid, pid);
+            }
+            Rec::FdDump { pid, fd, path, cloexec } => {
+                self.fds.entry(pid).or_default().insert(fd, Fd { path, cloexec });
+            }
+        }
+    }
+}
+
+/// Chunk state of [`Io`].
+#[derive(Debug, Clone, Default)]
+pub struct IoState {
+    /// Starts at the trace's beginning: `replay` is meaningful and `log` empty.
+    complete: bool,
+    replay: Replay,
+    log: Vec<Rec>,
+    /// Per stream: `(prev_tid of the first switch, next_tid of the last switch)`.
+    cur: Vec<(Option<i32>, Option<i32>)>,
+    info: Info,
+    span: Span,
+}
+
+/// The io analysis.
+pub struct Io {
+    layout: Layout,
+    streams: usize,
+    head: HeadPolicy,
+}
+
+impl Io {
+    /// Prepares the io analysis for `set`.
+    pub fn new(set: &TraceSet, head: HeadPolicy) -> Io {
+        Io { layout: Layout::new(set), streams: set.streams.len(), head }
+    }
+
+    fn resolve(&self, who: Who, earlier: &[(Option<i32>, Option<i32>)], later: &[(Option<i32>, Option<i32>)], complete: bool) -> Who {
+        match who {
+            Who::Head(s) => {
+                let s = s as usize;
+                match earlier.get(s).and_then(|c| c.1) {
+                    Some(t) => Who::Tid(t),
+                    None if complete && self.head == HeadPolicy::FromStart => later.get(s).and_then(|c| c.0).map_or(who, Who::Tid),
+                    None => who,
+                }
+            }
+            w => w,
+        }
+    }
+}
+
+/// One thread of the result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ThreadIoRow {
+    /// Thread id.
+    pub tid: i32,
+    /// Process id, when known.
+    pub pid: Option<i32>,
+    /// Latest command name.
+    pub comm: String,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+}
+
+/// One process of the result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProcessIoRow {
+    /// Process id (the tid when unknown).
+    pub pid: i32,
+    /// Name of its main thread (or of any thread).
+    pub comm: String,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+}
+
+/// One file of the result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileIoRow {
+    /// Path.
+    pub path: String,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+}
+
+/// Result of [`Io`] (its JSON form is the `io` output format).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IoReport {
+    /// Always `"io"`.
+    pub analysis: &'static str,
+    /// First event timestamp.
+    pub begin_ns: Option<i64>,
+    /// Last event timestamp.
+    pub end_ns: Option<i64>,
+    /// Threads with I/O, by decreasing total bytes then tid.
+    pub threads: Vec<ThreadIoRow>,
+    /// Processes with I/O, same order.
+    pub processes: Vec<ProcessIoRow>,
+    /// Files with I/O (fds of unknown path are not listed), same order.
+    pub files: Vec<FileIoRow>,
+}
+
+impl Analysis for Io {
+    type State = IoState;
+    type Output = IoReport;
+
+    fn new_state(&self) -> IoState {
+        IoState { cur: vec![(None, None); self.streams], ..Default::default() }
+    }
+
+    fn initial_state(&self) -> IoState {
+        IoState { complete: true, ..self.new_state() }
+    }
+
+    #[inline]
+    fn on_event(&self, st: &mut IoState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
+        st.span.see(ev.ts());
+        let Some(c) = self.layout.class(ev) else { return };
+        let who = || match st.cur.get(ctx.stream).and_then(|c| c.1) {
+            Some(t) => Who::Tid(t),
+            None => Who::Head(ctx.stream as u32),
+        };
+        let g = |h: Option<ctf::plan::FieldHandle>| h.and_then(|h| ev.int(h)).unwrap_or(-1);
+        let rec = match c.kind {
+            Kind::Other | Kind::Migrate { .. } => return,
+            Kind::Switch { prev_tid, next_tid, .. } => {
+                st.info.on_event(ev, c);
+                if let (Some(p), Some(n), Some(cur)) = (ev.int(prev_tid), ev.int(next_tid), st.cur.get_mut(ctx.stream)) {
+                    if cur.1.is_none() && cur.0.is_none() {
+                        cur.0 = Some(p as i32);
+                    }
+                    cur.1 = Some(n as i32);
+                }
+                return;
+            }
+            Kind::Entry { sc, a0, a1, a2, path } => {
+                let path = path.and_then(|h| ev.bytes(h)).map(|b| Arc::from(String::from_utf8_lossy(b).as_ref()));
+                Rec::Entry { who: who(), sc, a0: g(a0), a1: g(a1), a2: g(a2), path }
+            }
+            Kind::OtherEntry => Rec::OtherEntry { who: who() },
+            Kind::RawEntry { id } => match ev.uint(id).and_then(Sc::from_x86_64) {
+                // Arguments of raw entries are not decoded: only the pairing is kept.
+                Some(_) | None => Rec::OtherEntry { who: who() },
+            },
+            Kind::Exit { sc, ret } => Rec::Exit { who: who(), sc, ret: g(ret) },
+            Kind::RawExit { id, ret } => Rec::Exit { who: who(), sc: ev.uint(id).and_then(Sc::from_x86_64), ret: g(ret) },
+            Kind::Fork { parent_tid, parent_pid, child_tid, child_pid, .. } => {
+                st.info.on_event(ev, c);
+                let Some(child_tid) = i32_of(ev, Some(child_tid)) else { return };
+                Rec::Fork { parent_tid: i32_of(ev, parent_tid), parent_pid: i32_of(ev, parent_pid), child_tid, child_pid: i32_of(ev, child_pid) }
+            }
+            Kind::Exec { tid, .. } => {
+                st.info.on_event(ev, c);
+                let t = i32_of(ev, tid).or(match who() {
+                    Who::Tid(t) => Some(t),
+                    Who::Head(_) => None,
+                });
+                match t {
+                    Some(tid) => Rec::Exec { tid },
+                    None => return,
+                }
+            }
+            Kind::ProcState { tid, pid, .. } => {
+                st.info.on_event(ev, c);
+                match (i32_of(ev, Some(tid)), i32_of(ev, pid)) {
+                    (Some(tid), Some(pid)) => Rec::ProcState { tid, pid },
+                    _ => return,
+                }
+            }
+            Kind::FdDump { pid, fd, filename, flags } => {
+                let (Some(pid), Some(fd)) = (i32_of(ev, Some(pid)), i32_of(ev, Some(fd))) else { return };
+                let path = filename.and_then(|h| ev.bytes(h)).map(|b| Arc::from(String::from_utf8_lossy(b).as_ref())).unwrap_or_else(|| Arc::from("unknown"));
+                Rec::FdDump { pid, fd, path, cloexec: g(flags) & O_CLOEXEC != 0 && g(flags) >= 0 }
+            }
+        };
+        st.log.push(rec);
+    }
+
+    fn merge(&self, mut a: IoState, b: IoState) -> IoState {
+        let complete = a.complete;
+        for r in b.log {
+            let r = match r {
+                Rec::Entry { who, sc, a0, a1, a2, path } => Rec::Entry { who: self.resolve(who, &a.cur, &b.cur, complete), sc, a0, a1, a2, path },
+                Rec::OtherEntry { who } => Rec::OtherEntry { who: self.resolve(who, &a.cur, &b.cur, complete) },
+                Rec::Exit { who, sc, ret } => Rec::Exit { who: self.resolve(who, &a.cur, &b.cur, complete), sc, ret },
+                r => r,
+            };
+            if complete {
+                a.replay.apply(r);
+            } else {
+                a.log.push(r);
+            }
+        }
+        for (x, y) in a.cur.iter_mut().zip(&b.cur) {
+            x.0 = x.0.or(y.0);
+            x.1 = y.1.or(x.1);
+        }
+        a.info = a.info.merge(b.info);
+        a.span = a.span.merge(b.span);
+        a
+    }
+
+    fn finish(&self, st: IoState) -> IoReport {
+        let st = if st.complete { st } else { self.merge(self.initial_state(), st) };
+        let info = &st.info;
+        let mut threads: Vec<ThreadIoRow> = st
+            .replay
+            .threads
+            .iter()
+            .map(|(&tid, &(r, w))| ThreadIoRow { tid, pid: info.pid_of(tid), comm: info.comm_of(tid).to_string(), read_bytes: r, write_bytes: w })
+            .collect();
+        threads.sort_by(|x, y| (y.read_bytes + y.write_bytes).cmp(&(x.read_bytes + x.write_bytes)).then(x.tid.cmp(&y.tid)));
+        let mut procs: BTreeMap<i32, (u64, u64)> = BTreeMap::new();
+        for t in &threads {
+            let p = procs.entry(t.pid.unwrap_or(t.tid)).or_default();
+            p.0 += t.read_bytes;
+            p.1 += t.write_bytes;
+        }
+        let mut processes: Vec<ProcessIoRow> = procs
+            .into_iter()
+            .map(|(pid, (r, w))| ProcessIoRow { pid, comm: info.comm_of(pid).to_string(), read_bytes: r, write_bytes: w })
+            .collect();
+        processes.sort_by(|x, y| (y.read_bytes + y.write_bytes).cmp(&(x.read_bytes + x.write_bytes)).then(x.pid.cmp(&y.pid)));
+        let mut files: Vec<FileIoRow> =
+            st.replay.files.iter().map(|(p, &(r, w))| FileIoRow { path: p.to_string(), read_bytes: r, write_bytes: w }).collect();
+        files.sort_by(|x, y| (y.read_bytes + y.write_bytes).cmp(&(x.read_bytes + x.write_bytes)).then(x.path.cmp(&y.path)));
+        IoReport { analysis: "io", begin_ns: st.span.begin, end_ns: st.span.end, threads, processes, files }
+    }
+}

@@ -1,0 +1,144 @@
+//! The Linux kernel model and the `count`, `cpu` and `io` analyses, as mergeable chunk
+//! states run by [`engine`] (requirements B1, B4–B6).
+//!
+//! Where it sits: above `ctf` and `engine`; the `tracecube` binary calls [`run`] and the
+//! formatters in [`output`]. Modules: [`kernel`] (event layouts of every LTTng
+//! generation, resolved once into dispatch tables), [`model`] (thread names and pids,
+//! time span), [`count`], [`cpu`], [`io`], [`output`] (text, JSON, LAMI 1.0),
+//! [`bench`] (the speedup table).
+//!
+//! Every result is independent of the thread count, chunk size and partition scheme,
+//! and equal to a serial run (tests sweep them).
+
+pub mod bench;
+pub mod count;
+pub mod cpu;
+pub mod io;
+pub mod kernel;
+pub mod model;
+pub mod output;
+
+use ctf::trace::TraceSet;
+pub use engine::{EngineError, Partition};
+
+pub use count::CountReport;
+pub use cpu::{CpuReport, HeadPolicy};
+pub use io::IoReport;
+
+/// Which analysis to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnalysisKind {
+    /// Event counts.
+    Count,
+    /// CPU usage.
+    Cpu,
+    /// I/O usage.
+    Io,
+}
+
+impl AnalysisKind {
+    /// All analyses.
+    pub const ALL: [AnalysisKind; 3] = [AnalysisKind::Count, AnalysisKind::Cpu, AnalysisKind::Io];
+    /// Name used on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            AnalysisKind::Count => "count",
+            AnalysisKind::Cpu => "cpu",
+            AnalysisKind::Io => "io",
+        }
+    }
+}
+
+impl std::str::FromStr for AnalysisKind {
+    type Err = AnalysisError;
+    fn from_str(s: &str) -> Result<Self, AnalysisError> {
+        match s {
+            "count" => Ok(AnalysisKind::Count),
+            "cpu" | "cputop" => Ok(AnalysisKind::Cpu),
+            "io" | "iousagetop" => Ok(AnalysisKind::Io),
+            _ => Err(AnalysisError::UnknownAnalysis(s.into())),
+        }
+    }
+}
+
+/// Options of [`run`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Worker threads (0: all cores).
+    pub threads: usize,
+    /// Approximate bytes per chunk.
+    pub chunk_size: u64,
+    /// Partition scheme.
+    pub partition: Partition,
+    /// Only events at or after this timestamp (ns from origin).
+    pub begin: Option<i64>,
+    /// Only events at or before this timestamp (ns from origin).
+    pub end: Option<i64>,
+    /// Only these threads in the report (empty: all).
+    pub tids: Vec<i32>,
+    /// Keep the N first rows of each table (None: all).
+    pub limit: Option<usize>,
+    /// Time before a CPU's first `sched_switch` (see [`HeadPolicy`]).
+    pub head: HeadPolicy,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions { threads: 0, chunk_size: 4 << 20, partition: Partition::Hybrid, begin: None, end: None, tids: Vec::new(), limit: None, head: HeadPolicy::FromStart }
+    }
+}
+
+impl RunOptions {
+    /// The engine's part of these options.
+    pub fn engine(&self) -> engine::EngineOptions {
+        engine::EngineOptions { threads: self.threads, chunk_size: self.chunk_size, partition: self.partition, begin: self.begin, end: self.end }
+    }
+}
+
+/// A failed analysis.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AnalysisError {
+    /// The engine failed (decoding error, worker panic).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// Not `count`, `cpu` or `io`.
+    #[error("unknown analysis {0:?} (expected count, cpu or io)")]
+    UnknownAnalysis(String),
+}
+
+/// The result of one analysis.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Report {
+    /// From `count`.
+    Count(CountReport),
+    /// From `cpu`.
+    Cpu(CpuReport),
+    /// From `io`.
+    Io(IoReport),
+}
+
+/// Runs analysis `which` over `set`, then applies the `tids` filter and `limit`.
+pub fn run(set: &TraceSet, which: AnalysisKind, opts: &RunOptions) -> Result<Report, AnalysisError> {
+    let e = opts.engine();
+    let keep = |t: i32| opts.tids.is_empty() || opts.tids.contains(&t);
+    let lim = opts.limit.unwrap_or(usize::MAX);
+    Ok(match which {
+        AnalysisKind::Count => Report::Count(engine::run(&count::Count::new(set), set, &e)?),
+        AnalysisKind::Cpu => {
+            let mut r = engine::run(&cpu::Cpu::new(set, opts.head), set, &e)?;
+            r.threads.retain(|t| keep(t.tid));
+            r.threads.truncate(lim);
+            Report::Cpu(r)
+        }
+        AnalysisKind::Io => {
+            let mut r = engine::run(&io::Io::new(set, opts.head), set, &e)?;
+            r.threads.retain(|t| keep(t.tid));
+            r.processes.retain(|p| keep(p.pid) || opts.tids.is_empty());
+            r.threads.truncate(lim);
+            r.processes.truncate(lim);
+            r.files.truncate(lim);
+            Report::Io(r)
+        }
+    })
+}

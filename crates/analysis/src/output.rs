@@ -1,0 +1,127 @@
+//! Output formats of a [`Report`].
+//!
+//! - `json` (ours, stable): the report structs serialized as they are documented in
+//!   [`crate::count::CountReport`], [`crate::cpu::CpuReport`], [`crate::io::IoReport`]:
+//!   `{"analysis":"count","events":N,"discarded":N,"by_name":{..},"by_cpu":{"CPU":N},"begin_ns":T,"end_ns":T}`,
+//!   `{"analysis":"cpu","begin_ns","end_ns","cpus":[{"cpu","busy_ns","usage"}],"threads":[{"tid","pid","comm","cpu_ns","usage","migrations"}],"total_usage"}`,
+//!   `{"analysis":"io","begin_ns","end_ns","threads":[{"tid","pid","comm","read_bytes","write_bytes"}],"processes":[..],"files":[{"path","read_bytes","write_bytes"}]}`.
+//! - `lami`: LAMI 1.0 results as lttng-analyses' `-mi` writes them (`{"results":[{"class",
+//!   "time-range","data"}]}`), so Trace Compass can chart them.
+//! - `text`: readable tables in the manner of lttng-analyses.
+
+use serde_json::{json, Value};
+
+use crate::Report;
+
+/// Our JSON.
+pub fn to_json(r: &Report) -> Value {
+    match r {
+        Report::Count(c) => serde_json::to_value(c),
+        Report::Cpu(c) => serde_json::to_value(c),
+        Report::Io(c) => serde_json::to_value(c),
+    }
+    .unwrap_or(Value::Null)
+}
+
+fn range(b: Option<i64>, e: Option<i64>) -> Value {
+    json!({"class":"time-range","begin":{"class":"timestamp","value":b},"end":{"class":"timestamp","value":e}})
+}
+
+/// LAMI 1.0 results.
+pub fn to_lami(r: &Report) -> Value {
+    let results = match r {
+        Report::Count(c) => {
+            let tr = range(c.begin_ns, c.end_ns);
+            let data: Vec<Value> = c.by_name.iter().map(|(n, v)| json!([{"class":"string","value":n},{"class":"number","value":v}])).collect();
+            vec![json!({"class":{"inherit":"event-count","title":"Event count per name"},"time-range":tr,"data":data})]
+        }
+        Report::Cpu(c) => {
+            let tr = range(c.begin_ns, c.end_ns);
+            let procs: Vec<Value> = c
+                .threads
+                .iter()
+                .map(|t| json!([{"class":"process","name":t.comm,"tid":t.tid},{"class":"number","value":t.migrations},{"class":"string","value":"[]"},{"class":"ratio","value":t.usage}]))
+                .collect();
+            let cpus: Vec<Value> = c.cpus.iter().map(|x| json!([{"class":"cpu","id":x.cpu},{"class":"ratio","value":x.usage}])).collect();
+            vec![
+                json!({"class":"per-process","time-range":tr,"data":procs}),
+                json!({"class":"per-cpu","time-range":tr,"data":cpus}),
+                json!({"class":"total","time-range":tr,"data":[[{"class":"ratio","value":c.total_usage}]]}),
+            ]
+        }
+        Report::Io(c) => {
+            let tr = range(c.begin_ns, c.end_ns);
+            let mut out = Vec::new();
+            for (read, word) in [(true, "read"), (false, "written")] {
+                let mut th: Vec<_> = c.threads.iter().collect();
+                th.sort_by_key(|t| std::cmp::Reverse(if read { t.read_bytes } else { t.write_bytes }));
+                let data: Vec<Value> = th
+                    .iter()
+                    .map(|t| {
+                        let v = if read { t.read_bytes } else { t.write_bytes };
+                        let mut p = json!({"class":"process","name":t.comm,"tid":t.tid});
+                        if let Some(pid) = t.pid {
+                            p["pid"] = json!(pid);
+                        }
+                        json!([p, {"class":"size","value":v}])
+                    })
+                    .collect();
+                out.push(json!({"class":{"inherit":"per-process-top","title":format!("Per-process top I/O operations [{word}]")},"time-range":tr,"data":data}));
+            }
+            for (read, word) in [(true, "read"), (false, "written")] {
+                let mut fs: Vec<_> = c.files.iter().collect();
+                fs.sort_by_key(|f| std::cmp::Reverse(if read { f.read_bytes } else { f.write_bytes }));
+                let data: Vec<Value> = fs
+                    .iter()
+                    .map(|f| json!([{"class":"path","path":f.path},{"class":"size","value":if read { f.read_bytes } else { f.write_bytes }}]))
+                    .collect();
+                out.push(json!({"class":{"inherit":"per-file-top","title":format!("Per-file top I/O operations [{word}]")},"time-range":tr,"data":data}));
+            }
+            out
+        }
+    };
+    json!({ "results": results })
+}
+
+/// Readable text.
+pub fn to_text(r: &Report) -> String {
+    let mut s = String::new();
+    match r {
+        Report::Count(c) => {
+            s += &format!("Events: {}  Discarded: {}\nPer name:\n", c.events, c.discarded);
+            for (n, v) in &c.by_name {
+                s += &format!("  {v:>12}  {n}\n");
+            }
+            s += "Per CPU:\n";
+            for (n, v) in &c.by_cpu {
+                s += &format!("  {v:>12}  CPU {n}\n");
+            }
+        }
+        Report::Cpu(c) => {
+            s += "Per-TID Usage                     Process                   Migrations\n";
+            for t in &c.threads {
+                s += &format!("{:>8.2} %   {:<24} {:>10}\n", t.usage * 100.0, format!("{} ({})", t.comm, t.tid), t.migrations);
+            }
+            s += "\nPer-CPU Usage\n";
+            for x in &c.cpus {
+                s += &format!("{:>8.2} %   CPU {}\n", x.usage * 100.0, x.cpu);
+            }
+            s += &format!("\nTotal CPU Usage: {:.2}%\n", c.total_usage * 100.0);
+        }
+        Report::Io(c) => {
+            s += "Per-thread I/O                    Read (B)      Written (B)\n";
+            for t in &c.threads {
+                s += &format!("{:<30} {:>12} {:>14}\n", format!("{} ({})", t.comm, t.tid), t.read_bytes, t.write_bytes);
+            }
+            s += "\nPer-process I/O\n";
+            for p in &c.processes {
+                s += &format!("{:<30} {:>12} {:>14}\n", format!("{} ({})", p.comm, p.pid), p.read_bytes, p.write_bytes);
+            }
+            s += "\nPer-file I/O\n";
+            for f in &c.files {
+                s += &format!("{:<50} {:>12} {:>14}\n", f.path, f.read_bytes, f.write_bytes);
+            }
+        }
+    }
+    s
+}

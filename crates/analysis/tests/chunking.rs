@@ -1,0 +1,74 @@
+//! Chunking invariance (B6): any thread count, chunk size and partition scheme gives
+//! the serial result; and the synthesizer's truth is met exactly.
+
+use analysis::{run, AnalysisKind, Partition, Report, RunOptions};
+use proptest::prelude::*;
+
+fn synth_trace(cpus: u32, events: u64, seed: u64) -> (tempfile::TempDir, ctf::trace::TraceSet, synth::Truth) {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = synth::SynthConfig { cpus, events, seed, packet_size: 4096, ..Default::default() };
+    let s = synth::generate(&cfg, dir.path()).unwrap();
+    let set = ctf::trace::TraceSet::open(&s.trace_dir).unwrap();
+    (dir, set, s.truth)
+}
+
+fn serial(set: &ctf::trace::TraceSet, k: AnalysisKind) -> Report {
+    run(set, k, &RunOptions { threads: 1, chunk_size: u64::MAX, ..Default::default() }).unwrap()
+}
+
+#[test]
+fn synth_truth_exact() {
+    let (_d, set, truth) = synth_trace(4, 30_000, 7);
+    let Report::Count(c) = serial(&set, AnalysisKind::Count) else { unreachable!() };
+    assert_eq!(c.events, truth.events_total);
+    assert_eq!(c.by_name.len(), truth.events.len());
+    for (k, v) in &truth.events {
+        assert_eq!(c.by_name.get(k), Some(v), "{k}");
+    }
+    for cpu in &truth.cpus {
+        assert_eq!(c.by_cpu.get(&cpu.cpu.to_string()).copied().unwrap_or(0), cpu.events);
+    }
+    let Report::Cpu(r) = serial(&set, AnalysisKind::Cpu) else { unreachable!() };
+    let off = truth.clock_offset_ns as i64;
+    assert_eq!(r.begin_ns, Some(truth.begin_ns as i64 + off));
+    assert_eq!(r.end_ns, Some(truth.end_ns as i64 + off));
+    for cpu in &truth.cpus {
+        let got = r.cpus.iter().find(|c| c.cpu == cpu.cpu).map_or(0, |c| c.busy_ns);
+        assert_eq!(got, cpu.busy_ns, "cpu {}", cpu.cpu);
+    }
+    let ours: std::collections::BTreeMap<i32, u64> = r.threads.iter().map(|t| (t.tid, t.cpu_ns)).collect();
+    for (tid, t) in &truth.threads {
+        assert_eq!(ours.get(tid).copied().unwrap_or(0), t.cpu_ns, "tid {tid}");
+        if t.cpu_ns > 0 {
+            let row = r.threads.iter().find(|x| x.tid == *tid).unwrap();
+            assert_eq!(row.pid, Some(t.pid), "pid of {tid}");
+            assert_eq!(row.comm, t.comm, "comm of {tid}");
+        }
+    }
+    let Report::Io(io) = serial(&set, AnalysisKind::Io) else { unreachable!() };
+    let th: std::collections::BTreeMap<i32, (u64, u64)> = io.threads.iter().map(|t| (t.tid, (t.read_bytes, t.write_bytes))).collect();
+    for (tid, t) in &truth.threads {
+        assert_eq!(th.get(tid).copied().unwrap_or_default(), (t.read_bytes, t.write_bytes), "io tid {tid}");
+    }
+    let pr: std::collections::BTreeMap<i32, (u64, u64)> = io.processes.iter().map(|t| (t.pid, (t.read_bytes, t.write_bytes))).collect();
+    for (pid, p) in &truth.processes {
+        assert_eq!(pr.get(pid).copied().unwrap_or_default(), (p.read_bytes, p.write_bytes), "io pid {pid}");
+    }
+    let fi: std::collections::BTreeMap<&str, (u64, u64)> = io.files.iter().map(|f| (f.path.as_str(), (f.read_bytes, f.write_bytes))).collect();
+    for (path, f) in &truth.files {
+        assert_eq!(fi.get(path.as_str()).copied().unwrap_or_default(), (f.read_bytes, f.write_bytes), "file {path}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
+    #[test]
+    fn any_chunking_equals_serial(threads in 1usize..5, chunk in 1u64..64, scheme in 0u8..3, seed in 0u64..3) {
+        let (_d, set, _) = synth_trace(3, 6_000, seed);
+        let partition = [Partition::Hybrid, Partition::Time, Partition::Stream][scheme as usize];
+        let opts = RunOptions { threads, chunk_size: chunk * 1024, partition, ..Default::default() };
+        for k in AnalysisKind::ALL {
+            prop_assert_eq!(run(&set, k, &opts).unwrap(), serial(&set, k));
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Reading a stream as any sequence of packet chunks gives exactly what reading it
+//! whole gives (the property parallel analysis relies on), and hostile bytes never
+//! panic the decoder.
+
+use std::path::Path;
+
+use ctf::stream::{Item, StreamCursor};
+use ctf::trace::TraceSet;
+use proptest::prelude::*;
+
+/// A compact fingerprint of every item: (kind, ts, class name, payload JSON).
+fn items(set: &TraceSet, stream: usize, range: std::ops::Range<usize>) -> Vec<(u8, Option<i64>, String)> {
+    let mut out = Vec::new();
+    let mut c = StreamCursor::with_packets(set, stream, range);
+    let mut state = ctf::dump::DumpState::default();
+    while let Some(mut item) = c.next().expect("valid trace") {
+        let mut json = Vec::new();
+        ctf::dump::write_json(&mut json, &mut item, &mut state).expect("decodes");
+        let (kind, ts) = match &item {
+            Item::Event(e) => (0, e.ts()),
+            Item::Discarded(n) => (1, n.end_ns),
+            Item::LostPackets(n) => (2, n.end_ns),
+        };
+        out.push((kind, ts, String::from_utf8(json).unwrap()));
+    }
+    out
+}
+
+fn synth_trace(dir: &Path, seed: u64) -> TraceSet {
+    let cfg = synth::SynthConfig { cpus: 2, events: 20_000, seed, packet_size: 4096, ..Default::default() };
+    synth::generate(&cfg, dir).expect("synthesize");
+    TraceSet::open(dir).expect("open")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
+    #[test]
+    fn any_chunking_equals_whole_stream(seed in 0u64..1000, cuts in proptest::collection::vec(0.0f64..1.0, 0..6)) {
+        let dir = tempfile::tempdir().unwrap();
+        let set = synth_trace(dir.path(), seed);
+        for s in 0..set.streams.len() {
+            let n = set.streams[s].packets.len();
+            prop_assert!(n > 3, "the trace should have several packets per stream");
+            let whole = items(&set, s, 0..n);
+            let mut bounds: Vec<usize> = cuts.iter().map(|c| (c * n as f64) as usize).collect();
+            bounds.push(0);
+            bounds.push(n);
+            bounds.sort_unstable();
+            bounds.dedup();
+            let mut chunked = Vec::new();
+            for w in bounds.windows(2) {
+                chunked.extend(items(&set, s, w[0]..w[1]));
+            }
+            prop_assert_eq!(whole, chunked);
+        }
+    }
+
+    #[test]
+    fn corrupted_streams_never_panic(seed in 0u64..50, flips in proptest::collection::vec((0usize..1 << 16, any::<u8>()), 1..40)) {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = synth::SynthConfig { cpus: 1, events: 2_000, seed, packet_size: 4096, ..Default::default() };
+        synth::generate(&cfg, dir.path()).unwrap();
+        let stream = dir.path().join("kernel/channel0_0");
+        let mut bytes = std::fs::read(&stream).unwrap();
+        for (pos, v) in &flips {
+            let len = bytes.len();
+            bytes[pos % len] ^= v;
+        }
+        std::fs::write(&stream, &bytes).unwrap();
+        std::fs::remove_dir_all(dir.path().join("kernel/index")).unwrap();
+        if let Ok(set) = TraceSet::open(dir.path()) {
+            let mut m = ctf::merge::Merger::new(&set);
+            let mut state = ctf::dump::DumpState::default();
+            let mut n = 0;
+            while let Ok(Some(mut item)) = m.next() {
+                let mut json = Vec::new();
+                let _ = ctf::dump::write_json(&mut json, &mut item.item, &mut state);
+                n += 1;
+                prop_assert!(n < 10_000_000);
+            }
+        }
+    }
+
+    #[test]
+    fn arbitrary_metadata_never_panics(text in "[a-z_{}\\[\\]<>;:=.,0-9 \"\n-]{0,400}") {
+        let _ = ctf::metadata::parse_metadata(text.as_bytes(), Path::new("fuzz"));
+        let with_header = format!("/* CTF 1.8 */ typealias integer {{ size = 8; }} := u8; trace {{ major = 1; minor = 8; byte_order = le; }}; {text}");
+        if let Ok((tc, _)) = ctf::metadata::parse_metadata(with_header.as_bytes(), Path::new("fuzz")) {
+            let _ = ctf::plan::Plan::compile(&tc);
+        }
+    }
+}
+
+#[test]
+fn truncated_metadata_packets_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    synth_trace(dir.path(), 1);
+    let meta = std::fs::read(dir.path().join("kernel/metadata")).unwrap();
+    // Metadata packets are 4096 bytes: cut inside headers and inside the last packet's content.
+    for cut in [10, 37, 100, meta.len() - 4096 + 40] {
+        let r = ctf::metadata::parse_metadata(&meta[..cut], Path::new("m"));
+        assert!(r.is_err(), "cut at {cut} should fail");
+    }
+    assert!(ctf::metadata::parse_metadata(&meta, Path::new("m")).is_ok());
+}

@@ -1,0 +1,111 @@
+//! Parallel execution of mergeable trace analyses (requirements B1–B3, B6, B7).
+//!
+//! Where it sits: above `ctf` (it reads streams through [`ctf::stream::StreamCursor`]),
+//! below `analysis` (which implements [`Analysis`] for the Linux kernel). It knows
+//! nothing of kernels.
+//!
+//! # Model (B1)
+//! An [`Analysis`] has a chunk-local `State` that starts empty
+//! ([`Analysis::new_state`]), consumes the items of one *slice* of the trace in time
+//! order, and an associative [`Analysis::merge`] that joins two adjacent states in time
+//! order (`earlier`, `later`), resolving what the later one could not know.
+//!
+//! # Partitioning (B2)
+//! A [`Slice`] is a half-open time range `[lo, hi)` together with, for every stream,
+//! the range of packets that may hold events of that range. Slices cut the *whole* trace
+//! at the same instants on every stream (the hybrid scheme of the paper): slice `k` of
+//! every stream covers time range `k`, so slices are totally ordered in time and merging
+//! them left to right reproduces the serial order. Inside a slice the streams are merged
+//! by timestamp (ties broken by stream index, exactly as [`ctf::merge::Merger`]), and
+//! items outside `[lo, hi)` are skipped, so each item belongs to exactly one slice even
+//! when a packet straddles a boundary (that packet is decoded by both slices).
+//! [`Partition`] chooses where the instants are: from the packet index so that each
+//! slice holds about `chunk_size` bytes (hybrid, default), evenly in time (time), or at
+//! the packet cuts of the largest stream only (stream).
+//!
+//! # Execution (B3)
+//! [`run`] starts N workers that take slices in order; the calling thread merges their
+//! states in slice order as soon as they arrive (pipelined), holding at most
+//! `2 × N` finished or running slices (memory is bounded by chunks in flight). Stream
+//! files are mapped once by [`ctf::trace::TraceSet`], which is shared by reference.
+//! With one worker the same code runs inline: serial is the one-worker engine.
+
+pub mod bench;
+pub mod exec;
+pub mod partition;
+
+pub use exec::{run, run_slices, Ctx, EngineError};
+pub use partition::{partition, Partition, PartitionError, Slice};
+
+use ctf::stream::{EventRef, Notice};
+
+/// Which kind of notice a stream produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeKind {
+    /// Events discarded by the tracer (`events_discarded` grew).
+    Discarded,
+    /// Packets lost (`packet_seq_num` skipped).
+    LostPackets,
+}
+
+/// A trace analysis as a mergeable chunk state (B1).
+pub trait Analysis: Sync {
+    /// Chunk-local state.
+    type State: Send;
+    /// Final result.
+    type Output;
+
+    /// An empty state for a slice whose earlier history is unknown.
+    fn new_state(&self) -> Self::State;
+
+    /// The state before the first event of the trace (nothing earlier exists). The
+    /// engine folds slices starting from it; by default the empty state.
+    fn initial_state(&self) -> Self::State {
+        self.new_state()
+    }
+
+    /// Consumes one event of the slice (events come in time order).
+    fn on_event(&self, st: &mut Self::State, ev: &EventRef<'_, '_>, ctx: &Ctx);
+
+    /// Consumes a discarded-events or lost-packets notice.
+    fn on_notice(&self, _st: &mut Self::State, _kind: NoticeKind, _n: &Notice, _ctx: &Ctx) {}
+
+    /// Joins two adjacent states, `earlier` covering the time just before `later`.
+    /// Must be associative.
+    fn merge(&self, earlier: Self::State, later: Self::State) -> Self::State;
+
+    /// Turns the merged state of the whole trace into the result.
+    fn finish(&self, st: Self::State) -> Self::Output;
+}
+
+/// Options of one engine run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineOptions {
+    /// Worker threads (0 = all cores).
+    pub threads: usize,
+    /// Approximate bytes of stream data per slice.
+    pub chunk_size: u64,
+    /// Where slices are cut.
+    pub partition: Partition,
+    /// Items before this timestamp (ns from origin) are skipped.
+    pub begin: Option<i64>,
+    /// Items after this timestamp (ns from origin, inclusive) are skipped.
+    pub end: Option<i64>,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions { threads: 0, chunk_size: 4 << 20, partition: Partition::Hybrid, begin: None, end: None }
+    }
+}
+
+impl EngineOptions {
+    /// The number of workers these options ask for (0 resolved to the core count).
+    pub fn worker_count(&self) -> usize {
+        if self.threads == 0 {
+            std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+        } else {
+            self.threads
+        }
+    }
+}

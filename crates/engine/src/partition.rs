@@ -1,0 +1,154 @@
+//! Cutting a trace set into time slices (B2). See the crate docs for the scheme.
+
+use std::ops::Range;
+
+use ctf::trace::TraceSet;
+
+/// Where slice boundaries are placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Partition {
+    /// Walk all streams' packet indexes in time order, cutting every ~`chunk_size`
+    /// bytes (default; the paper's hybrid packet-based scheme).
+    #[default]
+    Hybrid,
+    /// Equal time ranges, as many as `total bytes / chunk_size`.
+    Time,
+    /// Cuts at the packet boundaries of the largest stream only (its chunks are whole
+    /// packet ranges; other streams are clipped to the same instants).
+    Stream,
+}
+
+impl std::str::FromStr for Partition {
+    type Err = PartitionError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "hybrid" | "packet" => Ok(Partition::Hybrid),
+            "time" => Ok(Partition::Time),
+            "stream" => Ok(Partition::Stream),
+            _ => Err(PartitionError::Unknown(s.to_string())),
+        }
+    }
+}
+
+/// An invalid partition name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PartitionError {
+    /// Not one of `hybrid`, `time`, `stream`.
+    #[error("unknown partition scheme {0:?} (expected hybrid, time or stream)")]
+    Unknown(String),
+}
+
+/// One unit of work: a time range and, per stream, the packets that may hold it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Slice {
+    /// First timestamp included (ns from origin).
+    pub lo: i64,
+    /// First timestamp excluded (`i64::MAX`: none; then items at `i64::MAX` are included).
+    pub hi: i64,
+    /// `(stream index, packet range)`, non-empty ranges only, by stream index.
+    pub chunks: Vec<(usize, Range<usize>)>,
+}
+
+impl Slice {
+    /// Whether timestamp `t` belongs to this slice.
+    #[inline]
+    pub fn contains(&self, t: i64) -> bool {
+        t >= self.lo && (t < self.hi || self.hi == i64::MAX)
+    }
+    /// Bytes of the packets of this slice.
+    pub fn bytes(&self, set: &TraceSet) -> u64 {
+        self.chunks.iter().map(|(s, r)| set.streams[*s].packets[r.clone()].iter().map(|p| p.info.total_bits / 8).sum::<u64>()).sum()
+    }
+}
+
+/// Packet time bounds in ns, per stream; `None` when some packet lacks them.
+fn packet_times(set: &TraceSet) -> Option<Vec<Vec<(i64, i64, u64)>>> {
+    let mut out = Vec::with_capacity(set.streams.len());
+    for s in &set.streams {
+        let mut v = Vec::with_capacity(s.packets.len());
+        for p in &s.packets {
+            let t = set.traces.get(p.trace as usize)?;
+            let sp = t.plan.stream(p.info.stream_class)?;
+            let conv = t.clocks.get(sp.clock?)?;
+            let (b, e) = (conv.to_ns(p.info.ts_begin?), conv.to_ns(p.info.ts_end?));
+            v.push((b, e.max(b), p.info.total_bits / 8));
+        }
+        out.push(v);
+    }
+    Some(out)
+}
+
+/// One slice holding everything.
+fn whole(set: &TraceSet) -> Vec<Slice> {
+    let chunks = set.streams.iter().enumerate().filter(|(_, s)| !s.packets.is_empty()).map(|(i, s)| (i, 0..s.packets.len())).collect();
+    vec![Slice { lo: i64::MIN, hi: i64::MAX, chunks }]
+}
+
+/// Cuts `set` into time-ordered slices of about `chunk_size` bytes. Falls back to a
+/// single slice when a packet lacks timestamps or a stream lacks a clock.
+pub fn partition(set: &TraceSet, scheme: Partition, chunk_size: u64) -> Vec<Slice> {
+    let chunk_size = chunk_size.max(1);
+    let Some(times) = packet_times(set) else { return whole(set) };
+    let mut cuts: Vec<i64> = Vec::new();
+    match scheme {
+        Partition::Hybrid => {
+            let mut all: Vec<(i64, u64)> = times.iter().flatten().map(|&(b, _, n)| (b, n)).collect();
+            all.sort_unstable();
+            let mut acc = 0u64;
+            for (b, n) in all {
+                if acc >= chunk_size {
+                    cuts.push(b);
+                    acc = 0;
+                }
+                acc += n;
+            }
+        }
+        Partition::Time => {
+            let total: u64 = times.iter().flatten().map(|t| t.2).sum();
+            let lo = times.iter().flatten().map(|t| t.0).min();
+            let hi = times.iter().flatten().map(|t| t.1).max();
+            if let (Some(lo), Some(hi)) = (lo, hi) {
+                let n = total.div_ceil(chunk_size).clamp(1, 1 << 20) as i128;
+                let span = (hi as i128 - lo as i128).max(1);
+                for k in 1..n {
+                    cuts.push((lo as i128 + span * k / n) as i64);
+                }
+            }
+        }
+        Partition::Stream => {
+            if let Some(big) = times.iter().max_by_key(|v| v.iter().map(|t| t.2).sum::<u64>()) {
+                let mut acc = 0u64;
+                for &(b, _, n) in big {
+                    if acc >= chunk_size {
+                        cuts.push(b);
+                        acc = 0;
+                    }
+                    acc += n;
+                }
+            }
+        }
+    }
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut bounds = Vec::with_capacity(cuts.len() + 2);
+    bounds.push(i64::MIN);
+    bounds.extend(cuts.into_iter().filter(|&c| c != i64::MIN && c != i64::MAX));
+    bounds.push(i64::MAX);
+    let mut slices = Vec::with_capacity(bounds.len() - 1);
+    for w in bounds.windows(2) {
+        let (lo, hi) = (w[0], w[1]);
+        let mut chunks = Vec::new();
+        for (si, v) in times.iter().enumerate() {
+            // Packets whose [begin, end] meets [lo, hi); a contiguous range even when
+            // old tracers make neighbouring packets overlap slightly.
+            let hit = |&(b, e, _): &(i64, i64, u64)| b < hi && e >= lo || (hi == i64::MAX && b >= lo);
+            let first = v.iter().position(hit);
+            let last = v.iter().rposition(hit);
+            if let (Some(f), Some(l)) = (first, last) {
+                chunks.push((si, f..l + 1));
+            }
+        }
+        slices.push(Slice { lo, hi, chunks });
+    }
+    slices
+}

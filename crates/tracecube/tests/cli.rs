@@ -1,0 +1,94 @@
+//! The `tracecube` binary as a black box: commands, outputs and exit codes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tracecube"))
+}
+
+/// `../shared` beside the repository, when present (CI and developer machines).
+fn shared() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+    p.join("traces").is_dir().then_some(p)
+}
+
+#[test]
+fn demo_runs_and_agrees_with_truth() {
+    let out = bin().args(["demo", "--events", "20000"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("identical"), "{text}");
+}
+
+#[test]
+fn synth_then_dump_round_trips_event_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin().args(["synth", "--cpus", "2", "--events", "5000", "--seed", "3", "-o"]).arg(dir.path()).output().unwrap();
+    assert!(out.status.success());
+    let truth: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("truth.json")).unwrap()).unwrap();
+    let out = bin().arg("dump").arg(dir.path()).output().unwrap();
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> = out.stdout.split(|b| *b == b'\n').filter(|l| !l.is_empty()).map(|l| serde_json::from_slice(l).unwrap()).collect();
+    assert_eq!(lines.len() as u64, truth["events_total"].as_u64().unwrap());
+    // Time order across streams.
+    let ts: Vec<i64> = lines.iter().map(|l| l["ts"].as_i64().unwrap()).collect();
+    assert!(ts.windows(2).all(|w| w[0] <= w[1]));
+}
+
+#[test]
+fn missing_trace_is_a_clean_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin().arg("dump").arg(dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no CTF trace found"), "{err}");
+}
+
+#[test]
+fn damaged_stream_keeps_earlier_events_and_names_file_and_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(bin().args(["synth", "--cpus", "1", "--events", "3000", "-o"]).arg(dir.path()).status().unwrap().success());
+    let stream = dir.path().join("kernel/channel0_0");
+    let mut bytes = std::fs::read(&stream).unwrap();
+    let cut = bytes.len() / 2;
+    bytes.truncate(cut);
+    std::fs::write(&stream, &bytes).unwrap();
+    std::fs::remove_dir_all(dir.path().join("kernel/index")).unwrap();
+    let out = bin().arg("dump").arg(dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("channel0_0") && err.contains("offset"), "{err}");
+    assert!(out.stdout.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count() > 100, "events before the damage are printed");
+}
+
+#[test]
+fn invalid_traces_get_one_clean_error_each() {
+    let Some(shared) = shared() else {
+        eprintln!("skipped: ../shared not present");
+        return;
+    };
+    let mut n = 0;
+    for e in std::fs::read_dir(shared.join("traces/invalid")).unwrap() {
+        let dir = e.unwrap().path();
+        let out = bin().arg("dump").arg(&dir).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {err}", dir.display());
+        assert!(!err.contains("panicked"), "{}: {err}", dir.display());
+        assert_eq!(err.lines().count(), 1, "{}: one error line: {err}", dir.display());
+        assert!(err.contains("metadata") || err.contains("offset"), "{}: names where: {err}", dir.display());
+        n += 1;
+    }
+    assert!(n >= 70);
+    println!("{n} invalid traces rejected cleanly");
+}
+
+#[test]
+fn info_reports_discarded_events_like_lttng_status() {
+    let Some(shared) = shared() else { return };
+    let out = bin().arg("info").arg(shared.join("traces/lttng-recorded/ust-discard")).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    // `lttng status` reported 113,133 discarded events for this session.
+    assert!(text.contains("discarded events: 113133"), "{text}");
+    assert!(text.contains("events: 29991"), "{text}");
+}
