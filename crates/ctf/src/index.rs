@@ -66,7 +66,7 @@ pub fn read_packet_header(plan: &Plan, dec: &mut Decoder, data: &[u8], offset: u
     let file_bits = buf.len() as u64 * 8;
     // Without packet_size the packet ends where its content does (or at end of file).
     let content = role(dec, Role::PacketContentSize);
-    let mut total_bits = role(dec, Role::PacketTotalSize).or(content.map(|c| c.div_ceil(8) * 8)).unwrap_or(file_bits);
+    let mut total_bits = role(dec, Role::PacketTotalSize).or_else(|| content.map(|c| c.div_ceil(8).saturating_mul(8))).unwrap_or(file_bits);
     let mut content_bits = content.unwrap_or(total_bits);
     let bad = |m: String| DecodeError::new(0, K::BadPacketSize(m));
     if total_bits == 0 || total_bits % 8 != 0 {

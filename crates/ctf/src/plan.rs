@@ -6,6 +6,7 @@
 //! its raw value lands in `slots[node]`, so later fields (lengths, tags) and users
 //! (analyses, through [`FieldHandle`]s) read it back in O(1).
 
+use crate::decode::node_align;
 use crate::ir::*;
 
 /// Index of a node in a [`Plan`]; also the index of its value slot.
@@ -20,6 +21,19 @@ pub struct FieldHandle {
     pub node: NodeId,
     /// Whether the field is in a packet scope (valid for the whole packet).
     pub packet_level: bool,
+    /// Where to read the field directly when its scope is skipped (fixed layout).
+    pub lazy: Option<LazyField>,
+}
+
+/// A field at a fixed bit offset inside a fixed-layout scope that decoding skips.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LazyField {
+    /// 0: common context, 1: specific context, 2: payload.
+    pub scope: u8,
+    /// Alignment of the scope's root structure.
+    pub root_align: u32,
+    /// Bit offset from the aligned start of the scope.
+    pub offset: u64,
 }
 
 /// One decoding step.
@@ -152,6 +166,42 @@ pub struct StreamPlan {
     by_id: Vec<u32>,
     /// Index of the default clock in the trace class's clocks.
     pub clock: Option<usize>,
+    /// A compiled form of the event header when it has LTTng's shape.
+    pub fast_header: Option<FastHeader>,
+}
+
+/// An integer at a fixed bit offset of the event header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FixedInt {
+    /// Node (slot) of the field.
+    pub node: NodeId,
+    /// Bit offset from the header's aligned start.
+    pub offset: u64,
+    /// Size in bits.
+    pub bits: u32,
+}
+
+/// LTTng's event header (compact: 5-bit id, 27-bit timestamp; large: 16-bit id,
+/// 32-bit timestamp; each with an extended form holding a 32-bit id and a 64-bit
+/// timestamp), recognised from the plan's structure and decoded without interpretation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FastHeader {
+    /// Alignment of the header structure.
+    pub align: u32,
+    /// Big-endian integers.
+    pub be: bool,
+    /// The id (enumeration) field.
+    pub id: FixedInt,
+    /// Tag values `lo..=hi` select the short form.
+    pub short_range: (u64, u64),
+    /// Timestamp of the short form.
+    pub short_ts: FixedInt,
+    /// Tag values selecting the extended form.
+    pub ext_range: (u64, u64),
+    /// Id of the extended form.
+    pub ext_id: FixedInt,
+    /// Timestamp of the extended form.
+    pub ext_ts: FixedInt,
 }
 
 impl StreamPlan {
@@ -183,6 +233,11 @@ pub struct Plan {
     pub packet_header: Option<NodeId>,
     /// Stream classes.
     pub streams: Vec<StreamPlan>,
+    /// Size in bits of each node when constant (starting at its own alignment).
+    pub fixed_size: Vec<Option<u64>>,
+    /// Whether decoding may skip a node: constant size, and nothing inside it is a
+    /// role, a clock, a sequence length or a variant tag.
+    pub skippable: Vec<bool>,
 }
 
 /// An error compiling a plan (a reference that cannot be resolved).
@@ -192,7 +247,16 @@ pub struct PlanError(pub String);
 impl Plan {
     /// Compiles a trace class.
     pub fn compile(tc: &TraceClass) -> Result<Plan, PlanError> {
-        let mut p = Plan { nodes: Vec::new(), members: Vec::new(), choices: Vec::new(), enums: Vec::new(), packet_header: None, streams: Vec::new() };
+        let mut p = Plan {
+            nodes: Vec::new(),
+            members: Vec::new(),
+            choices: Vec::new(),
+            enums: Vec::new(),
+            packet_header: None,
+            streams: Vec::new(),
+            fixed_size: Vec::new(),
+            skippable: Vec::new(),
+        };
         let mut roots: Vec<(Scope, NodeId)> = Vec::new();
         if let Some(h) = &tc.packet_header {
             let id = p.add(h, Scope::PacketHeader, &roots)?;
@@ -228,25 +292,169 @@ impl Plan {
                 Vec::new()
             };
             let clock = sc.default_clock.as_ref().and_then(|n| tc.clocks.iter().position(|c| &c.name == n));
-            p.streams.push(StreamPlan { id: sc.id, packet_context, event_header, common_context, events, by_id, clock });
+            p.streams.push(StreamPlan { id: sc.id, packet_context, event_header, common_context, events, by_id, clock, fast_header: None });
+        }
+        p.compute_layouts();
+        // TRACECUBE_GENERIC_HEADERS=1 disables the compiled header (to measure it).
+        if std::env::var_os("TRACECUBE_GENERIC_HEADERS").is_none() {
+            for i in 0..p.streams.len() {
+                p.streams[i].fast_header = p.streams[i].event_header.and_then(|h| p.recognize_lttng_header(h));
+            }
         }
         Ok(p)
+    }
+
+    /// Recognises `struct { enum id; variant <id> { struct { ts } short; struct { id; ts }
+    /// extended; } v; }` with unsigned integers of one byte order, timestamps mapped to
+    /// the clock, ids carrying the event-class-id role.
+    fn recognize_lttng_header(&self, h: NodeId) -> Option<FastHeader> {
+        let Node::Struct { align, first, count: 2, .. } = *self.node(h) else { return None };
+        let m = self.struct_members(first, 2);
+        let (id, var) = (m[0].node, m[1].node);
+        let Node::Int { bits: id_bits, signed: false, be, role: Some(Role::EventClassId), clock: false, enum_idx: Some(_), align: id_align, .. } = *self.node(id) else { return None };
+        let Node::Variant { tag, first: c0, count: 2, .. } = *self.node(var) else { return None };
+        if tag != id || id_align > align {
+            return None;
+        }
+        let choices = &self.choices[c0 as usize..c0 as usize + 2];
+        let int = |n: NodeId, want_role: Option<Role>, want_clock: bool, at: u64| -> Option<FixedInt> {
+            match *self.node(n) {
+                Node::Int { bits, signed: false, be: b, role, clock, align, enum_idx: None, .. } if b == be && role == want_role && clock == want_clock => {
+                    Some(FixedInt { node: n, offset: align_up(at, align as u64), bits })
+                }
+                _ => None,
+            }
+        };
+        // Offsets are constant only when no alignment inside exceeds the header's own
+        // (alignment is relative to the packet; a variant adds none of its own).
+        let option = |c: &Choice| -> Option<(Vec<NodeId>, u64)> {
+            let Node::Struct { first, count, align: opt_align } = *self.node(c.node) else { return None };
+            if opt_align > align {
+                return None;
+            }
+            let start = align_up(id_bits as u64, opt_align as u64);
+            Some((self.struct_members(first, count).iter().map(|m| m.node).collect(), start))
+        };
+        let (mut short, mut ext) = (None, None);
+        for c in choices {
+            let (members, start) = option(c)?;
+            let range = (u64::try_from(c.lo).ok()?, u64::try_from(c.hi).ok()?);
+            match members.as_slice() {
+                [ts] => short = Some((range, int(*ts, None, true, start)?)),
+                [eid, ts] => {
+                    let eid = int(*eid, Some(Role::EventClassId), false, start)?;
+                    let ts = int(*ts, None, true, eid.offset + eid.bits as u64)?;
+                    ext = Some((range, eid, ts));
+                }
+                _ => return None,
+            }
+        }
+        let ((short_range, short_ts), (ext_range, ext_id, ext_ts)) = (short?, ext?);
+        Some(FastHeader { align, be, id: FixedInt { node: id, offset: 0, bits: id_bits }, short_range, short_ts, ext_range, ext_id, ext_ts })
+    }
+
+    /// Fills `fixed_size` and `skippable`. Children always precede their parent in the
+    /// arena, so one pass in order sees every child first.
+    fn compute_layouts(&mut self) {
+        let n = self.nodes.len();
+        let mut referenced = vec![false; n];
+        for node in &self.nodes {
+            match *node {
+                Node::Seq { len, .. } => referenced[len.0 as usize] = true,
+                Node::Variant { tag, .. } => referenced[tag.0 as usize] = true,
+                _ => {}
+            }
+        }
+        self.fixed_size = vec![None; n];
+        self.skippable = vec![false; n];
+        for i in 0..n {
+            let (size, plain) = match self.nodes[i] {
+                Node::Int { bits, role, clock, .. } => (Some(bits as u64), role.is_none() && !clock),
+                Node::Float { bits, .. } => (Some(bits as u64), true),
+                Node::Str | Node::Seq { .. } | Node::Variant { .. } => (None, false),
+                Node::Array { elem, len, .. } => {
+                    let e = elem.0 as usize;
+                    let stride = self.fixed_size[e].map(|sz| align_up(sz, node_align(&self.nodes[e]) as u64));
+                    let size = match (stride, self.fixed_size[e]) {
+                        (_, _) if len == 0 => Some(0),
+                        (Some(st), Some(sz)) => st.checked_mul(len - 1).and_then(|x| x.checked_add(sz)),
+                        _ => None,
+                    };
+                    (size, self.skippable[e])
+                }
+                Node::Struct { first, count, .. } => {
+                    let mut off = Some(0u64);
+                    let mut plain = true;
+                    for m in &self.members[first as usize..(first + count) as usize] {
+                        let c = m.node.0 as usize;
+                        plain &= self.skippable[c];
+                        off = match (off, self.fixed_size[c]) {
+                            (Some(o), Some(sz)) => Some(align_up(o, node_align(&self.nodes[c]) as u64) + sz),
+                            _ => None,
+                        };
+                    }
+                    (off, plain)
+                }
+            };
+            self.fixed_size[i] = size;
+            self.skippable[i] = size.is_some() && plain && !referenced[i];
+        }
+    }
+
+    /// Bit offset of the node at `path` below a fixed-layout `root`, relative to the
+    /// root's aligned start (arrays: their last element, like slots hold).
+    fn fixed_offset(&self, root: NodeId, path: &[&str]) -> Option<u64> {
+        let mut cur = root;
+        let mut off = 0u64;
+        for name in path {
+            loop {
+                match *self.node(cur) {
+                    Node::Array { elem, len, .. } if len > 0 => {
+                        let stride = align_up(self.fixed_size[elem.0 as usize]?, node_align(self.node(elem)) as u64);
+                        off = align_up(off, node_align(self.node(cur)) as u64) + stride * (len - 1);
+                        cur = elem;
+                    }
+                    Node::Array { .. } => return None,
+                    _ => break,
+                }
+            }
+            let Node::Struct { first, count, .. } = *self.node(cur) else { return None };
+            off = align_up(off, node_align(self.node(cur)) as u64);
+            let mut found = None;
+            for m in self.struct_members(first, count) {
+                off = align_up(off, node_align(self.node(m.node)) as u64);
+                if &*m.name == *name {
+                    found = Some(m.node);
+                    break;
+                }
+                off += self.fixed_size[m.node.0 as usize]?;
+            }
+            cur = found?;
+        }
+        Some(align_up(off, node_align(self.node(cur)) as u64))
     }
 
     /// A handle on the field at `path` for events of class `ev` in stream class `sp`:
     /// searched in the payload, the specific context, the common context, the event
     /// header, the packet context and the packet header, in that order.
     pub fn event_field(&self, sp: &StreamPlan, ev: &EventPlan, path: &[&str]) -> Option<FieldHandle> {
-        let event = [ev.payload, ev.context, sp.common_context, sp.event_header];
+        let event = [(ev.payload, 2u8), (ev.context, 1), (sp.common_context, 0), (sp.event_header, 3)];
         let packet = [sp.packet_context, self.packet_header];
-        for root in event.into_iter().flatten() {
+        for (root, scope) in event {
+            let Some(root) = root else { continue };
             if let Some(node) = self.find(root, path) {
-                return Some(FieldHandle { node, packet_level: false });
+                let lazy = if scope < 3 && self.skippable[root.0 as usize] {
+                    let offset = self.fixed_offset(root, path)?;
+                    Some(LazyField { scope, root_align: node_align(self.node(root)), offset })
+                } else {
+                    None
+                };
+                return Some(FieldHandle { node, packet_level: false, lazy });
             }
         }
         for root in packet.into_iter().flatten() {
             if let Some(node) = self.find(root, path) {
-                return Some(FieldHandle { node, packet_level: true });
+                return Some(FieldHandle { node, packet_level: true, lazy: None });
             }
         }
         None
@@ -396,4 +604,10 @@ fn int_node(i: &IntClass, enum_idx: Option<u32>) -> Node {
 
 fn is_char(fc: &FieldClass) -> bool {
     matches!(fc, FieldClass::Int(i) if i.size == 8 && i.encoding != Encoding::None)
+}
+
+/// Rounds `v` up to a multiple of `a` (a power of two, or 0/1 for none).
+#[inline]
+pub fn align_up(v: u64, a: u64) -> u64 {
+    if a <= 1 { v } else { (v + a - 1) & !(a - 1) }
 }

@@ -6,7 +6,7 @@
 //! previous discarded-event counter) then starts from the chunk's first packet.
 
 use crate::clock::ClockConv;
-use crate::decode::{role_index, Cursor, Decoder, SlotsOnly, Visitor};
+use crate::decode::{node_align, role_index, Cursor, Decoder, SlotsOnly, Visitor};
 use crate::error::{DecodeError, DecodeErrorKind as K, Error, Result};
 use crate::index::read_packet_header;
 use crate::ir::Role;
@@ -285,28 +285,33 @@ impl<'t> StreamCursor<'t> {
         let sp = self.sp;
         let start = self.cur.pos;
         self.dec.epoch = self.dec.epoch.wrapping_add(1);
-        self.dec.roles[role_index(Role::EventClassId)] = None;
-        if let Some(h) = sp.event_header {
-            self.dec.decode(plan, h, &mut self.cur, &mut SlotsOnly)?;
-        }
-        let id = match self.dec.roles[role_index(Role::EventClassId)] {
-            Some(id) => id,
-            None => sp.events.first().map(|e| e.id).unwrap_or(0),
+        let id = if let Some(fh) = &sp.fast_header {
+            self.dec.decode_fast_header(fh, &mut self.cur)?
+        } else {
+            self.dec.roles[role_index(Role::EventClassId)] = None;
+            if let Some(h) = sp.event_header {
+                self.dec.decode(plan, h, &mut self.cur, &mut SlotsOnly)?;
+            }
+            match self.dec.roles[role_index(Role::EventClassId)] {
+                Some(id) => id,
+                None => sp.events.first().map(|e| e.id).unwrap_or(0),
+            }
         };
         let class = sp.event(id).ok_or(DecodeError::new(start, K::UnknownEventId(id, sp.id)))?;
         let class_idx = (class as *const EventPlan as usize - sp.events.as_ptr() as usize) / std::mem::size_of::<EventPlan>();
         let mut scopes = [0u64; 3];
-        scopes[0] = self.cur.pos;
-        if let Some(c) = sp.common_context {
-            self.dec.decode(plan, c, &mut self.cur, &mut SlotsOnly)?;
-        }
-        scopes[1] = self.cur.pos;
-        if let Some(c) = class.context {
-            self.dec.decode(plan, c, &mut self.cur, &mut SlotsOnly)?;
-        }
-        scopes[2] = self.cur.pos;
-        if let Some(c) = class.payload {
-            self.dec.decode(plan, c, &mut self.cur, &mut SlotsOnly)?;
+        for (k, root) in [sp.common_context, class.context, class.payload].into_iter().enumerate() {
+            scopes[k] = self.cur.pos;
+            if let Some(c) = root {
+                if plan.skippable[c.0 as usize] {
+                    // Fixed layout and nothing anyone needs a slot for: skip it; handles
+                    // read its fields in place (`LazyField`).
+                    let size = plan.fixed_size[c.0 as usize].unwrap_or(0);
+                    self.cur.skip(node_align(plan.node(c)), size)?;
+                } else {
+                    self.dec.decode(plan, c, &mut self.cur, &mut SlotsOnly)?;
+                }
+            }
         }
         if self.cur.pos == start {
             return Err(DecodeError::new(start, K::EmptyEvent(id)));
@@ -434,9 +439,22 @@ impl<'c, 't> EventRef<'c, 't> {
         stamp >= since && stamp <= self.c.ev.epoch
     }
 
-    /// An integer field's value as unsigned (raw bits), if the event has it.
+    /// Bit position of a lazily read field in the packet.
+    #[inline]
+    fn lazy_pos(&self, l: &crate::plan::LazyField) -> u64 {
+        crate::plan::align_up(self.c.ev.scopes[l.scope as usize], l.root_align as u64) + l.offset
+    }
+
+    /// An integer field's value as unsigned (raw bits; signed values sign-extended), if
+    /// the event has it.
     #[inline]
     pub fn uint(&self, h: FieldHandle) -> Option<u64> {
+        if let Some(l) = h.lazy {
+            let Node::Int { bits, signed, be, .. } = *self.c.plan.node(h.node) else { return None };
+            let pos = self.lazy_pos(&l);
+            let raw = if be { crate::bits::read_be(self.c.cur.buf, pos, bits) } else { crate::bits::read_le(self.c.cur.buf, pos, bits) };
+            return Some(if signed { crate::bits::sign_extend(raw, bits) as u64 } else { raw });
+        }
         self.valid(h).then(|| self.c.dec.slots[h.node.0 as usize])
     }
 
@@ -448,10 +466,11 @@ impl<'c, 't> EventRef<'c, 't> {
 
     /// A string field (or character array) as bytes borrowed from the trace.
     pub fn bytes(&self, h: FieldHandle) -> Option<&'c [u8]> {
-        if !self.valid(h) {
-            return None;
-        }
-        let pos = self.c.dec.slots[h.node.0 as usize];
+        let pos = match h.lazy {
+            Some(l) => self.lazy_pos(&l),
+            None if self.valid(h) => self.c.dec.slots[h.node.0 as usize],
+            None => return None,
+        };
         let buf: &'c [u8] = self.c.cur.buf;
         let start = (pos / 8) as usize;
         let end = (self.c.cur.end / 8) as usize;

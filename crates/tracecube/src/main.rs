@@ -23,6 +23,10 @@ enum Command {
     Info(cmd::info::InfoArgs),
     /// Count the events of a trace (total and per name).
     Count(cmd::count::CountArgs),
+    /// Analyse a trace in parallel: event counts, CPU usage, I/O usage.
+    Analyze(cmd::analyze::AnalyzeArgs),
+    /// Benchmarks (`bench analyze TRACE`: time, speedup, efficiency per thread count).
+    Bench(cmd::analyze::BenchArgs),
     /// Write a realistic synthetic LTTng kernel trace and its true statistics.
     Synth(cmd::synth::SynthArgs),
     /// The built-in example: synthesize a small kernel trace and analyse it.
@@ -41,6 +45,8 @@ fn main() {
         Command::Print(a) => cmd::dump::run(a.into()),
         Command::Info(a) => cmd::info::run(a),
         Command::Count(a) => cmd::count::run(a),
+        Command::Analyze(a) => cmd::analyze::run(a),
+        Command::Bench(a) => cmd::analyze::bench(a),
         Command::Synth(a) => cmd::synth::run(a),
         Command::Demo(a) => cmd::demo::run(a),
     };

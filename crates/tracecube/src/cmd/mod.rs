@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod analyze;
 pub mod count;
 pub mod demo;
 pub mod dump;

@@ -1,0 +1,188 @@
+//! `tracecube analyze` and `tracecube bench analyze`: the parallel analyses of the
+//! `analysis` crate, with lttng-analyses' conventions (`--begin/--end`, `--tid`,
+//! `--limit`, machine-readable LAMI output).
+
+use std::path::PathBuf;
+
+use analysis::{AnalysisKind, RunOptions};
+use anyhow::{anyhow, bail, Context, Result};
+use ctf::trace::TraceSet;
+
+/// Output formats.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Format {
+    /// Readable tables.
+    Text,
+    /// tracecube's JSON (stable; see the `analysis` crate docs).
+    Json,
+    /// LAMI 1.0, like lttng-analyses' `--mi` (Trace Compass can chart it).
+    Lami,
+}
+
+/// Arguments of `analyze`.
+#[derive(clap::Args)]
+pub struct AnalyzeArgs {
+    /// Trace directory.
+    pub trace: PathBuf,
+    /// Which analysis: count, cpu or io.
+    #[arg(short, long, default_value = "count")]
+    pub analysis: String,
+    /// Worker threads (default: all cores).
+    #[arg(short = 'j', long, default_value_t = 0)]
+    pub threads: usize,
+    /// Approximate chunk size (bytes; K, M, G suffixes).
+    #[arg(long, default_value = "4M")]
+    pub chunk_size: String,
+    /// Partition scheme: hybrid (default), time or stream.
+    #[arg(long, default_value = "hybrid")]
+    pub partition: String,
+    /// Start of the time range: ns from origin, or an offset from the trace start
+    /// such as `+2.5s`, `+300ms`.
+    #[arg(long)]
+    pub begin: Option<String>,
+    /// End of the time range (same forms as --begin).
+    #[arg(long)]
+    pub end: Option<String>,
+    /// Only these thread ids (repeatable, or comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub tid: Vec<i32>,
+    /// Keep the N first rows of each table.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// Arguments of `bench`.
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// What to benchmark: `analyze`.
+    pub what: String,
+    /// Trace directory.
+    pub trace: PathBuf,
+    /// Largest thread count (default: all cores).
+    #[arg(long, default_value_t = 0)]
+    pub max_threads: usize,
+    /// Repetitions per point (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    pub reps: usize,
+}
+
+/// Parses `4M`, `256K`, `1G` or plain bytes.
+pub fn parse_size(s: &str) -> Result<u64> {
+    let s = s.trim();
+    let (num, mult) = match s.chars().last() {
+        Some('K' | 'k') => (&s[..s.len() - 1], 1u64 << 10),
+        Some('M' | 'm') => (&s[..s.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    let n: u64 = num.parse().with_context(|| format!("bad size {s:?} (expected e.g. 4M, 256K, 65536)"))?;
+    n.checked_mul(mult).filter(|v| *v > 0).ok_or_else(|| anyhow!("size {s:?} out of range"))
+}
+
+/// Parses a time: ns from origin, or `+N[s|ms|us|ns]` from `start`.
+pub fn parse_time(s: &str, start: i64) -> Result<i64> {
+    if let Some(rel) = s.strip_prefix('+') {
+        let (num, unit) = match rel.find(|c: char| c.is_ascii_alphabetic()) {
+            Some(i) => (&rel[..i], &rel[i..]),
+            None => (rel, "s"),
+        };
+        let v: f64 = num.parse().with_context(|| format!("bad time offset {s:?}"))?;
+        let scale = match unit {
+            "s" => 1e9,
+            "ms" => 1e6,
+            "us" => 1e3,
+            "ns" => 1.0,
+            _ => bail!("bad time unit in {s:?} (s, ms, us or ns)"),
+        };
+        return Ok(start + (v * scale).round() as i64);
+    }
+    s.parse().with_context(|| format!("bad time {s:?}: ns from origin, or an offset like +2.5s"))
+}
+
+/// Earliest packet beginning of the set, in ns (the trace start for `+` offsets).
+fn trace_start(set: &TraceSet) -> i64 {
+    set.streams
+        .iter()
+        .flat_map(|s| s.packets.first())
+        .filter_map(|p| {
+            let t = &set.traces[p.trace as usize];
+            let sp = t.plan.stream(p.info.stream_class)?;
+            Some(t.clocks[sp.clock?].to_ns(p.info.ts_begin?))
+        })
+        .min()
+        .unwrap_or(0)
+}
+
+fn options(a: &AnalyzeArgs, set: &TraceSet) -> Result<RunOptions> {
+    let start = trace_start(set);
+    let begin = a.begin.as_deref().map(|s| parse_time(s, start)).transpose()?;
+    let end = a.end.as_deref().map(|s| parse_time(s, start)).transpose()?;
+    if let (Some(b), Some(e)) = (begin, end) {
+        if b > e {
+            bail!("--begin ({b}) is after --end ({e})");
+        }
+    }
+    Ok(RunOptions {
+        threads: a.threads,
+        chunk_size: parse_size(&a.chunk_size)?,
+        partition: a.partition.parse().map_err(|e| anyhow!("{e}"))?,
+        begin,
+        end,
+        tids: a.tid.clone(),
+        limit: a.limit,
+        ..Default::default()
+    })
+}
+
+/// Runs `analyze`.
+pub fn run(a: AnalyzeArgs) -> Result<()> {
+    let which: AnalysisKind = a.analysis.parse().map_err(|e| anyhow!("{e}"))?;
+    let set = TraceSet::open(&a.trace)?;
+    let opts = options(&a, &set)?;
+    let report = analysis::run(&set, which, &opts)?;
+    match a.format {
+        Format::Text => print!("{}", analysis::output::to_text(&report)),
+        Format::Json => println!("{}", serde_json::to_string_pretty(&analysis::output::to_json(&report))?),
+        Format::Lami => println!("{}", serde_json::to_string_pretty(&analysis::output::to_lami(&report))?),
+    }
+    Ok(())
+}
+
+/// Runs `bench analyze`.
+pub fn bench(a: BenchArgs) -> Result<()> {
+    if a.what != "analyze" {
+        bail!("unknown benchmark {:?} (expected `analyze`)", a.what);
+    }
+    let set = TraceSet::open(&a.trace)?;
+    let max = if a.max_threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { a.max_threads };
+    let rows = analysis::bench::bench(&set, &AnalysisKind::ALL, max, a.reps.max(1), &RunOptions::default())?;
+    print!("{}", analysis::bench::format_table(&rows));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4M").unwrap(), 4 << 20);
+        assert_eq!(parse_size("256k").unwrap(), 256 << 10);
+        assert_eq!(parse_size("100").unwrap(), 100);
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("x").is_err());
+        assert!(parse_size("99999999999G").is_err());
+    }
+
+    #[test]
+    fn times() {
+        assert_eq!(parse_time("+2.5s", 10).unwrap(), 2_500_000_010);
+        assert_eq!(parse_time("+300ms", 0).unwrap(), 300_000_000);
+        assert_eq!(parse_time("12345", 99).unwrap(), 12345);
+        assert!(parse_time("+3h", 0).is_err());
+        assert!(parse_time("soon", 0).is_err());
+    }
+}
