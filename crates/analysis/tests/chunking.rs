@@ -56,17 +56,24 @@ fn synth_truth_exact() {
     }
 }
 
-/// Known gap: on this trace 800 of the 217,732 bytes of one file (`.bash_history`) are
-/// not attributed to it (per-thread and per-process bytes are exact). Not yet explained.
+/// Per-file bytes equal the truth, on several seeds. (Once 800 bytes short: the
+/// synthesizer applied a syscall's fd-table effect before its exit's timestamp and let
+/// CPUs use fds before the statedump had listed them.)
 #[test]
-#[ignore]
 fn synth_truth_files_exact() {
-    let (_d, set, truth) = synth_trace(4, 30_000, 7);
+    for seed in [7, 1, 21] {
+        synth_files_exact(seed);
+    }
+}
+
+fn synth_files_exact(seed: u64) {
+    let (_d, set, truth) = synth_trace(4, 30_000, seed);
     let Report::Io(io) = serial(&set, AnalysisKind::Io) else { unreachable!() };
     let fi: std::collections::BTreeMap<&str, (u64, u64)> = io.files.iter().map(|f| (f.path.as_str(), (f.read_bytes, f.write_bytes))).collect();
     for (path, f) in &truth.files {
-        assert_eq!(fi.get(path.as_str()).copied().unwrap_or_default(), (f.read_bytes, f.write_bytes), "file {path}");
+        assert_eq!(fi.get(path.as_str()).copied().unwrap_or_default(), (f.read_bytes, f.write_bytes), "seed {seed} file {path}");
     }
+    assert_eq!(io.files.len(), truth.files.len(), "seed {seed}: files");
 }
 
 proptest! {

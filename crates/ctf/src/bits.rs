@@ -4,7 +4,7 @@
 /// Reads `bits` (1..=64) bits at bit offset `pos` of `buf`, little-endian bit order
 /// (bits fill from the least significant bit of each byte). The caller guarantees
 /// `pos + bits <= buf.len() * 8`.
-#[inline]
+#[inline(always)]
 pub fn read_le(buf: &[u8], pos: u64, bits: u32) -> u64 {
     let byte = (pos >> 3) as usize;
     let shift = (pos & 7) as u32;
@@ -16,7 +16,7 @@ pub fn read_le(buf: &[u8], pos: u64, bits: u32) -> u64 {
 
 /// Reads `bits` (1..=64) bits at bit offset `pos` of `buf`, big-endian bit order (bits
 /// fill from the most significant bit of each byte). Same bounds contract as [`read_le`].
-#[inline]
+#[inline(always)]
 pub fn read_be(buf: &[u8], pos: u64, bits: u32) -> u64 {
     let byte = (pos >> 3) as usize;
     let shift = (pos & 7) as u32;
@@ -27,7 +27,7 @@ pub fn read_be(buf: &[u8], pos: u64, bits: u32) -> u64 {
     if bits == 64 { v as u64 } else { (v as u64) & ((1u64 << bits) - 1) }
 }
 
-#[inline]
+#[inline(always)]
 fn load_le(buf: &[u8], byte: usize, need: usize) -> u128 {
     if let Some(s) = buf.get(byte..byte + 16) {
         let w = u128::from_le_bytes(s.try_into().unwrap_or_default());

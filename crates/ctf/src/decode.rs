@@ -191,9 +191,11 @@ impl Decoder {
     pub fn decode_fast_header(&mut self, h: &crate::plan::FastHeader, cur: &mut Cursor<'_>) -> Result<u64, DecodeError> {
         cur.align(h.align)?;
         let base = cur.pos;
-        let read = |cur: &Cursor<'_>, f: &crate::plan::FixedInt| {
-            if h.be { read_be(cur.buf, base + f.offset, f.bits) } else { read_le(cur.buf, base + f.offset, f.bits) }
-        };
+        #[inline(always)]
+        fn read_at(buf: &[u8], be: bool, pos: u64, bits: u32) -> u64 {
+            if be { read_be(buf, pos, bits) } else { read_le(buf, pos, bits) }
+        }
+        let read = |cur: &Cursor<'_>, f: &crate::plan::FixedInt| read_at(cur.buf, h.be, base + f.offset, f.bits);
         cur.need(h.id.offset + h.id.bits as u64)?;
         let tag = read(cur, &h.id);
         self.set(h.id.node, tag);

@@ -136,6 +136,23 @@ pub struct Choice {
     pub node: NodeId,
 }
 
+/// How the decoder passes over one scope of an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ScopeStep {
+    /// The event has no such scope.
+    #[default]
+    Absent,
+    /// Fixed layout nobody needs slots of: align, then skip `bits`.
+    Skip {
+        /// Alignment in bits.
+        align: u32,
+        /// Size in bits.
+        bits: u64,
+    },
+    /// Decode through the interpreter.
+    Decode(NodeId),
+}
+
 /// A compiled event class.
 #[derive(Debug, Clone)]
 pub struct EventPlan {
@@ -147,6 +164,8 @@ pub struct EventPlan {
     pub context: Option<NodeId>,
     /// Payload root.
     pub payload: Option<NodeId>,
+    /// Steps for the common context, the specific context and the payload.
+    pub steps: [ScopeStep; 3],
 }
 
 /// A compiled stream class.
@@ -279,7 +298,7 @@ impl Plan {
                 let mut roots = roots.clone();
                 let context = root(&mut p, &ec.context, Scope::EventSpecificContext, &mut roots)?;
                 let payload = root(&mut p, &ec.payload, Scope::EventPayload, &mut roots)?;
-                events.push(EventPlan { id: ec.id, name: ec.name.as_str().into(), context, payload });
+                events.push(EventPlan { id: ec.id, name: ec.name.as_str().into(), context, payload, steps: [ScopeStep::Absent; 3] });
             }
             let max = events.iter().map(|e| e.id).max().unwrap_or(0);
             let by_id = if max < 1 << 16 {
@@ -295,6 +314,14 @@ impl Plan {
             p.streams.push(StreamPlan { id: sc.id, packet_context, event_header, common_context, events, by_id, clock, fast_header: None });
         }
         p.compute_layouts();
+        for si in 0..p.streams.len() {
+            let common = p.streams[si].common_context;
+            for ei in 0..p.streams[si].events.len() {
+                let ev = &p.streams[si].events[ei];
+                let steps = [common, ev.context, ev.payload].map(|r| p.scope_step(r));
+                p.streams[si].events[ei].steps = steps;
+            }
+        }
         // TRACECUBE_GENERIC_HEADERS=1 disables the compiled header (to measure it).
         if std::env::var_os("TRACECUBE_GENERIC_HEADERS").is_none() {
             for i in 0..p.streams.len() {
@@ -302,6 +329,16 @@ impl Plan {
             }
         }
         Ok(p)
+    }
+
+    fn scope_step(&self, root: Option<NodeId>) -> ScopeStep {
+        match root {
+            None => ScopeStep::Absent,
+            Some(r) if self.skippable[r.0 as usize] => {
+                ScopeStep::Skip { align: node_align(self.node(r)), bits: self.fixed_size[r.0 as usize].unwrap_or(0) }
+            }
+            Some(r) => ScopeStep::Decode(r),
+        }
     }
 
     /// Recognises `struct { enum id; variant <id> { struct { ts } short; struct { id; ts }

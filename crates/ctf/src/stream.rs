@@ -6,11 +6,11 @@
 //! previous discarded-event counter) then starts from the chunk's first packet.
 
 use crate::clock::ClockConv;
-use crate::decode::{node_align, role_index, Cursor, Decoder, SlotsOnly, Visitor};
+use crate::decode::{role_index, Cursor, Decoder, SlotsOnly, Visitor};
 use crate::error::{DecodeError, DecodeErrorKind as K, Error, Result};
 use crate::index::read_packet_header;
 use crate::ir::Role;
-use crate::plan::{EventPlan, FieldHandle, Node, Plan, StreamPlan};
+use crate::plan::{EventPlan, FieldHandle, Node, Plan, ScopeStep, StreamPlan};
 use crate::trace::{PacketRef, Stream, TraceSet};
 
 /// Events discarded by the tracer, or packets lost, between two points in time.
@@ -39,7 +39,6 @@ pub enum Item<'c, 't> {
 struct EventPos {
     class: u32,
     cycles: u64,
-    ts: Option<i64>,
     /// Bit positions where the common context, specific context and payload start.
     scopes: [u64; 3],
     /// Bit position of the event's first bit.
@@ -147,6 +146,42 @@ impl<'t> StreamCursor<'t> {
             Err(e) => {
                 self.done = true;
                 Err(e)
+            }
+        }
+    }
+
+    /// Counts the remaining events per event class (`per_class[class_index] += 1`) and
+    /// returns the discarded events and lost packets noticed, decoding exactly what
+    /// [`StreamCursor::next`] decodes (every bound checked) without yielding items.
+    pub fn count(&mut self, per_class: &mut [u64]) -> Result<(u64, u64)> {
+        let (mut discarded, mut lost) = (0, 0);
+        loop {
+            while let Some((is_lost, n)) = self.pending.pop() {
+                if is_lost { lost += n.count } else { discarded += n.count }
+            }
+            if self.in_packet {
+                while self.cur.pos < self.cur.end {
+                    self.decode_event().map_err(|e| self.stream_error(e))?;
+                    if let Some(c) = per_class.get_mut(self.ev.class as usize) {
+                        *c += 1;
+                    }
+                }
+                self.in_packet = false;
+            }
+            match self.advance() {
+                Ok(None) => return Ok((discarded, lost)),
+                Ok(Some(Step::Notice((is_lost, n)))) => {
+                    if is_lost { lost += n.count } else { discarded += n.count }
+                }
+                Ok(Some(Step::Event)) => {
+                    if let Some(c) = per_class.get_mut(self.ev.class as usize) {
+                        *c += 1;
+                    }
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Err(e);
+                }
             }
         }
     }
@@ -280,6 +315,7 @@ impl<'t> StreamCursor<'t> {
         self.pending = out;
     }
 
+    #[inline(always)]
     fn decode_event(&mut self) -> std::result::Result<(), DecodeError> {
         let plan = self.plan;
         let sp = self.sp;
@@ -300,17 +336,14 @@ impl<'t> StreamCursor<'t> {
         let class = sp.event(id).ok_or(DecodeError::new(start, K::UnknownEventId(id, sp.id)))?;
         let class_idx = (class as *const EventPlan as usize - sp.events.as_ptr() as usize) / std::mem::size_of::<EventPlan>();
         let mut scopes = [0u64; 3];
-        for (k, root) in [sp.common_context, class.context, class.payload].into_iter().enumerate() {
+        for (k, step) in class.steps.iter().enumerate() {
             scopes[k] = self.cur.pos;
-            if let Some(c) = root {
-                if plan.skippable[c.0 as usize] {
-                    // Fixed layout and nothing anyone needs a slot for: skip it; handles
-                    // read its fields in place (`LazyField`).
-                    let size = plan.fixed_size[c.0 as usize].unwrap_or(0);
-                    self.cur.skip(node_align(plan.node(c)), size)?;
-                } else {
-                    self.dec.decode(plan, c, &mut self.cur, &mut SlotsOnly)?;
-                }
+            match *step {
+                ScopeStep::Absent => {}
+                // Fixed layout and nothing anyone needs a slot for: skip it; handles read
+                // its fields in place (`LazyField`).
+                ScopeStep::Skip { align, bits } => self.cur.skip(align, bits)?,
+                ScopeStep::Decode(root) => self.dec.decode(plan, root, &mut self.cur, &mut SlotsOnly)?,
             }
         }
         if self.cur.pos == start {
@@ -320,7 +353,6 @@ impl<'t> StreamCursor<'t> {
         self.ev = EventPos {
             class: class_idx as u32,
             cycles,
-            ts: self.conv.map(|c| c.to_ns(cycles)),
             scopes,
             start,
             epoch: self.dec.epoch,
@@ -394,7 +426,7 @@ impl<'c, 't> EventRef<'c, 't> {
     /// Timestamp in ns from the clock's origin; `None` when the stream has no clock.
     #[inline]
     pub fn ts(&self) -> Option<i64> {
-        self.c.ev.ts
+        self.c.conv.map(|c| c.to_ns(self.c.ev.cycles))
     }
 
     /// Timestamp in ns from origin without saturation (clock offsets can exceed 64 bits).

@@ -10,7 +10,7 @@
 //! the same trace byte for byte.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
@@ -58,7 +58,7 @@ enum State {
 /// What a syscall does when it exits.
 #[derive(Debug, Clone)]
 enum Effect {
-    Bytes { file: Arc<str>, fd: i32, read: bool },
+    Bytes { file: Arc<str>, read: bool },
     Open { file: Arc<str> },
     Close { fd: i32 },
     Dup { file: Arc<str> },
@@ -68,8 +68,12 @@ enum Effect {
 
 #[derive(Debug, Clone)]
 struct Pending {
-    /// Counted in its process's `inflight` (a blocked read/write).
-    inflight: bool,
+    /// The fd this syscall uses (read/write/dup source), counted in its process's
+    /// `inflight` until the exit: it may not be closed or replaced meanwhile.
+    uses: Option<i32>,
+    /// The fd this syscall closes or replaces (close, dup2 target), in its process's
+    /// `closing` until the exit: nobody starts using it meanwhile.
+    closes: Option<i32>,
     call: Syscall,
     ret: i64,
     buf: u64,
@@ -94,6 +98,7 @@ struct Process {
     threads: Vec<i32>,
     fds: BTreeMap<i32, Arc<str>>,
     inflight: BTreeMap<i32, u32>,
+    closing: BTreeSet<i32>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -254,7 +259,7 @@ impl<'s, S: EventSink> Sim<'s, S> {
         for fd in 0..3 {
             fds.insert(fd, Arc::<str>::from(TTY));
         }
-        self.procs.insert(pid, Process { program, threads: Vec::new(), fds, inflight: BTreeMap::new() });
+        self.procs.insert(pid, Process { program, threads: Vec::new(), fds, inflight: BTreeMap::new(), closing: BTreeSet::new() });
         let tid = self.new_thread(pid, program, name);
         self.procs.get_mut(&pid).map(|p| p.threads.push(tid));
         pid
@@ -302,10 +307,6 @@ impl<'s, S: EventSink> Sim<'s, S> {
                 self.schedule_wake(tid, at);
             }
         }
-        for c in 1..n {
-            let at = start + self.rng.gen_range(2_000..60_000);
-            self.schedule_cpu(c, at);
-        }
     }
 
     fn statedump(&mut self) -> Result<()> {
@@ -328,6 +329,12 @@ impl<'s, S: EventSink> Sim<'s, S> {
         let end = self.emit(0, t, KEvent::StatedumpEnd)?;
         let at = end + self.rng.gen_range(1_000..20_000);
         self.schedule_cpu(0, at);
+        // The other CPUs start working once the statedump has listed every process and
+        // fd, so that no syscall uses an fd (or a thread) the trace has not described yet.
+        for c in 1..self.cpus.len() {
+            let at = end + self.rng.gen_range(2_000..60_000);
+            self.schedule_cpu(c, at);
+        }
         Ok(())
     }
 
@@ -446,15 +453,15 @@ impl<'s, S: EventSink> Sim<'s, S> {
             }
             return Ok(());
         }
-        if !self.cpus[c].switched && !self.cpus[c].rq.is_empty() {
-            // The first event of every CPU's workload is a switch, so that tools learn
-            // which thread runs there before any syscall.
-            return self.preempt(c, t);
-        }
         if let Some(p) = self.threads.get_mut(&cur).and_then(|th| th.pending.take()) {
             let ts = self.exit_syscall(c, t, cur, p)?;
             self.plan(c, ts);
             return Ok(());
+        }
+        if !self.cpus[c].switched && !self.cpus[c].rq.is_empty() {
+            // The first event of every CPU's workload is a switch, so that tools learn
+            // which thread runs there before any syscall.
+            return self.preempt(c, t);
         }
         let r: f64 = self.rng.gen();
         let target = self.p.threads.max(2 * self.p.cpus);
@@ -579,24 +586,27 @@ impl<'s, S: EventSink> Sim<'s, S> {
             let flags = if self.rng.gen_bool(0.5) { 0 } else { 0o1101 };
             let args = SyscallArgs::Openat { dfd: AT_FDCWD, filename: file.clone(), flags, mode: 0o644 };
             let effect = if fail { Effect::Fail } else { Effect::Open { file } };
-            (Syscall::Openat, args, Pending { inflight: false, call: Syscall::Openat, ret: -2, buf: 0, effect }, false)
+            (Syscall::Openat, args, Pending { uses: None, closes: None, call: Syscall::Openat, ret: -2, buf: 0, effect }, false)
         } else if r < p_open + p_close {
             let fd = pick_user(&mut self.rng, &self.procs[&pid]);
-            if self.procs[&pid].inflight.get(&fd).copied().unwrap_or(0) > 0 {
+            if self.procs[&pid].busy(fd) {
                 return self.compute(c, t, tid);
             }
-            (Syscall::Close, SyscallArgs::Close { fd }, Pending { inflight: false, call: Syscall::Close, ret: 0, buf: 0, effect: Effect::Close { fd } }, false)
+            (Syscall::Close, SyscallArgs::Close { fd }, Pending { uses: None, closes: Some(fd), call: Syscall::Close, ret: 0, buf: 0, effect: Effect::Close { fd } }, false)
         } else if r < p_open + p_close + 0.02 && (1..=10).contains(&n_user) {
             let fd = pick_user(&mut self.rng, &self.procs[&pid]);
             let file = self.procs[&pid].fds[&fd].clone();
+            if self.procs[&pid].closing.contains(&fd) {
+                return self.compute(c, t, tid);
+            }
             if self.rng.gen_bool(0.5) {
-                (Syscall::Dup, SyscallArgs::Dup { fildes: fd }, Pending { inflight: false, call: Syscall::Dup, ret: 0, buf: 0, effect: Effect::Dup { file } }, false)
+                (Syscall::Dup, SyscallArgs::Dup { fildes: fd }, Pending { uses: Some(fd), closes: None, call: Syscall::Dup, ret: 0, buf: 0, effect: Effect::Dup { file } }, false)
             } else {
                 let newfd = self.rng.gen_range(3..12);
-                if newfd == fd || self.procs[&pid].inflight.get(&newfd).copied().unwrap_or(0) > 0 {
+                if newfd == fd || self.procs[&pid].busy(newfd) {
                     return self.compute(c, t, tid);
                 }
-                let p = Pending { inflight: false, call: Syscall::Dup2, ret: i64::from(newfd), buf: 0, effect: Effect::Dup2 { newfd, file } };
+                let p = Pending { uses: Some(fd), closes: Some(newfd), call: Syscall::Dup2, ret: i64::from(newfd), buf: 0, effect: Effect::Dup2 { newfd, file } };
                 (Syscall::Dup2, SyscallArgs::Dup2 { oldfd: fd, newfd }, p, false)
             }
         } else {
@@ -608,6 +618,9 @@ impl<'s, S: EventSink> Sim<'s, S> {
             } else {
                 pick_user(&mut self.rng, p)
             };
+            if p.closing.contains(&fd) {
+                return self.compute(c, t, tid);
+            }
             let file = p.fds[&fd].clone();
             let (read_pct, io_size) = (PROGRAMS[p.program].read_pct, PROGRAMS[p.program].io_size);
             let read = self.rng.gen_range(0..100) < read_pct;
@@ -631,20 +644,24 @@ impl<'s, S: EventSink> Sim<'s, S> {
                 5..=14 => (count / 3) as i64,
                 _ => count as i64,
             };
-            let effect = Effect::Bytes { file, fd, read };
-            (call, args, Pending { inflight: false, call, ret, buf, effect }, true)
+            let effect = Effect::Bytes { file, read };
+            (call, args, Pending { uses: Some(fd), closes: None, call, ret, buf, effect }, true)
         };
         let ts = self.emit(c, t, KEvent::SyscallEntry(call, args))?;
+        {
+            let p = self.procs.get_mut(&pid).expect("live");
+            if let Some(fd) = pending.uses {
+                *p.inflight.entry(fd).or_insert(0) += 1;
+            }
+            if let Some(fd) = pending.closes {
+                p.closing.insert(fd);
+            }
+        }
         let block_p = match call {
             Syscall::Read | Syscall::Pread64 | Syscall::Readv => 0.25,
             _ => 0.08,
         };
         if may_block && self.rng.gen_bool(block_p) {
-            let mut pending = pending;
-            if let Effect::Bytes { fd, .. } = &pending.effect {
-                *self.procs.get_mut(&pid).expect("live").inflight.entry(*fd).or_insert(0) += 1;
-                pending.inflight = true;
-            }
             self.threads.get_mut(&tid).map(|th| {
                 th.pending = Some(pending);
                 th.state = State::Blocked;
@@ -654,9 +671,12 @@ impl<'s, S: EventSink> Sim<'s, S> {
             let sleep = self.rng.gen_range(20_000..3_000_000);
             self.schedule_wake(tid, out + sleep);
         } else {
+            // The exit happens later in simulated time, like any other action: its
+            // effects (a new fd, a closed one) must not be visible to the other CPUs
+            // before its timestamp.
             let d = self.rng.gen_range(300..15_000);
-            let te = self.exit_syscall(c, ts + d, tid, pending)?;
-            self.plan(c, te);
+            self.threads.get_mut(&tid).map(|th| th.pending = Some(pending));
+            self.schedule_cpu(c, ts + d);
         }
         Ok(())
     }
@@ -671,12 +691,15 @@ impl<'s, S: EventSink> Sim<'s, S> {
         let pid = self.threads[&tid].pid;
         let proc_ = self.procs.get_mut(&pid).expect("live thread has a process");
         let mut ret = p.ret;
-        match &p.effect {
-            Effect::Bytes { fd, .. } if p.inflight => {
-                if let Some(n) = proc_.inflight.get_mut(fd) {
-                    *n = n.saturating_sub(1);
-                }
+        if let Some(fd) = p.uses {
+            if let Some(n) = proc_.inflight.get_mut(&fd) {
+                *n = n.saturating_sub(1);
             }
+        }
+        if let Some(fd) = p.closes {
+            proc_.closing.remove(&fd);
+        }
+        match &p.effect {
             Effect::Open { file } | Effect::Dup { file } => {
                 let fd = lowest_free_fd(&proc_.fds);
                 proc_.fds.insert(fd, file.clone());
@@ -706,6 +729,13 @@ impl<'s, S: EventSink> Sim<'s, S> {
             }
         }
         Ok(ts)
+    }
+}
+
+impl Process {
+    /// Whether `fd` is in use by a pending syscall or about to be closed or replaced.
+    fn busy(&self, fd: i32) -> bool {
+        self.inflight.get(&fd).copied().unwrap_or(0) > 0 || self.closing.contains(&fd)
     }
 }
 

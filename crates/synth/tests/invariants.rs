@@ -29,6 +29,11 @@ fn run(cpus: u32, events: u64, seed: u64) -> (Vec<(u32, u64, KEvent)>, Truth) {
 /// Replays the events, asserting the invariants, and recomputes the truth.
 fn check(cpus: u32, events: &[(u32, u64, KEvent)], truth: &Truth) {
     let n = cpus as usize;
+    // In the order a trace reader delivers them (timestamp, then CPU), not the order the
+    // simulation produced them: an effect must not be visible before its event.
+    let mut events = events.to_vec();
+    events.sort_by_key(|e| (e.1, e.0));
+    let events = &events[..];
     let begin = events.iter().map(|e| e.1).min().unwrap();
     let end = events.iter().map(|e| e.1).max().unwrap();
     assert_eq!((truth.begin_ns, truth.end_ns), (begin, end));
@@ -100,7 +105,7 @@ fn check(cpus: u32, events: &[(u32, u64, KEvent)], truth: &Truth) {
                 let tid = cur[c].expect("syscall before the CPU's first switch");
                 assert_ne!(tid, 0, "idle does not make syscalls");
                 assert!(in_syscall.insert(tid, (*call, args.clone())).is_none(), "nested syscall on {tid}");
-                let table = &fds[&pid_of[&tid]];
+                let table = fds.get(&pid_of[&tid]).unwrap_or_else(|| panic!("no fd table: tid {tid} pid {} at {ts} cpu {c}", pid_of[&tid]));
                 let used = match args {
                     SyscallArgs::Read { fd, .. } | SyscallArgs::Write { fd, .. } | SyscallArgs::Close { fd } => Some(*fd),
                     SyscallArgs::Dup { fildes } => Some(*fildes),

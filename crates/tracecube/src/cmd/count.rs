@@ -39,20 +39,9 @@ pub fn run(a: CountArgs) -> Result<()> {
     for i in 0..set.streams.len() {
         let mut c = StreamCursor::new(&set, i);
         let mut per_class: Vec<u64> = vec![0; c.stream_plan().events.len()];
-        while let Some(item) = c.next()? {
-            match item {
-                Item::Event(e) => {
-                    total += 1;
-                    if a.by_name {
-                        let idx = e.class() as *const _ as usize;
-                        let base = e.stream_plan().events.as_ptr() as usize;
-                        per_class[(idx - base) / std::mem::size_of::<ctf::plan::EventPlan>()] += 1;
-                    }
-                }
-                Item::Discarded(n) => discarded += n.count,
-                Item::LostPackets(_) => {}
-            }
-        }
+        let (d, _lost) = c.count(&mut per_class)?;
+        discarded += d;
+        total += per_class.iter().sum::<u64>();
         for (k, n) in per_class.iter().enumerate() {
             if *n > 0 {
                 *names.entry(&c.stream_plan().events[k].name).or_default() += n;
@@ -61,8 +50,10 @@ pub fn run(a: CountArgs) -> Result<()> {
     }
     println!("events: {total}");
     println!("discarded: {discarded}");
-    for (n, c) in names {
-        println!("{c:>12} {n}");
+    if a.by_name {
+        for (n, c) in names {
+            println!("{c:>12} {n}");
+        }
     }
     Ok(())
 }
