@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use ctf::stream::{EventRef, Notice};
 use ctf::trace::TraceSet;
-use engine::{Analysis, Ctx, NoticeKind};
+use engine::{Analysis, Ctx, NoticeKind, StreamOrder};
 use serde::Serialize;
 
 use crate::kernel::{cpu_of, Layout};
@@ -56,6 +56,10 @@ impl Count {
 impl Analysis for Count {
     type State = CountState;
     type Output = CountReport;
+
+    fn stream_order(&self) -> StreamOrder {
+        StreamOrder::PerStream
+    }
 
     fn new_state(&self) -> CountState {
         CountState { by_name: vec![0; self.layout.names.len()], ..Default::default() }

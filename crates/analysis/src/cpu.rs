@@ -3,7 +3,10 @@
 //! A thread's history is split into *executions*: intervals between a `sched_switch`
 //! that switches it in on a CPU and the next `sched_switch` on that CPU. An execution
 //! is local to one stream, so a thread migrating between CPUs is just several
-//! executions, summed in any order. A chunk knows, per CPU, its first switch (whose
+//! executions, summed in any order; the engine therefore reads each stream of a chunk
+//! in turn, without merging them by time ([`StreamOrder::PerStream`]). Segments are
+//! kept per stream and summed per `cpu_id` at the end (one stream per CPU and channel
+//! in LTTng kernel traces). A chunk knows, per CPU, its first switch (whose
 //! previous task started before the chunk: unresolved) and its last one (whose next
 //! task runs past the chunk); merging joins the earlier chunk's last switch with the
 //! later chunk's first one on the same CPU.
@@ -14,15 +17,15 @@
 //! trace when [`HeadPolicy::FromStart`] (the synthesizer's definition), not at all with
 //! [`HeadPolicy::Ignore`] (lttng-analyses 0.6.1 behaviour).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use ctf::stream::EventRef;
 use ctf::trace::TraceSet;
-use engine::{Analysis, Ctx};
+use engine::{Analysis, Ctx, StreamOrder};
 use serde::Serialize;
 
 use crate::kernel::{cpu_of, Kind, Layout};
-use crate::model::{Info, Span};
+use crate::model::{FxMap, Info, Span};
 
 /// What to do with the time before a CPU's first `sched_switch`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -38,11 +41,14 @@ pub enum HeadPolicy {
 pub struct Cpu {
     layout: Layout,
     head: HeadPolicy,
+    streams: usize,
 }
 
-/// Per-CPU chunk state.
+/// Per-stream chunk state.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct CpuSeg {
+    /// The stream's CPU (see [`cpu_of`]), once a switch was seen.
+    cpu: Option<u32>,
     /// First switch of the chunk: `(ts, prev_tid)`.
     first: Option<(i64, i32)>,
     /// Last switch of the chunk: `(ts, next_tid)`.
@@ -60,13 +66,14 @@ struct ThreadAcc {
 /// Chunk state of [`Cpu`].
 #[derive(Debug, Clone, Default)]
 pub struct CpuState {
-    cpus: HashMap<u32, CpuSeg>,
-    threads: HashMap<i32, ThreadAcc>,
+    /// By stream index.
+    cpus: Vec<CpuSeg>,
+    threads: FxMap<i32, ThreadAcc>,
     info: Info,
     span: Span,
 }
 
-fn credit(threads: &mut HashMap<i32, ThreadAcc>, seg: &mut CpuSeg, tid: i32, d: i64) {
+fn credit(threads: &mut FxMap<i32, ThreadAcc>, seg: &mut CpuSeg, tid: i32, d: i64) {
     if tid != 0 && d > 0 {
         seg.busy += d as u64;
         threads.entry(tid).or_default().cpu_ns += d as u64;
@@ -121,7 +128,7 @@ pub struct CpuReport {
 impl Cpu {
     /// Prepares the cpu analysis for `set`.
     pub fn new(set: &TraceSet, head: HeadPolicy) -> Cpu {
-        Cpu { layout: Layout::new(set), head }
+        Cpu { layout: Layout::new(set), head, streams: set.streams.len() }
     }
 }
 
@@ -129,8 +136,12 @@ impl Analysis for Cpu {
     type State = CpuState;
     type Output = CpuReport;
 
+    fn stream_order(&self) -> StreamOrder {
+        StreamOrder::PerStream
+    }
+
     fn new_state(&self) -> CpuState {
-        CpuState::default()
+        CpuState { cpus: vec![CpuSeg::default(); self.streams], ..Default::default() }
     }
 
     #[inline]
@@ -141,7 +152,8 @@ impl Analysis for Cpu {
             Kind::Other | Kind::Entry { .. } | Kind::Exit { .. } | Kind::OtherEntry => {}
             Kind::Switch { prev_tid, next_tid, .. } => {
                 let (Some(t), Some(prev), Some(next)) = (ev.ts(), ev.int(prev_tid), ev.int(next_tid)) else { return };
-                let seg = st.cpus.entry(cpu_of(ev, c, ctx.stream)).or_default();
+                let Some(seg) = st.cpus.get_mut(ctx.stream) else { return };
+                seg.cpu = Some(cpu_of(ev, c, ctx.stream));
                 match seg.last {
                     Some((t0, tid)) => credit(&mut st.threads, seg, tid, t - t0),
                     None => {
@@ -151,20 +163,20 @@ impl Analysis for Cpu {
                     }
                 }
                 seg.last = Some((t, next as i32));
-                st.info.on_event(ev, c);
+                st.info.on_event(ev, c, (ctx.order, ctx.stream));
             }
             Kind::Migrate { tid } => {
                 if let Some(t) = ev.int(tid) {
                     st.threads.entry(t as i32).or_default().migrations += 1;
                 }
             }
-            _ => st.info.on_event(ev, c),
+            _ => st.info.on_event(ev, c, (ctx.order, ctx.stream)),
         }
     }
 
     fn merge(&self, mut a: CpuState, b: CpuState) -> CpuState {
-        for (cpu, lb) in b.cpus {
-            let la = a.cpus.entry(cpu).or_default();
+        for (la, lb) in a.cpus.iter_mut().zip(b.cpus) {
+            la.cpu = lb.cpu.or(la.cpu);
             if let (Some((t0, tid)), Some((t, _))) = (la.last, lb.first) {
                 credit(&mut a.threads, la, tid, t - t0);
             }
@@ -187,15 +199,16 @@ impl Analysis for Cpu {
         let dur = (end - begin).max(0) as f64;
         let ratio = |n: u64| if dur > 0.0 { n as f64 / dur } else { 0.0 };
         let mut cpus = BTreeMap::new();
-        for (cpu, seg) in st.cpus.iter_mut() {
+        for seg in st.cpus.iter_mut() {
+            let Some(cpu) = seg.cpu else { continue };
             if let (Some((t, prev)), HeadPolicy::FromStart) = (seg.first, self.head) {
                 credit(&mut st.threads, seg, prev, t - begin);
             }
             if let Some((t0, tid)) = seg.last {
                 credit(&mut st.threads, seg, tid, end - t0);
             }
-            if *cpu & 0x8000_0000 == 0 {
-                cpus.insert(*cpu, seg.busy);
+            if cpu & 0x8000_0000 == 0 {
+                *cpus.entry(cpu).or_insert(0) += seg.busy;
             }
         }
         let cpus: Vec<CpuRow> = cpus.into_iter().map(|(cpu, busy_ns)| CpuRow { cpu, busy_ns, usage: ratio(busy_ns) }).collect();

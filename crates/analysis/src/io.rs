@@ -22,7 +22,7 @@
 //! switch's `prev_tid` with [`HeadPolicy::FromStart`](crate::cpu::HeadPolicy), dropped
 //! with `Ignore` (lttng-analyses has no current thread there).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use ctf::stream::EventRef;
@@ -32,7 +32,7 @@ use serde::Serialize;
 
 use crate::cpu::HeadPolicy;
 use crate::kernel::{i32_of, Kind, Layout, Sc, O_CLOEXEC};
-use crate::model::{Info, Span};
+use crate::model::{FxMap, Info, Span};
 
 /// Who issued a syscall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,43 +62,78 @@ pub enum Rec {
     FdDump { pid: i32, fd: i32, path: Arc<str>, cloexec: bool },
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 struct Fd {
-    path: Arc<str>,
+    /// Interned path (index into [`Replay::paths`]).
+    file: u32,
     cloexec: bool,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 struct Pending {
     sc: Sc,
     a0: i64,
     a1: i64,
     a2: i64,
-    path: Option<Arc<str>>,
+    /// Open: the interned path argument.
+    path: Option<u32>,
     /// Read/write/dup: the fd's file when the syscall began (the kernel looks it up then).
-    file: Option<Arc<str>>,
+    file: Option<u32>,
 }
 
-/// The interpreted state of a complete prefix of the trace.
+/// What the replay knows of one thread.
+#[derive(Debug, Clone, Default)]
+struct ThreadSlot {
+    pid: Option<i32>,
+    pending: Option<Pending>,
+    /// Bytes read and written.
+    bytes: (u64, u64),
+    /// Whether bytes were credited (a read or write exit with `ret > 0`).
+    io: bool,
+}
+
+/// The interpreted state of a complete prefix of the trace. Threads live in a dense
+/// table (one hash look-up per record), paths are interned so that per-file totals are
+/// a vector index.
 #[derive(Debug, Clone, Default)]
 struct Replay {
-    pid: HashMap<i32, i32>,
-    fds: HashMap<i32, HashMap<i32, Fd>>,
-    entries: HashMap<i32, Pending>,
-    threads: HashMap<i32, (u64, u64)>,
-    files: HashMap<Arc<str>, (u64, u64)>,
+    tids: FxMap<i32, u32>,
+    slots: Vec<ThreadSlot>,
+    fds: FxMap<i32, FxMap<i32, Fd>>,
+    path_ids: FxMap<Arc<str>, u32>,
+    /// Interned paths with their bytes read and written.
+    paths: Vec<(Arc<str>, u64, u64)>,
 }
 
 impl Replay {
-    fn key(&self, tid: i32) -> i32 {
-        self.pid.get(&tid).copied().unwrap_or(tid)
+    #[inline]
+    fn slot(&mut self, tid: i32) -> usize {
+        let n = self.slots.len() as u32;
+        let i = *self.tids.entry(tid).or_insert(n);
+        if i == n {
+            self.slots.push(ThreadSlot::default());
+        }
+        i as usize
     }
 
-    fn dup(&mut self, pid: i32, from: Option<Arc<str>>, to: i64, cloexec: bool) {
+    fn intern(&mut self, p: Arc<str>) -> u32 {
+        let n = self.paths.len() as u32;
+        let i = *self.path_ids.entry(p.clone()).or_insert(n);
+        if i == n {
+            self.paths.push((p, 0, 0));
+        }
+        i
+    }
+
+    fn key(&self, tid: i32) -> i32 {
+        self.tids.get(&tid).and_then(|&i| self.slots[i as usize].pid).unwrap_or(tid)
+    }
+
+    fn dup(&mut self, pid: i32, from: Option<u32>, to: i64, cloexec: bool) {
         let table = self.fds.entry(pid).or_default();
         match from {
-            Some(path) => {
-                table.insert(to as i32, Fd { path, cloexec });
+            Some(file) => {
+                table.insert(to as i32, Fd { file, cloexec });
             }
             None => {
                 table.remove(&(to as i32));
@@ -109,35 +144,45 @@ impl Replay {
     fn apply(&mut self, r: Rec) {
         match r {
             Rec::Entry { who: Who::Tid(t), sc, a0, a1, a2, path } => {
+                let i = self.slot(t);
+                let pid = self.slots[i].pid.unwrap_or(t);
                 let file = match sc {
-                    Sc::Read | Sc::Write | Sc::Dup | Sc::Dup2 | Sc::Dup3 | Sc::Fcntl => self.fds.get(&self.key(t)).and_then(|m| m.get(&(a0 as i32))).map(|f| f.path.clone()),
+                    Sc::Read | Sc::Write | Sc::Dup | Sc::Dup2 | Sc::Dup3 | Sc::Fcntl => self.fds.get(&pid).and_then(|m| m.get(&(a0 as i32))).map(|f| f.file),
                     _ => None,
                 };
-                self.entries.insert(t, Pending { sc, a0, a1, a2, path, file });
+                let path = path.map(|p| self.intern(p));
+                self.slots[i].pending = Some(Pending { sc, a0, a1, a2, path, file });
             }
             Rec::OtherEntry { who: Who::Tid(t) } => {
-                self.entries.remove(&t);
+                if let Some(&i) = self.tids.get(&t) {
+                    self.slots[i as usize].pending = None;
+                }
             }
             Rec::Exit { who: Who::Tid(t), sc, ret } => {
-                let Some(e) = self.entries.remove(&t) else { return };
+                let Some(&i) = self.tids.get(&t) else { return };
+                let slot = &mut self.slots[i as usize];
+                let Some(e) = slot.pending.take() else { return };
                 if sc.is_some_and(|s| s != e.sc) {
                     return;
                 }
-                let pid = self.key(t);
+                let pid = slot.pid.unwrap_or(t);
                 match e.sc {
                     Sc::Read | Sc::Write if ret > 0 => {
                         let n = ret as u64;
                         let read = e.sc == Sc::Read;
-                        let th = self.threads.entry(t).or_default();
-                        if read { th.0 += n } else { th.1 += n }
+                        slot.io = true;
+                        if read { slot.bytes.0 += n } else { slot.bytes.1 += n }
                         if let Some(f) = e.file {
-                            let x = self.files.entry(f).or_default();
-                            if read { x.0 += n } else { x.1 += n }
+                            let x = &mut self.paths[f as usize];
+                            if read { x.1 += n } else { x.2 += n }
                         }
                     }
                     Sc::Open if ret >= 0 => {
-                        let path = e.path.unwrap_or_else(|| Arc::from("unknown"));
-                        self.fds.entry(pid).or_default().insert(ret as i32, Fd { path, cloexec: e.a2 & O_CLOEXEC != 0 });
+                        let file = match e.path {
+                            Some(p) => p,
+                            None => self.intern(Arc::from("unknown")),
+                        };
+                        self.fds.entry(pid).or_default().insert(ret as i32, Fd { file, cloexec: e.a2 & O_CLOEXEC != 0 });
                     }
                     Sc::Close if ret == 0 => {
                         if let Some(m) = self.fds.get_mut(&pid) {
@@ -154,7 +199,8 @@ impl Replay {
             Rec::Entry { who: Who::Head(_), .. } | Rec::OtherEntry { who: Who::Head(_) } | Rec::Exit { who: Who::Head(_), .. } => {}
             Rec::Fork { parent_tid, parent_pid, child_tid, child_pid } => {
                 let child_pid = child_pid.unwrap_or(child_tid);
-                self.pid.insert(child_tid, child_pid);
+                let i = self.slot(child_tid);
+                self.slots[i].pid = Some(child_pid);
                 let parent = parent_pid.or_else(|| parent_tid.map(|t| self.key(t)));
                 if let Some(parent) = parent {
                     if parent != child_pid {
@@ -170,12 +216,19 @@ impl Replay {
                 }
             }
             Rec::ProcState { tid, pid } => {
-                self.pid.insert(tid, pid);
+                let i = self.slot(tid);
+                self.slots[i].pid = Some(pid);
             }
             Rec::FdDump { pid, fd, path, cloexec } => {
-                self.fds.entry(pid).or_default().insert(fd, Fd { path, cloexec });
+                let file = self.intern(path);
+                self.fds.entry(pid).or_default().insert(fd, Fd { file, cloexec });
             }
         }
+    }
+
+    /// Per-thread `(tid, read, written)` of threads with I/O.
+    fn threads(&self) -> impl Iterator<Item = (i32, u64, u64)> + '_ {
+        self.tids.iter().map(|(&t, &i)| (t, &self.slots[i as usize])).filter(|(_, s)| s.io).map(|(t, s)| (t, s.bytes.0, s.bytes.1))
     }
 }
 
@@ -300,7 +353,7 @@ impl Analysis for Io {
         let rec = match c.kind {
             Kind::Other | Kind::Migrate { .. } => return,
             Kind::Switch { prev_tid, next_tid, .. } => {
-                st.info.on_event(ev, c);
+                st.info.on_event(ev, c, (ctx.order, ctx.stream));
                 if let (Some(p), Some(n), Some(cur)) = (ev.int(prev_tid), ev.int(next_tid), st.cur.get_mut(ctx.stream)) {
                     if cur.1.is_none() && cur.0.is_none() {
                         cur.0 = Some(p as i32);
@@ -321,12 +374,12 @@ impl Analysis for Io {
             Kind::Exit { sc, ret } => Rec::Exit { who: who(), sc, ret: g(ret) },
             Kind::RawExit { id, ret } => Rec::Exit { who: who(), sc: ev.uint(id).and_then(Sc::from_x86_64), ret: g(ret) },
             Kind::Fork { parent_tid, parent_pid, child_tid, child_pid, .. } => {
-                st.info.on_event(ev, c);
+                st.info.on_event(ev, c, (ctx.order, ctx.stream));
                 let Some(child_tid) = i32_of(ev, Some(child_tid)) else { return };
                 Rec::Fork { parent_tid: i32_of(ev, parent_tid), parent_pid: i32_of(ev, parent_pid), child_tid, child_pid: i32_of(ev, child_pid) }
             }
             Kind::Exec { tid, .. } => {
-                st.info.on_event(ev, c);
+                st.info.on_event(ev, c, (ctx.order, ctx.stream));
                 let t = i32_of(ev, tid).or(match who() {
                     Who::Tid(t) => Some(t),
                     Who::Head(_) => None,
@@ -337,7 +390,7 @@ impl Analysis for Io {
                 }
             }
             Kind::ProcState { tid, pid, .. } => {
-                st.info.on_event(ev, c);
+                st.info.on_event(ev, c, (ctx.order, ctx.stream));
                 match (i32_of(ev, Some(tid)), i32_of(ev, pid)) {
                     (Some(tid), Some(pid)) => Rec::ProcState { tid, pid },
                     _ => return,
@@ -381,9 +434,8 @@ impl Analysis for Io {
         let info = &st.info;
         let mut threads: Vec<ThreadIoRow> = st
             .replay
-            .threads
-            .iter()
-            .map(|(&tid, &(r, w))| ThreadIoRow { tid, pid: info.pid_of(tid), comm: info.comm_of(tid).to_string(), read_bytes: r, write_bytes: w })
+            .threads()
+            .map(|(tid, r, w)| ThreadIoRow { tid, pid: info.pid_of(tid), comm: info.comm_of(tid).to_string(), read_bytes: r, write_bytes: w })
             .collect();
         threads.sort_by(|x, y| (y.read_bytes + y.write_bytes).cmp(&(x.read_bytes + x.write_bytes)).then(x.tid.cmp(&y.tid)));
         let mut procs: BTreeMap<i32, (u64, u64)> = BTreeMap::new();
@@ -398,7 +450,7 @@ impl Analysis for Io {
             .collect();
         processes.sort_by(|x, y| (y.read_bytes + y.write_bytes).cmp(&(x.read_bytes + x.write_bytes)).then(x.pid.cmp(&y.pid)));
         let mut files: Vec<FileIoRow> =
-            st.replay.files.iter().map(|(p, &(r, w))| FileIoRow { path: p.to_string(), read_bytes: r, write_bytes: w }).collect();
+            st.replay.paths.iter().filter(|p| p.1 + p.2 > 0).map(|(p, r, w)| FileIoRow { path: p.to_string(), read_bytes: *r, write_bytes: *w }).collect();
         files.sort_by(|x, y| (y.read_bytes + y.write_bytes).cmp(&(x.read_bytes + x.write_bytes)).then(x.path.cmp(&y.path)));
         IoReport { analysis: "io", begin_ns: st.span.begin, end_ns: st.span.end, threads, processes, files }
     }

@@ -82,6 +82,36 @@ impl<'a> Cursor<'a> {
         Ok(v)
     }
 
+    /// Reads a LEB128 integer (at most 64 bits of value): (value, raw unsigned bits).
+    pub fn read_leb128(&mut self, signed: bool) -> Result<(u64, u64), DecodeError> {
+        self.align(8)?;
+        let start = self.pos;
+        let mut v: u64 = 0;
+        let mut shift = 0u32;
+        loop {
+            self.need(8).map_err(|e| DecodeError::new(start, e.kind))?;
+            let b = self.buf[(self.pos >> 3) as usize];
+            self.pos += 8;
+            // The 10th byte holds bit 63; its other bits must be 0 (or, signed, copies
+            // of bit 63).
+            let fits = match shift {
+                0..=62 => true,
+                63 => (b & 0x7f) <= 1 || (signed && (b & 0x7f) == 0x7f),
+                _ => false,
+            };
+            if !fits {
+                return Err(DecodeError::new(start, K::Invalid("variable-length integer longer than 64 bits".into())));
+            }
+            v |= ((b & 0x7f) as u64) << shift;
+            shift += 7;
+            if b & 0x80 == 0 {
+                break;
+            }
+        }
+        let val = if signed && shift < 64 { sign_extend(v, shift) as u64 } else { v };
+        Ok((val, v))
+    }
+
     /// The bytes of a NUL-terminated string at the current (byte-aligned) position,
     /// without the NUL; the cursor moves past the NUL.
     #[inline]
@@ -251,6 +281,16 @@ impl Decoder {
                 self.set(id, raw);
                 v.float(if bits == 32 { f32::from_bits(raw as u32) as f64 } else { f64::from_bits(raw) });
             }
+            Node::VarInt { signed, role } => {
+                let (val, raw) = cur.read_leb128(signed)?;
+                self.set(id, val);
+                if self.apply_roles {
+                    if let Some(r) = role {
+                        self.roles[role_index(r)] = Some(raw);
+                    }
+                }
+                v.int(plan, node, val);
+            }
             Node::Str => {
                 cur.align(8)?;
                 self.set(id, cur.pos);
@@ -338,7 +378,7 @@ impl Decoder {
 pub fn node_align(n: &Node) -> u32 {
     match *n {
         Node::Int { align, .. } | Node::Float { align, .. } | Node::Struct { align, .. } | Node::Array { align, .. } | Node::Seq { align, .. } => align,
-        Node::Str => 8,
+        Node::Str | Node::VarInt { .. } => 8,
         Node::Variant { .. } => 1,
     }
 }

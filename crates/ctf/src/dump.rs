@@ -96,7 +96,11 @@ impl JsonVisitor<'_> {
 impl Visitor for JsonVisitor<'_> {
     fn int(&mut self, plan: &Plan, node: &Node, raw: u64) {
         use std::io::Write;
-        let Node::Int { signed, enum_idx, .. } = *node else { return };
+        let (signed, enum_idx) = match *node {
+            Node::Int { signed, enum_idx, .. } => (signed, enum_idx),
+            Node::VarInt { signed, .. } => (signed, None),
+            _ => return,
+        };
         self.before_value();
         let value: i128 = if signed { raw as i64 as i128 } else { raw as i128 };
         match enum_idx {
@@ -242,7 +246,11 @@ impl TextVisitor<'_> {
 impl Visitor for TextVisitor<'_> {
     fn int(&mut self, plan: &Plan, node: &Node, raw: u64) {
         use std::fmt::Write;
-        let Node::Int { signed, enum_idx, base, .. } = *node else { return };
+        let (signed, enum_idx, base) = match *node {
+            Node::Int { signed, enum_idx, base, .. } => (signed, enum_idx, base),
+            Node::VarInt { signed, .. } => (signed, None, 10),
+            _ => return,
+        };
         self.before_value();
         let value: i128 = if signed { raw as i64 as i128 } else { raw as i128 };
         let num = match base {

@@ -121,13 +121,25 @@ pub struct StructClass {
     pub members: Vec<(String, FieldClass)>,
 }
 
-/// A variant: one of several options, selected by an enumeration tag elsewhere.
+/// A variant: one of several options, selected by an integer tag elsewhere.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VariantClass {
-    /// Location of the tag (an enumeration field decoded before the variant).
+    /// Location of the tag (an integer or enumeration decoded before the variant).
     pub tag: FieldPath,
-    /// Options, each named after a label of the tag's enumeration.
+    /// Options. Without `selector_ranges`, each is named after a label of the tag's
+    /// enumeration (CTF 1.8).
     pub options: Vec<(String, FieldClass)>,
+    /// Per option, the tag values that select it (CTF 2); `None`: by label.
+    pub selector_ranges: Option<Vec<Vec<(i128, i128)>>>,
+}
+
+/// A variable-length (unsigned or signed LEB128) integer (CTF 2).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VarIntClass {
+    /// Signed (sign-extended LEB128).
+    pub signed: bool,
+    /// Special meaning, if any.
+    pub role: Option<Role>,
 }
 
 /// A static array.
@@ -168,6 +180,8 @@ pub enum FieldClass {
     Array(Box<ArrayClass>),
     /// Sequence.
     Sequence(Box<SequenceClass>),
+    /// Variable-length integer.
+    VarInt(VarIntClass),
 }
 
 impl FieldClass {
@@ -184,6 +198,7 @@ impl FieldClass {
                 .map(|(_, m)| m.align())
                 .fold(s.min_align.max(1), u32::max),
             FieldClass::Variant(_) => 1,
+            FieldClass::VarInt(_) => 8,
             FieldClass::Array(a) => a.elem.align(),
             FieldClass::Sequence(s) => s.elem.align(),
         }
@@ -300,6 +315,8 @@ pub enum MetadataFormat {
     TsdlText,
     /// CTF 1.8 TSDL in metadata packets.
     TsdlPacketized,
+    /// CTF 2 JSON text sequence.
+    Ctf2Json,
 }
 
 /// Everything the metadata says about a trace.

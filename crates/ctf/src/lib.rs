@@ -3,6 +3,7 @@ pub mod error;
 pub mod ir;
 pub mod tsdl;
 pub mod bits;
+pub mod ctf2;
 pub mod metadata;
 pub mod plan;
 pub mod decode;

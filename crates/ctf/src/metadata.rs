@@ -29,6 +29,9 @@ pub fn metadata_text(bytes: &[u8], path: &Path) -> Result<MetadataText> {
     let le = bytes.len() >= 4 && u32::from_le_bytes(bytes[..4].try_into().unwrap_or_default()) == METADATA_PACKET_MAGIC;
     let be = bytes.len() >= 4 && u32::from_be_bytes(bytes[..4].try_into().unwrap_or_default()) == METADATA_PACKET_MAGIC;
     if !le && !be {
+        if crate::ctf2::is_ctf2(bytes) {
+            return Ok(MetadataText { text: String::from_utf8_lossy(bytes).into_owned(), format: MetadataFormat::Ctf2Json, packet_uuid: None, packet_byte_order: None });
+        }
         if bytes.contains(&0) {
             let nul = bytes.iter().position(|b| *b == 0).unwrap_or(0);
             let line = 1 + bytes[..nul].iter().filter(|b| **b == b'\n').count() as u32;
@@ -57,8 +60,8 @@ pub fn metadata_text(bytes: &[u8], path: &Path) -> Result<MetadataText> {
         let content_bits = rd(&h[24..28]) as usize;
         let packet_bits = rd(&h[28..32]) as usize;
         let (compression, encryption, checksum, major, minor) = (h[32], h[33], h[34], h[35], h[36]);
-        if (major, minor) != (1, 8) {
-            return Err(bad(off, format!("invalid metadata packet version {major}.{minor} (expecting 1.8)")));
+        if (major, minor) != (1, 8) && (major, minor) != (2, 0) {
+            return Err(bad(off, format!("invalid metadata packet version {major}.{minor} (expecting 1.8 or 2.0)")));
         }
         if compression != 0 || encryption != 0 || checksum != 0 {
             return Err(bad(off, "compressed, encrypted or checksummed metadata packets are not supported".into()));
@@ -101,6 +104,11 @@ pub fn load_metadata(path: &Path) -> Result<(TraceClass, MetadataFormat)> {
 /// Parses metadata bytes (`path` is only used in errors).
 pub fn parse_metadata(bytes: &[u8], path: &Path) -> Result<(TraceClass, MetadataFormat)> {
     let mt = metadata_text(bytes, path)?;
+    if mt.format == MetadataFormat::Ctf2Json || crate::ctf2::is_ctf2(mt.text.as_bytes()) {
+        let tc = crate::ctf2::parse_ctf2(mt.text.as_bytes())
+            .map_err(|(frag, msg)| Error::Metadata { path: path.into(), line: frag, msg: format!("CTF 2 fragment {frag}: {msg}") })?;
+        return Ok((tc, MetadataFormat::Ctf2Json));
+    }
     let tc = crate::tsdl::parse_tsdl(&mt.text).map_err(|(line, msg)| Error::Metadata { path: path.into(), line, msg })?;
     if let Some(packet_order) = mt.packet_byte_order {
         if packet_order != tc.byte_order {

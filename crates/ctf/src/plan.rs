@@ -69,6 +69,13 @@ pub enum Node {
     },
     /// NUL-terminated string (slot: bit position of its first byte).
     Str,
+    /// Variable-length (LEB128) integer, byte-aligned.
+    VarInt {
+        /// Signed (sign-extended).
+        signed: bool,
+        /// Special meaning.
+        role: Option<Role>,
+    },
     /// Structure: members are `Plan::members[first..first + count]`.
     Struct {
         /// Alignment in bits.
@@ -257,6 +264,8 @@ pub struct Plan {
     /// Whether decoding may skip a node: constant size, and nothing inside it is a
     /// role, a clock, a sequence length or a variant tag.
     pub skippable: Vec<bool>,
+    /// Selector ranges of CTF 2 variants, until their tag is resolved (compile time).
+    variant_ranges: Vec<(NodeId, Vec<Vec<(i128, i128)>>)>,
 }
 
 /// An error compiling a plan (a reference that cannot be resolved).
@@ -275,6 +284,7 @@ impl Plan {
             streams: Vec::new(),
             fixed_size: Vec::new(),
             skippable: Vec::new(),
+            variant_ranges: Vec::new(),
         };
         let mut roots: Vec<(Scope, NodeId)> = Vec::new();
         if let Some(h) = &tc.packet_header {
@@ -408,7 +418,7 @@ impl Plan {
             let (size, plain) = match self.nodes[i] {
                 Node::Int { bits, role, clock, .. } => (Some(bits as u64), role.is_none() && !clock),
                 Node::Float { bits, .. } => (Some(bits as u64), true),
-                Node::Str | Node::Seq { .. } | Node::Variant { .. } => (None, false),
+                Node::Str | Node::Seq { .. } | Node::Variant { .. } | Node::VarInt { .. } => (None, false),
                 Node::Array { elem, len, .. } => {
                     let e = elem.0 as usize;
                     let stride = self.fixed_size[e].map(|sz| align_up(sz, node_align(&self.nodes[e]) as u64));
@@ -553,7 +563,7 @@ impl Plan {
             if is_tag {
                 self.resolve_variant(node, target)?;
             } else {
-                if !matches!(self.nodes[target.0 as usize], Node::Int { signed: false, .. }) {
+                if !matches!(self.nodes[target.0 as usize], Node::Int { signed: false, .. } | Node::VarInt { signed: false, .. }) {
                     return Err(PlanError(format!("sequence length `{}` is not an unsigned integer", path.path.join("."))));
                 }
                 if let Node::Seq { len, .. } = &mut self.nodes[node.0 as usize] {
@@ -564,14 +574,30 @@ impl Plan {
         Ok(id)
     }
 
-    /// Sets a variant's tag and builds its choices from the tag's enumeration mappings:
-    /// a label selects the option of the same name (or that name with a leading `_`).
+    /// Sets a variant's tag and builds its choices: from the option's selector ranges
+    /// (CTF 2), or from the tag's enumeration mappings, where a label selects the option
+    /// of the same name (or that name with a leading `_`) (CTF 1.8).
     fn resolve_variant(&mut self, var: NodeId, tag_node: NodeId) -> Result<(), PlanError> {
+        let Node::Variant { opts, nopts, .. } = self.nodes[var.0 as usize] else { unreachable!("a variant node") };
+        let first = self.choices.len() as u32;
+        if let Some(i) = self.variant_ranges.iter().position(|(v, _)| *v == var) {
+            if !matches!(self.nodes[tag_node.0 as usize], Node::Int { .. } | Node::VarInt { .. }) {
+                return Err(PlanError("variant selector is not an integer".into()));
+            }
+            let (_, ranges) = self.variant_ranges.swap_remove(i);
+            for (k, rs) in ranges.iter().enumerate().take(nopts as usize) {
+                let node = self.members[opts as usize + k].node;
+                for &(lo, hi) in rs {
+                    self.choices.push(Choice { lo, hi, node });
+                }
+            }
+            let count = self.choices.len() as u32 - first;
+            self.nodes[var.0 as usize] = Node::Variant { tag: tag_node, first, count, opts, nopts };
+            return Ok(());
+        }
         let Node::Int { enum_idx: Some(e), .. } = self.nodes[tag_node.0 as usize] else {
             return Err(PlanError("variant tag is not an enumeration".into()));
         };
-        let Node::Variant { opts, nopts, .. } = self.nodes[var.0 as usize] else { unreachable!("a variant node") };
-        let first = self.choices.len() as u32;
         for m in &self.enums[e as usize] {
             let options = &self.members[opts as usize..(opts + nopts) as usize];
             let opt = options.iter().find(|o| *o.name == *m.label).or_else(|| options.iter().find(|o| o.name.strip_prefix('_') == Some(&m.label)));
@@ -594,6 +620,7 @@ impl Plan {
             }
             FieldClass::Float(f) => self.push(Node::Float { align: f.align, bits: if f.mant_dig == 24 { 32 } else { 64 }, be: f.byte_order == ByteOrder::Big }),
             FieldClass::String(_) => self.push(Node::Str),
+            FieldClass::VarInt(v) => self.push(Node::VarInt { signed: v.signed, role: v.role }),
             FieldClass::Struct(s) => {
                 let ids = s.members.iter().map(|(_, m)| self.add_node(m, refs)).collect::<Result<Vec<_>, _>>()?;
                 let first = self.members.len() as u32;
@@ -609,6 +636,9 @@ impl Plan {
                     self.members.push(Member { name: name.as_str().into(), node });
                 }
                 let id = self.push(Node::Variant { tag: NodeId(u32::MAX), first: 0, count: 0, opts, nopts: v.options.len() as u32 });
+                if let Some(r) = &v.selector_ranges {
+                    self.variant_ranges.push((id, r.clone()));
+                }
                 refs.push((id, v.tag.clone(), true));
                 id
             }

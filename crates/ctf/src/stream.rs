@@ -366,10 +366,15 @@ enum Step {
     Event,
 }
 
+/// Whether the packet context has clock-mapped beginning and end timestamps (then
+/// notices carry times, as Babeltrace's do).
 fn has_ts_range(plan: &Plan, sp: &StreamPlan) -> bool {
     let Some(c) = sp.packet_context else { return false };
-    let has = |name: &str| plan.find(c, &[name]).is_some_and(|n| matches!(plan.node(n), Node::Int { clock: true, .. }));
-    has("timestamp_begin") && has("timestamp_end")
+    let Node::Struct { first, count, .. } = *plan.node(c) else { return false };
+    let has = |want: Role| {
+        plan.struct_members(first, count).iter().any(|m| matches!(*plan.node(m.node), Node::Int { clock: true, role: Some(r), .. } if r == want))
+    };
+    has(Role::PacketBeginTimestamp) && has(Role::PacketEndTimestamp)
 }
 
 fn clone_error(e: &Error) -> Error {

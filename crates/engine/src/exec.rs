@@ -1,7 +1,6 @@
 //! Workers and the ordered, pipelined merge (B3).
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
 
@@ -9,13 +8,19 @@ use ctf::stream::{Item, StreamCursor};
 use ctf::trace::TraceSet;
 
 use crate::partition::{partition, Slice};
-use crate::{Analysis, EngineOptions, NoticeKind};
+use crate::{Analysis, EngineOptions, NoticeKind, StreamOrder};
 
 /// What an analysis is told about the item it receives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ctx {
     /// Index of the stream in the set.
     pub stream: usize,
+    /// Order key of the item inside its slice: the largest time key (timestamp, else the
+    /// previous item's) seen so far on this stream in this slice. Sorting a slice's items
+    /// by `(order, stream)`, stably, gives exactly the time-merged order, so an analysis
+    /// run with [`StreamOrder::PerStream`](crate::StreamOrder) can still tell which of two
+    /// items of different streams comes later.
+    pub order: i64,
 }
 
 /// A failed run.
@@ -115,6 +120,7 @@ pub fn run_slices<A: Analysis>(a: &A, set: &TraceSet, slices: &[Slice], opts: &E
 }
 
 /// Time key of an item (events: timestamp; notices: start, else end of the interval).
+#[inline]
 fn key(item: &Item<'_, '_>) -> Option<i64> {
     match item {
         Item::Event(e) => e.ts(),
@@ -122,41 +128,97 @@ fn key(item: &Item<'_, '_>) -> Option<i64> {
     }
 }
 
-/// Processes one slice: its streams merged by time, items outside `[lo, hi)` and the
-/// global `range` skipped.
-pub fn process_slice<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: (i64, i64)) -> Result<A::State, EngineError> {
-    let mut st = a.new_state();
-    let mut cursors: Vec<(usize, StreamCursor<'_>, i64)> =
-        s.chunks.iter().map(|(si, r)| (*si, StreamCursor::with_packets(set, *si, r.clone()), i64::MIN)).collect();
-    let mut heap = BinaryHeap::with_capacity(cursors.len());
-    let advance = |c: &mut (usize, StreamCursor<'_>, i64)| -> Result<Option<i64>, EngineError> {
-        let (si, cur, last) = c;
-        match cur.next() {
-            Ok(None) => Ok(None),
+/// One stream of a slice being read.
+struct Head<'t> {
+    stream: usize,
+    cur: StreamCursor<'t>,
+    /// Time key of the current item.
+    key: i64,
+    /// Running maximum of the keys (see [`Ctx::order`]).
+    order: i64,
+}
+
+impl Head<'_> {
+    /// Moves to the next item; false at the end of the chunk.
+    #[inline]
+    fn advance(&mut self) -> Result<bool, EngineError> {
+        match self.cur.next() {
+            Ok(None) => Ok(false),
             Ok(Some(item)) => {
-                let k = key(&item).unwrap_or(*last);
-                *last = k;
-                Ok(Some(k))
+                if let Some(k) = key(&item) {
+                    self.key = k;
+                }
+                self.order = self.order.max(self.key);
+                Ok(true)
             }
-            Err(source) => Err(EngineError::Decode { stream: *si, source }),
-        }
-    };
-    for (i, c) in cursors.iter_mut().enumerate() {
-        if let Some(k) = advance(c)? {
-            heap.push(Reverse((k, c.0, i)));
+            Err(source) => Err(EngineError::Decode { stream: self.stream, source }),
         }
     }
-    while let Some(Reverse((k, si, i))) = heap.pop() {
-        if s.contains(k) && k >= range.0 && k <= range.1 {
-            let ctx = Ctx { stream: si };
-            match cursors[i].1.current() {
-                Item::Event(ev) => a.on_event(&mut st, &ev, &ctx),
-                Item::Discarded(n) => a.on_notice(&mut st, NoticeKind::Discarded, &n, &ctx),
-                Item::LostPackets(n) => a.on_notice(&mut st, NoticeKind::LostPackets, &n, &ctx),
+}
+
+/// Hands the current item of `h` to the analysis when it is inside the slice and range.
+#[inline(always)]
+fn deliver<A: Analysis>(a: &A, st: &mut A::State, s: &Slice, range: (i64, i64), h: &mut Head<'_>) {
+    let k = h.key;
+    if s.contains(k) && k >= range.0 && k <= range.1 {
+        let ctx = Ctx { stream: h.stream, order: h.order };
+        match h.cur.current() {
+            Item::Event(ev) => a.on_event(st, &ev, &ctx),
+            Item::Discarded(n) => a.on_notice(st, NoticeKind::Discarded, &n, &ctx),
+            Item::LostPackets(n) => a.on_notice(st, NoticeKind::LostPackets, &n, &ctx),
+        }
+    }
+}
+
+/// Processes one slice: items outside `[lo, hi)` and the global `range` skipped. With
+/// [`StreamOrder::Merged`] the streams are merged by time (ties: lower stream index
+/// first); with [`StreamOrder::PerStream`] each stream is read to its end in turn.
+pub fn process_slice<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: (i64, i64)) -> Result<A::State, EngineError> {
+    let mut st = a.new_state();
+    let mut heads: Vec<Head<'_>> = s
+        .chunks
+        .iter()
+        .map(|(si, r)| Head { stream: *si, cur: StreamCursor::with_packets(set, *si, r.clone()), key: i64::MIN, order: i64::MIN })
+        .collect();
+    if a.stream_order() == StreamOrder::PerStream {
+        for h in &mut heads {
+            while h.advance()? {
+                deliver(a, &mut st, s, range, h);
             }
         }
-        if let Some(k) = advance(&mut cursors[i])? {
-            heap.push(Reverse((k, si, i)));
+        return Ok(st);
+    }
+    // Time-merge. Streams are few: find the earliest head and the runner-up by a linear
+    // scan, then consume the earliest stream for as long as it stays ahead of the
+    // runner-up (runs are long, so most items cost one comparison).
+    let mut live: Vec<usize> = Vec::with_capacity(heads.len());
+    for (i, h) in heads.iter_mut().enumerate() {
+        if h.advance()? {
+            live.push(i);
+        }
+    }
+    while !live.is_empty() {
+        let (mut best, mut second) = (0usize, None::<(i64, usize)>);
+        for j in 1..live.len() {
+            let (kb, kj) = ((heads[live[best]].key, heads[live[best]].stream), (heads[live[j]].key, heads[live[j]].stream));
+            if kj < kb {
+                second = Some(second.map_or(kb, |x| x.min(kb)));
+                best = j;
+            } else {
+                second = Some(second.map_or(kj, |x| x.min(kj)));
+            }
+        }
+        let bound = second.unwrap_or((i64::MAX, usize::MAX));
+        let h = &mut heads[live[best]];
+        loop {
+            deliver(a, &mut st, s, range, h);
+            if !h.advance()? {
+                live.swap_remove(best);
+                break;
+            }
+            if (h.key, h.stream) > bound {
+                break;
+            }
         }
     }
     Ok(st)

@@ -16,7 +16,9 @@
 //! at the same instants on every stream (the hybrid scheme of the paper): slice `k` of
 //! every stream covers time range `k`, so slices are totally ordered in time and merging
 //! them left to right reproduces the serial order. Inside a slice the streams are merged
-//! by timestamp (ties broken by stream index, exactly as [`ctf::merge::Merger`]), and
+//! by timestamp (ties broken by stream index, exactly as [`ctf::merge::Merger`]) unless
+//! the analysis asks for [`StreamOrder::PerStream`] (then each stream is read in turn,
+//! and [`Ctx::order`] tells where each item falls in the merged order), and
 //! items outside `[lo, hi)` are skipped, so each item belongs to exactly one slice even
 //! when a packet straddles a boundary (that packet is decoded by both slices).
 //! [`Partition`] chooses where the instants are: from the packet index so that each
@@ -48,12 +50,29 @@ pub enum NoticeKind {
     LostPackets,
 }
 
+/// In which order an analysis needs the items of a slice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StreamOrder {
+    /// All streams merged by time (ties: lower stream index first): the serial order.
+    #[default]
+    Merged,
+    /// Each stream in its own order, streams one after the other. For analyses whose
+    /// state depends on the order of items of one stream only, or that compare
+    /// [`Ctx::order`] to resolve cross-stream "last writer wins" (much cheaper: no merge).
+    PerStream,
+}
+
 /// A trace analysis as a mergeable chunk state (B1).
 pub trait Analysis: Sync {
     /// Chunk-local state.
     type State: Send;
     /// Final result.
     type Output;
+
+    /// The order in which this analysis needs a slice's items (default: merged by time).
+    fn stream_order(&self) -> StreamOrder {
+        StreamOrder::Merged
+    }
 
     /// An empty state for a slice whose earlier history is unknown.
     fn new_state(&self) -> Self::State;

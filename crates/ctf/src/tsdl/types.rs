@@ -275,7 +275,7 @@ impl TypeLowerer {
                 let options = self.members(&decls, MemberKind::Variant)?;
                 let Some((tag_path, target)) = resolved else {
                     let tag = FieldPath { scope: self.root, path: tag.clone() };
-                    return Ok(FieldClass::Variant(Box::new(VariantClass { tag, options })));
+                    return Ok(FieldClass::Variant(Box::new(VariantClass { tag, options, selector_ranges: None })));
                 };
                 let FieldClass::Enum(e) = target else {
                     return Err((line, format!("variant tag `{}` is not an enumeration field", tag.join("."))));
@@ -284,7 +284,7 @@ impl TypeLowerer {
                 if !options.is_empty() && !selectable {
                     return Err((line, format!("no option of the variant matches a label of its tag `{}`", tag.join("."))));
                 }
-                Ok(FieldClass::Variant(Box::new(VariantClass { tag: tag_path, options })))
+                Ok(FieldClass::Variant(Box::new(VariantClass { tag: tag_path, options, selector_ranges: None })))
             }
             TypeSpec::Enum { name, container, body } => {
                 let (container, enumerators) = match body {

@@ -31,6 +31,7 @@ pub fn run(a: InfoArgs) -> Result<()> {
         let format = match t.format {
             MetadataFormat::TsdlText => "CTF 1.8 TSDL, plain text",
             MetadataFormat::TsdlPacketized => "CTF 1.8 TSDL, packetized",
+            MetadataFormat::Ctf2Json => "CTF 2 JSON text sequence",
         };
         let classes: usize = t.class.streams.iter().map(|s| s.event_classes.len()).sum();
         println!("trace {}", t.dir.display());
