@@ -1,4 +1,4 @@
-//! A generic CTF 1.8 trace writer.
+//! A generic CTF 1.8 (and CTF 2 metadata) trace writer.
 //!
 //! Where it sits: below `synth` (which declares LTTng kernel events with it); it knows
 //! nothing about kernels. The flow is:
@@ -11,8 +11,9 @@
 //!    events encoded field by field with CTF bit alignment, full packets padded to a
 //!    power-of-two size and streamed to disk, with LTTng `index/*.idx` entries.
 //!
-//! The schema model is separate from the TSDL text so that a CTF 2 (JSON) emitter can be
-//! added beside [`tsdl`].
+//! The schema model is separate from the metadata syntax: [`tsdl`] renders it as CTF 1.8
+//! TSDL text and [`ctf2`] as CTF 2 JSON ([`MetadataFormat::Ctf2Json`]); the data streams
+//! are the same either way.
 //!
 //! # Example
 //!
@@ -41,6 +42,7 @@
 //! ```
 
 pub mod bits;
+pub mod ctf2;
 pub mod error;
 pub mod ids;
 pub mod index;

@@ -1,4 +1,4 @@
-//! Writes the `metadata` file: plain TSDL text or LTTng's packetized form.
+//! Writes the `metadata` file: plain TSDL text, LTTng's packetized form, or CTF 2 JSON.
 //!
 //! A metadata packet is a 37-byte header followed by TSDL text and zero padding:
 //! `u32 magic = 0x75D11D57`, `u8 uuid[16]`, `u32 checksum = 0`, `u32 content_size` (bits,
@@ -10,6 +10,7 @@ use std::path::Path;
 
 use crate::error::{io_err, Result};
 use crate::schema::{ByteOrder, TraceSchema};
+use crate::ctf2::to_ctf2;
 use crate::tsdl::to_tsdl;
 
 /// Magic number of a metadata packet.
@@ -29,14 +30,17 @@ pub enum MetadataFormat {
         /// Bytes per packet (header included), more than 37.
         packet_len: usize,
     },
+    /// CTF 2 metadata: the JSON text sequence of [`crate::ctf2::to_ctf2`] (not packetized).
+    /// The data streams are the same as with the TSDL forms.
+    Ctf2Json,
 }
 
-/// Encodes TSDL text in the given form.
+/// Encodes the metadata of a schema in the given form.
 pub fn encode_metadata(schema: &TraceSchema, format: MetadataFormat) -> Vec<u8> {
-    let text = to_tsdl(schema);
     match format {
-        MetadataFormat::PlainText => format!("/* CTF 1.8 */\n\n{text}").into_bytes(),
-        MetadataFormat::Packetized { packet_len } => packetize(text.as_bytes(), schema, packet_len.max(64)),
+        MetadataFormat::PlainText => format!("/* CTF 1.8 */\n\n{}", to_tsdl(schema)).into_bytes(),
+        MetadataFormat::Packetized { packet_len } => packetize(to_tsdl(schema).as_bytes(), schema, packet_len.max(64)),
+        MetadataFormat::Ctf2Json => to_ctf2(schema),
     }
 }
 

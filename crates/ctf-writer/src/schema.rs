@@ -1,7 +1,7 @@
 //! The trace schema model: clock, stream classes, event classes and field types.
 //!
 //! This model is independent of any metadata syntax: [`crate::tsdl`] renders it as CTF 1.8
-//! TSDL text, and a CTF 2 (JSON) emitter can later render the same model.
+//! TSDL text and [`crate::ctf2`] as CTF 2 JSON.
 
 use crate::error::{Result, WriterError};
 use crate::ids::{EventClassId, StreamClassId};

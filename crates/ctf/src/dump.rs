@@ -57,7 +57,7 @@ fn json_float(out: &mut Vec<u8>, v: f64) {
 }
 
 /// Labels of an enumeration's mappings that contain `value`, sorted and unique.
-pub fn enum_labels<'p>(plan: &'p Plan, enum_idx: u32, value: i128) -> Vec<&'p str> {
+pub fn enum_labels(plan: &Plan, enum_idx: u32, value: i128) -> Vec<&str> {
     let mut l: Vec<&str> = plan.enums[enum_idx as usize].iter().filter(|m| m.lo <= value && value <= m.hi).map(|m| m.label.as_str()).collect();
     l.sort_unstable();
     l.dedup();
@@ -330,19 +330,16 @@ pub fn write_text(out: &mut String, item: &mut Item<'_, '_>, prev_ts: &mut Optio
             let _ = writeln!(out, "WARNING: {count} packets lost");
         }
         Item::Event(e) => {
-            match e.ts() {
-                Some(ts) => {
-                    let delta = match *prev_ts {
-                        Some(p) => {
-                            let d = ts - p;
-                            format!("+{}.{:09}", d.div_euclid(1_000_000_000), d.rem_euclid(1_000_000_000))
-                        }
-                        None => "+?.?????????".to_string(),
-                    };
-                    let _ = write!(out, "[{}] ({delta}) ", clock_text(ts));
-                    *prev_ts = Some(ts);
-                }
-                None => {}
+            if let Some(ts) = e.ts() {
+                let delta = match *prev_ts {
+                    Some(p) => {
+                        let d = ts - p;
+                        format!("+{}.{:09}", d.div_euclid(1_000_000_000), d.rem_euclid(1_000_000_000))
+                    }
+                    None => "+?.?????????".to_string(),
+                };
+                let _ = write!(out, "[{}] ({delta}) ", clock_text(ts));
+                *prev_ts = Some(ts);
             }
             if let Some(h) = host {
                 let _ = write!(out, "{h} ");

@@ -158,7 +158,7 @@ pub fn read_index_file(idx_path: &Path, file_len: u64) -> Option<Vec<PacketInfo>
         };
         let ok = p.offset == expect_offset
             && p.total_bits > 0
-            && p.total_bits % 8 == 0
+            && p.total_bits.is_multiple_of(8)
             && p.content_bits <= p.total_bits
             && p.offset.checked_add(p.total_bits / 8).is_some_and(|e| e <= file_len);
         if !ok {

@@ -265,6 +265,13 @@ pub struct ClockClass {
     pub description: Option<String>,
 }
 
+impl ClockClass {
+    /// A 1 GHz clock with no offset, called `name`.
+    pub fn new_1ghz(name: &str) -> Self {
+        ClockClass { name: name.into(), freq: 1_000_000_000, offset_s: 0, offset_cycles: 0, precision: 0, absolute: false, uuid: None, description: None }
+    }
+}
+
 /// An event record class.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventClass {

@@ -66,7 +66,7 @@ pub fn metadata_text(bytes: &[u8], path: &Path) -> Result<MetadataText> {
         if compression != 0 || encryption != 0 || checksum != 0 {
             return Err(bad(off, "compressed, encrypted or checksummed metadata packets are not supported".into()));
         }
-        if content_bits % 8 != 0 || packet_bits % 8 != 0 || content_bits < HEADER_LEN * 8 || content_bits > packet_bits {
+        if !content_bits.is_multiple_of(8) || !packet_bits.is_multiple_of(8) || content_bits < HEADER_LEN * 8 || content_bits > packet_bits {
             return Err(bad(off, format!("bad metadata packet sizes: content {content_bits} bits, packet {packet_bits} bits")));
         }
         let end = off + content_bits / 8;

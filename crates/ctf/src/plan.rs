@@ -265,7 +265,7 @@ pub struct Plan {
     /// role, a clock, a sequence length or a variant tag.
     pub skippable: Vec<bool>,
     /// Selector ranges of CTF 2 variants, until their tag is resolved (compile time).
-    variant_ranges: Vec<(NodeId, Vec<Vec<(i128, i128)>>)>,
+    variant_ranges: Vec<(NodeId, OptionRanges)>,
 }
 
 /// An error compiling a plan (a reference that cannot be resolved).
@@ -414,6 +414,7 @@ impl Plan {
         }
         self.fixed_size = vec![None; n];
         self.skippable = vec![false; n];
+        #[allow(clippy::needless_range_loop)] // children are read through earlier indexes
         for i in 0..n {
             let (size, plain) = match self.nodes[i] {
                 Node::Int { bits, role, clock, .. } => (Some(bits as u64), role.is_none() && !clock),
@@ -527,11 +528,8 @@ impl Plan {
     pub fn find(&self, root: NodeId, path: &[&str]) -> Option<NodeId> {
         let mut cur = root;
         for name in path {
-            loop {
-                match self.node(cur) {
-                    Node::Array { elem, .. } | Node::Seq { elem, .. } => cur = *elem,
-                    _ => break,
-                }
+            while let Node::Array { elem, .. } | Node::Seq { elem, .. } = self.node(cur) {
+                cur = *elem;
             }
             cur = match self.node(cur) {
                 Node::Struct { first, count, .. } => self.struct_members(*first, *count).iter().find(|m| &*m.name == *name)?.node,
@@ -672,6 +670,9 @@ fn int_node(i: &IntClass, enum_idx: Option<u32>) -> Node {
 fn is_char(fc: &FieldClass) -> bool {
     matches!(fc, FieldClass::Int(i) if i.size == 8 && i.encoding != Encoding::None)
 }
+
+/// Per variant option, the tag ranges that select it.
+type OptionRanges = Vec<Vec<(i128, i128)>>;
 
 /// Rounds `v` up to a multiple of `a` (a power of two, or 0/1 for none).
 #[inline]

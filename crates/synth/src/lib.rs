@@ -9,7 +9,8 @@
 //!
 //! ```text
 //! DIR/truth.json                  true statistics (see [`truth`] for the definitions)
-//! DIR/kernel/metadata             packetized TSDL (4096-byte packets, magic 0x75D11D57)
+//! DIR/kernel/metadata             packetized TSDL (4096-byte packets, magic 0x75D11D57),
+//!                                 or CTF 2 JSON with `metadata: MetadataKind::Ctf2`
 //! DIR/kernel/channel0_<cpu>       one stream per CPU, cpu_id in the packet context,
 //!                                 power-of-two packets, compact event headers
 //! DIR/kernel/index/channel0_<cpu>.idx   LTTng index v1.1
@@ -60,11 +61,23 @@ pub struct SynthConfig {
     pub packet_size: usize,
     /// Event header layout: LTTng kernel channels use `Compact`.
     pub header: EventHeaderKind,
+    /// Metadata format; the data streams are the same, byte for byte, either way.
+    pub metadata: MetadataKind,
+}
+
+/// Which CTF version the `metadata` file is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MetadataKind {
+    /// CTF 1.8: packetized TSDL, as lttng-modules 2.13 writes it.
+    #[default]
+    Ctf18,
+    /// CTF 2: a JSON text sequence (CTF2-SPEC-2.0) describing the same streams.
+    Ctf2,
 }
 
 impl Default for SynthConfig {
     fn default() -> Self {
-        SynthConfig { cpus: 4, events: 100_000, seed: 1, threads: None, packet_size: 256 * 1024, header: EventHeaderKind::Compact }
+        SynthConfig { cpus: 4, events: 100_000, seed: 1, threads: None, packet_size: 256 * 1024, header: EventHeaderKind::Compact, metadata: MetadataKind::Ctf18 }
     }
 }
 

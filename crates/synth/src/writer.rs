@@ -11,7 +11,7 @@ use crate::events::{comm_str, KEvent, EVENT_NAMES};
 use crate::kernel::{kernel_schema, write_kevent, KernelTraceInfo};
 use crate::sim::{EventSink, Sim, SimParams, Tally};
 use crate::truth::{CpuTruth, FileTruth, ProcessTruth, ThreadTruth, Truth, DEFINITIONS};
-use crate::{Summary, SynthConfig};
+use crate::{MetadataKind, Summary, SynthConfig};
 
 /// Epoch time of the machine's boot (2024-01-01T00:00:00Z), the monotonic clock's offset.
 const CLOCK_OFFSET_NS: u64 = 1_704_067_200_000_000_000;
@@ -46,7 +46,11 @@ pub(crate) fn generate(cfg: &SynthConfig, out_dir: &Path) -> Result<Summary> {
         header: cfg.header,
     };
     let schema = kernel_schema(&info);
-    write_metadata(&trace_dir, &schema, MetadataFormat::Packetized { packet_len: 4096 })?;
+    let format = match cfg.metadata {
+        MetadataKind::Ctf18 => MetadataFormat::Packetized { packet_len: 4096 },
+        MetadataKind::Ctf2 => MetadataFormat::Ctf2Json,
+    };
+    write_metadata(&trace_dir, &schema, format)?;
     let mut streams = Vec::with_capacity(cfg.cpus as usize);
     for cpu in 0..cfg.cpus {
         let opts = StreamOptions {

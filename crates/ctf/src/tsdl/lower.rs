@@ -355,16 +355,7 @@ fn string_or_ident(v: &Value, line: u32, what: &str) -> LResult<String> {
 }
 
 fn clock_block<'a>(attrs: impl Iterator<Item = &'a Attr>, line: u32, lw: &mut TypeLowerer) -> LResult<ClockClass> {
-    let mut c = ClockClass {
-        name: String::new(),
-        freq: 1_000_000_000,
-        offset_s: 0,
-        offset_cycles: 0,
-        precision: 0,
-        absolute: false,
-        uuid: None,
-        description: None,
-    };
+    let mut c = ClockClass::new_1ghz("");
     let mut named = false;
     for a in attrs {
         match a.name.join(".").as_str() {
@@ -472,16 +463,7 @@ fn auto_map_clocks(tc: &mut TraceClass) {
     });
     if needs && tc.clocks.len() <= 1 {
         if tc.clocks.is_empty() {
-            tc.clocks.push(ClockClass {
-                name: "default".into(),
-                freq: 1_000_000_000,
-                offset_s: 0,
-                offset_cycles: 0,
-                precision: 0,
-                absolute: false,
-                uuid: None,
-                description: None,
-            });
+            tc.clocks.push(ClockClass::new_1ghz("default"));
         }
         let name = tc.clocks[0].name.clone();
         for s in tc.streams.iter_mut() {

@@ -443,28 +443,25 @@ impl<'a> Parser<'a> {
 
     /// `attr; attr; }` inside integer/floating_point/string.
     fn attrs_body(&mut self) -> PResult<Vec<Attr>> {
-        let mut attrs = Vec::new();
-        while !self.is("}") {
-            if self.eof() {
-                return self.err("`}`");
-            }
-            attrs.push(self.attr()?);
-        }
-        self.i += 1;
-        Ok(attrs)
+        self.items_until_brace(Self::attr)
     }
 
     /// Declarations up to and including `}`.
     fn decl_body(&mut self) -> PResult<Vec<Decl>> {
-        let mut decls = Vec::new();
+        self.items_until_brace(Self::decl)
+    }
+
+    /// Items parsed by `item` up to and including the closing `}`.
+    fn items_until_brace<T>(&mut self, item: fn(&mut Self) -> PResult<T>) -> PResult<Vec<T>> {
+        let mut out = Vec::new();
         while !self.is("}") {
             if self.eof() {
                 return self.err("`}`");
             }
-            decls.push(self.decl()?);
+            out.push(item(self)?);
         }
         self.i += 1;
-        Ok(decls)
+        Ok(out)
     }
 
     fn enum_body(&mut self) -> PResult<Vec<Enumerator>> {

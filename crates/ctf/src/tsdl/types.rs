@@ -118,21 +118,18 @@ impl TypeLowerer {
     fn register_type_tags(&mut self, ty: &TypeSpec, line: u32) -> LResult<()> {
         let dup = |n: &str| (line, format!("`{n}` is already defined in this scope"));
         match ty {
-            TypeSpec::Struct { name: Some(n), body: Some(b), align } => {
-                if self.top().structs.insert(n.clone(), (b.clone(), *align)).is_some_and(|old| old != (b.clone(), *align)) {
+            TypeSpec::Struct { name: Some(n), body: Some(b), align }
+                if self.top().structs.insert(n.clone(), (b.clone(), *align)).is_some_and(|old| old != (b.clone(), *align)) => {
                     return Err(dup(n));
                 }
-            }
-            TypeSpec::Variant { name: Some(n), body: Some(b), .. } => {
-                if self.top().variants.insert(n.clone(), b.clone()).is_some_and(|old| old != *b) {
+            TypeSpec::Variant { name: Some(n), body: Some(b), .. }
+                if self.top().variants.insert(n.clone(), b.clone()).is_some_and(|old| old != *b) => {
                     return Err(dup(n));
                 }
-            }
-            TypeSpec::Enum { name: Some(n), body: Some(b), container } => {
-                if self.top().enums.insert(n.clone(), (container.clone(), b.clone())).is_some_and(|old| old != (container.clone(), b.clone())) {
+            TypeSpec::Enum { name: Some(n), body: Some(b), container }
+                if self.top().enums.insert(n.clone(), (container.clone(), b.clone())).is_some_and(|old| old != (container.clone(), b.clone())) => {
                     return Err(dup(n));
                 }
-            }
             _ => {}
         }
         Ok(())
@@ -477,7 +474,7 @@ impl TypeLowerer {
             }
         }
         int.size = size.ok_or((line, "integer without a `size` attribute".to_string()))?;
-        int.align = align.unwrap_or(if int.size % 8 == 0 { 8 } else { 1 });
+        int.align = align.unwrap_or(if int.size.is_multiple_of(8) { 8 } else { 1 });
         Ok(int)
     }
 
