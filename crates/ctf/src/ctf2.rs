@@ -78,7 +78,15 @@ pub fn parse_ctf2(text: &[u8]) -> R<TraceClass> {
                 }
                 if let Some(h) = v.get("packet-header-field-class") {
                     p.clock = None;
-                    tc.packet_header = Some(p.field_class(h, 0)?);
+                    let fc = p.field_class(h, 0)?;
+                    // The trace's "native" byte order, for display: its first integer's.
+                    if let Some(FieldClass::Int(i)) = fc.member("magic").or(match &fc {
+                        FieldClass::Struct(s) => s.members.first().map(|(_, m)| m),
+                        _ => None,
+                    }) {
+                        tc.byte_order = i.byte_order;
+                    }
+                    tc.packet_header = Some(fc);
                 }
             }
             "field-class-alias" => {
@@ -130,10 +138,23 @@ pub fn parse_ctf2(text: &[u8]) -> R<TraceClass> {
         let name = v.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
         let context = v.get("specific-context-field-class").map(|f| p.field_class(f, 0)).transpose()?;
         let payload = v.get("payload-field-class").map(|f| p.field_class(f, 0)).transpose()?;
-        let loglevel = v.get("log-level").and_then(Value::as_i64);
+        let loglevel = log_level(&v);
         tc.streams[si].event_classes.push(EventClass { id, name, loglevel, emf_uri: None, context, payload });
     }
     Ok(tc)
+}
+
+/// An event record class's log level: a `log-level` property, or LTTng's
+/// (`lttng.org,2009`) or Babeltrace's (`babeltrace.org,2020`) attribute, numeric or
+/// one of LTTng's level names.
+fn log_level(v: &Value) -> Option<i64> {
+    const NAMES: [&str; 15] = [
+        "emergency", "alert", "critical", "error", "warning", "notice", "info", "debug-system", "debug-program",
+        "debug-process", "debug-module", "debug-unit", "debug-function", "debug-line", "debug",
+    ];
+    let attr = |key: &str| ["attributes", "user-attributes"].iter().find_map(|a| v.get(*a)?.get(key)?.get("log-level"));
+    let l = v.get("log-level").or_else(|| attr("lttng.org,2009")).or_else(|| attr("babeltrace.org,2020"))?;
+    l.as_i64().or_else(|| NAMES.iter().position(|n| Some(*n) == l.as_str()).map(|i| i as i64))
 }
 
 struct Parser {
@@ -379,6 +400,15 @@ mod tests {
         let tc = parse_ctf2(&m).unwrap();
         assert_eq!(tc.env.len(), 2);
         assert!(matches!(tc.streams[0].event_classes[0].payload.as_ref().unwrap().member("x"), Some(FieldClass::VarInt(VarIntClass { signed: true, .. }))));
+    }
+
+    #[test]
+    fn log_levels_from_attributes() {
+        let ev = |attrs: &str| seq(&[PRE, &format!(r#"{{"type":"event-record-class","name":"e",{attrs}}}"#)]);
+        let level = |m: Vec<u8>| parse_ctf2(&m).unwrap().streams[0].event_classes[0].loglevel;
+        assert_eq!(level(ev(r#""attributes":{"lttng.org,2009":{"log-level":13}}"#)), Some(13));
+        assert_eq!(level(ev(r#""user-attributes":{"babeltrace.org,2020":{"log-level":"warning"}}"#)), Some(4));
+        assert_eq!(level(ev(r#""id":3"#)), None);
     }
 
     #[test]
