@@ -92,3 +92,24 @@ fn info_reports_discarded_events_like_lttng_status() {
     assert!(text.contains("discarded events: 113133"), "{text}");
     assert!(text.contains("events: 29991"), "{text}");
 }
+
+#[test]
+fn ctf2_and_ctf18_synth_traces_dump_identically() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    for (dir, extra) in [(&a, None), (&b, Some("--ctf2"))] {
+        let mut c = bin();
+        c.args(["synth", "--cpus", "2", "--events", "4000", "--seed", "11", "-o"]).arg(dir.path());
+        if let Some(x) = extra {
+            c.arg(x);
+        }
+        assert!(c.status().unwrap().success());
+    }
+    let info = bin().arg("info").arg(b.path()).output().unwrap();
+    assert!(String::from_utf8_lossy(&info.stdout).contains("CTF 2 JSON"));
+    let da = bin().arg("dump").arg(a.path()).output().unwrap();
+    let db = bin().arg("dump").arg(b.path()).output().unwrap();
+    assert!(da.status.success() && db.status.success());
+    assert!(!da.stdout.is_empty());
+    assert_eq!(da.stdout, db.stdout);
+}

@@ -19,6 +19,9 @@ pub struct SynthArgs {
     /// Target number of live threads (default: 6 per CPU, at least 16).
     #[arg(long)]
     pub threads: Option<u32>,
+    /// Write CTF 2 metadata (JSON text sequence, as LTTng 2.15 does) instead of CTF 1.8.
+    #[arg(long)]
+    pub ctf2: bool,
     /// Output directory (the trace goes to DIR/kernel, the truth to DIR/truth.json).
     #[arg(short, long)]
     pub output: PathBuf,
@@ -26,7 +29,8 @@ pub struct SynthArgs {
 
 /// Runs `synth`.
 pub fn run(a: SynthArgs) -> Result<()> {
-    let cfg = synth::SynthConfig { cpus: a.cpus, events: a.events, seed: a.seed, threads: a.threads, ..Default::default() };
+    let metadata = if a.ctf2 { synth::MetadataKind::Ctf2 } else { synth::MetadataKind::Ctf18 };
+    let cfg = synth::SynthConfig { cpus: a.cpus, events: a.events, seed: a.seed, threads: a.threads, metadata, ..Default::default() };
     let s = synth::generate(&cfg, &a.output).with_context(|| format!("writing {}", a.output.display()))?;
     println!(
         "wrote {} events in {} packets ({:.1} MiB) to {}; truth in {}",
