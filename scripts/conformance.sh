@@ -28,6 +28,17 @@ while IFS= read -r exp; do
     echo "FAIL $name: $(head -c 300 "$OUT/err.txt") $(head -4 "$OUT/cmp.txt" | cut -c1-300)"
   fi
 done < <(find "$SHARED/expected/dumps" -name '*.jsonl.gz' | sort)
+# CTF 2 traces whose data streams are those of a CTF 1.8 twin: same expected dump.
+for pair in tc-ctf2-7.0-succeed1:bt-succeed1 tc-ctf2-7.0-trace-with-index:bt-trace-with-index tc-ctf2-7.0-lttng-crash:bt-lttng-crash; do
+  t=${pair%%:*}; twin=${pair##*:}
+  [ -d "$SHARED/traces/small/$t" ] || continue
+  if timeout 60 "$BIN" dump "$SHARED/traces/small/$t" > "$OUT/dump.jsonl" 2> "$OUT/err.txt" \
+     && python3 "$SHARED/oracle/compare.py" "$SHARED/expected/dumps/small/$twin.jsonl.gz" "$OUT/dump.jsonl" > "$OUT/cmp.txt" 2>&1; then
+    pass=$((pass+1))
+  else
+    fail=$((fail+1)); echo "FAIL small/$t (CTF 2 twin of $twin): $(head -c 300 "$OUT/err.txt") $(head -4 "$OUT/cmp.txt" | cut -c1-300)"
+  fi
+done
 echo "dumps: $pass identical to Babeltrace, $fail differ, $known known differences (scripts/known-differences.txt)"
 ipass=0; ifail=0
 for d in "$SHARED"/traces/invalid/*/; do

@@ -11,8 +11,10 @@
 //! structures and variants (with selector ranges). Roles replace TSDL's reserved
 //! names. Field locations may be the 2.0 object form `{"origin": ..., "path": [...]}`
 //! or the earlier draft's array form `[origin, name, ...]` (Babeltrace's test traces).
-//! Attributes and unknown properties are ignored. Not yet: optional fields, relative
-//! field locations (without origin), UTF-16/32 strings.
+//! Attributes and unknown properties are ignored. Also: optional fields (boolean or
+//! integer selector), booleans (shown as true/false), relative field locations (without
+//! origin; `null` goes up a structure), UTF-16/32 null-terminated strings.
+//! Not yet: UTF-16/32 static/dynamic-length strings (read as bytes).
 
 use std::collections::HashMap;
 
@@ -34,7 +36,7 @@ pub fn is_ctf2(text: &[u8]) -> bool {
 
 /// Parses CTF 2 metadata text.
 pub fn parse_ctf2(text: &[u8]) -> R<TraceClass> {
-    let mut p = Parser { frag: 0, aliases: HashMap::new(), clock: None, in_packet_context: false };
+    let mut p = Parser { frag: 0, aliases: HashMap::new(), clock: None, in_packet_context: false, scope: Scope::PacketHeader, path: Default::default() };
     let mut tc = TraceClass { byte_order: ByteOrder::Little, uuid: None, packet_header: None, clocks: Vec::new(), streams: Vec::new(), env: Vec::new(), warnings: Vec::new() };
     let mut saw_preamble = false;
     let mut pending_events: Vec<(u32, Value)> = Vec::new();
@@ -78,6 +80,7 @@ pub fn parse_ctf2(text: &[u8]) -> R<TraceClass> {
                 }
                 if let Some(h) = v.get("packet-header-field-class") {
                     p.clock = None;
+                    p.scope = Scope::PacketHeader;
                     let fc = p.field_class(h, 0)?;
                     // The trace's "native" byte order, for display: its first integer's.
                     if let Some(FieldClass::Int(i)) = fc.member("magic").or(match &fc {
@@ -105,12 +108,14 @@ pub fn parse_ctf2(text: &[u8]) -> R<TraceClass> {
                 }
                 p.clock = clock.clone();
                 p.in_packet_context = true;
+                p.scope = Scope::PacketContext;
                 let packet_context = v.get("packet-context-field-class").map(|f| p.field_class(f, 0)).transpose();
                 p.in_packet_context = false;
                 let packet_context = packet_context?;
-                let scope = |key: &str| -> R<Option<FieldClass>> { v.get(key).map(|f| p.field_class(f, 0)).transpose() };
-                let event_header = scope("event-record-header-field-class")?;
-                let event_common_context = scope("event-record-common-context-field-class")?;
+                p.scope = Scope::EventHeader;
+                let event_header = v.get("event-record-header-field-class").map(|f| p.field_class(f, 0)).transpose()?;
+                p.scope = Scope::EventCommonContext;
+                let event_common_context = v.get("event-record-common-context-field-class").map(|f| p.field_class(f, 0)).transpose()?;
                 if tc.streams.iter().any(|s| s.id == id) {
                     return Err((p.frag, format!("duplicate data stream class id {id}")));
                 }
@@ -136,7 +141,9 @@ pub fn parse_ctf2(text: &[u8]) -> R<TraceClass> {
             return Err((frag, format!("duplicate event record class id {id} in data stream class {sid}")));
         }
         let name = v.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+        p.scope = Scope::EventSpecificContext;
         let context = v.get("specific-context-field-class").map(|f| p.field_class(f, 0)).transpose()?;
+        p.scope = Scope::EventPayload;
         let payload = v.get("payload-field-class").map(|f| p.field_class(f, 0)).transpose()?;
         let loglevel = log_level(&v);
         tc.streams[si].event_classes.push(EventClass { id, name, loglevel, emf_uri: None, context, payload });
@@ -164,6 +171,10 @@ struct Parser {
     clock: Option<String>,
     /// Reading a packet context (a default-clock timestamp there marks its beginning).
     in_packet_context: bool,
+    /// Root scope being read, and member names from it to the field being read (for
+    /// relative field locations).
+    scope: Scope,
+    path: std::cell::RefCell<Vec<String>>,
 }
 
 const MAX_DEPTH: usize = 48;
@@ -255,7 +266,7 @@ impl Parser {
             Value::Array(a) if !a.is_empty() => (a[0].as_str().unwrap_or_default(), a[1..].iter().collect()),
             Value::Object(o) => match o.get("origin").and_then(Value::as_str) {
                 Some(origin) => (origin, o.get("path").and_then(Value::as_array).map(|p| p.iter().collect()).unwrap_or_default()),
-                None => return Err((self.frag, "relative field locations (without `origin`) are not supported yet".into())),
+                None => return self.relative_location(o.get("path")),
             },
             _ => return Err((self.frag, "bad field location".into())),
         };
@@ -270,6 +281,25 @@ impl Parser {
         };
         let path = path.into_iter().map(|x| x.as_str().map(str::to_string).ok_or((self.frag, "field location path elements must be strings".to_string()))).collect::<R<Vec<_>>>()?;
         Ok(FieldPath { scope, path })
+    }
+
+    /// A location without origin: relative to the structure holding the field being
+    /// read; each `null` goes up one structure (CTF2-SPEC-2.0, field locations).
+    fn relative_location(&self, path: Option<&Value>) -> R<FieldPath> {
+        let bad = || (self.frag, "a relative field location needs a `path` of names and nulls".to_string());
+        let elems = path.and_then(Value::as_array).filter(|a| !a.is_empty()).ok_or_else(bad)?;
+        let mut base = self.path.borrow().clone();
+        base.pop(); // the field itself
+        for e in elems {
+            match e {
+                Value::Null => {
+                    base.pop().ok_or((self.frag, "relative field location goes above its root scope".to_string()))?;
+                }
+                Value::String(n) => base.push(n.clone()),
+                _ => return Err(bad()),
+            }
+        }
+        Ok(FieldPath { scope: self.scope, path: base })
     }
 
     fn ranges(&self, v: Option<&Value>) -> R<Vec<(i128, i128)>> {
@@ -315,7 +345,13 @@ impl Parser {
         let len = || v.get("length").and_then(Value::as_u64).ok_or((self.frag, format!("`{ty}` without `length`")));
         let len_loc = || self.field_location(v.get("length-field-location").ok_or((self.frag, format!("`{ty}` without `length-field-location`")))?);
         Ok(match ty {
-            "fixed-length-unsigned-integer" | "fixed-length-bit-array" | "fixed-length-bit-map" | "fixed-length-boolean" => FieldClass::Int(int(false)?),
+            "fixed-length-unsigned-integer" | "fixed-length-bit-array" | "fixed-length-bit-map" => FieldClass::Int(int(false)?),
+            "fixed-length-boolean" => FieldClass::Bool(int(false)?),
+            "optional" => {
+                let selector = self.field_location(v.get("selector-field-location").ok_or((self.frag, "optional without `selector-field-location`".to_string()))?)?;
+                let ranges = v.get("selector-field-ranges").map(|r| self.ranges(Some(r))).transpose()?;
+                FieldClass::Optional(Box::new(OptionalClass { fc: elem("field-class")?, selector, ranges }))
+            }
             "fixed-length-signed-integer" => FieldClass::Int(int(true)?),
             "fixed-length-unsigned-enumeration" | "fixed-length-signed-enumeration" => {
                 let i = int(ty.contains("signed-enum") && !ty.contains("unsigned"))?;
@@ -339,7 +375,17 @@ impl Parser {
             "variable-length-unsigned-integer" | "variable-length-signed-integer" => {
                 FieldClass::VarInt(VarIntClass { signed: ty.contains("signed-integer") && !ty.contains("unsigned"), role: self.role(v)?.0 })
             }
-            "null-terminated-string" => FieldClass::String(StringClass { encoding: Encoding::Utf8 }),
+            "null-terminated-string" => {
+                let encoding = match v.get("encoding").and_then(Value::as_str) {
+                    None | Some("utf-8") => Encoding::Utf8,
+                    Some("utf-16be") => Encoding::Utf16Be,
+                    Some("utf-16le") => Encoding::Utf16Le,
+                    Some("utf-32be") => Encoding::Utf32Be,
+                    Some("utf-32le") => Encoding::Utf32Le,
+                    Some(e) => return Err((self.frag, format!("unknown string encoding `{e}`"))),
+                };
+                FieldClass::String(StringClass { encoding })
+            }
             "static-length-string" => FieldClass::Array(Box::new(ArrayClass { elem: FieldClass::Int(IntClass { encoding: Encoding::Utf8, ..byte() }), len: len()? })),
             "dynamic-length-string" => FieldClass::Sequence(Box::new(SequenceClass { elem: FieldClass::Int(IntClass { encoding: Encoding::Utf8, ..byte() }), length: len_loc()? })),
             "static-length-blob" => FieldClass::Array(Box::new(ArrayClass { elem: FieldClass::Int(byte()), len: len()? })),
@@ -353,8 +399,10 @@ impl Parser {
                     if members.iter().any(|(n, _)| *n == name) {
                         return Err((self.frag, format!("duplicate structure member `{name}`")));
                     }
-                    let fc = self.field_class(m.get("field-class").ok_or((self.frag, format!("member `{name}` without `field-class`")))?, depth + 1)?;
-                    members.push((name, fc));
+                    self.path.borrow_mut().push(name.clone());
+                    let fc = m.get("field-class").ok_or((self.frag, format!("member `{name}` without `field-class`"))).and_then(|f| self.field_class(f, depth + 1));
+                    self.path.borrow_mut().pop();
+                    members.push((name, fc?));
                 }
                 let min_align = v.get("minimum-alignment").and_then(Value::as_u64).unwrap_or(1);
                 if min_align == 0 || !min_align.is_power_of_two() {
@@ -400,6 +448,26 @@ mod tests {
         let tc = parse_ctf2(&m).unwrap();
         assert_eq!(tc.env.len(), 2);
         assert!(matches!(tc.streams[0].event_classes[0].payload.as_ref().unwrap().member("x"), Some(FieldClass::VarInt(VarIntClass { signed: true, .. }))));
+    }
+
+    #[test]
+    fn optional_bool_and_relative_locations() {
+        let ev = r#"{"type":"event-record-class","name":"e","payload-field-class":{"type":"structure","member-classes":[
+            {"name":"has","field-class":{"type":"fixed-length-boolean","length":8,"alignment":8}},
+            {"name":"n","field-class":{"type":"fixed-length-unsigned-integer","length":8,"alignment":8}},
+            {"name":"inner","field-class":{"type":"structure","member-classes":[
+                {"name":"o","field-class":{"type":"optional","selector-field-location":{"path":[null,"has"]},"field-class":{"type":"null-terminated-string","encoding":"utf-16le"}}},
+                {"name":"a","field-class":{"type":"dynamic-length-array","length-field-location":{"path":[null,"n"]},"element-field-class":{"type":"fixed-length-unsigned-integer","length":8}}}]}}]}}"#;
+        let tc = parse_ctf2(&seq(&[PRE, ev])).unwrap();
+        let p = tc.streams[0].event_classes[0].payload.as_ref().unwrap();
+        let FieldClass::Struct(inner) = p.member("inner").unwrap() else { panic!() };
+        let FieldClass::Optional(o) = &inner.members[0].1 else { panic!() };
+        assert_eq!(o.selector, FieldPath { scope: Scope::EventPayload, path: vec!["has".into()] });
+        let FieldClass::Sequence(q) = &inner.members[1].1 else { panic!() };
+        assert_eq!(q.length.path, vec!["n".to_string()]);
+        assert!(matches!(p.member("has"), Some(FieldClass::Bool(_))));
+        let up_too_far = ev.replace(r#"[null,"n"]"#, r#"[null,null,"n"]"#);
+        assert!(parse_ctf2(&seq(&[PRE, &up_too_far])).is_err());
     }
 
     #[test]

@@ -82,6 +82,18 @@ impl<'a> Cursor<'a> {
         Ok(v)
     }
 
+    /// The bytes (without terminator) of a NUL-terminated string of `unit`-byte code
+    /// units at the current (unit-aligned) position.
+    pub fn read_wide_cstr(&mut self, unit: u32) -> Result<&'a [u8], DecodeError> {
+        let start = (self.pos >> 3) as usize;
+        let end = (self.end >> 3) as usize;
+        let s = &self.buf[start..end];
+        let u = unit as usize;
+        let n = s.chunks_exact(u).position(|c| c.iter().all(|b| *b == 0)).ok_or(DecodeError::new(self.pos, K::UnterminatedString))?;
+        self.pos += ((n + 1) * u) as u64 * 8;
+        Ok(&s[..n * u])
+    }
+
     /// Reads a LEB128 integer (at most 64 bits of value): (value, raw unsigned bits).
     pub fn read_leb128(&mut self, signed: bool) -> Result<(u64, u64), DecodeError> {
         self.align(8)?;
@@ -139,6 +151,9 @@ pub trait Visitor {
     /// first NUL.
     #[inline]
     fn string(&mut self, _node: NodeId, _bytes: &[u8]) {}
+    /// An absent optional field.
+    #[inline]
+    fn null(&mut self) {}
     /// A structure begins.
     #[inline]
     fn begin_struct(&mut self) {}
@@ -291,11 +306,25 @@ impl Decoder {
                 }
                 v.int(plan, node, val);
             }
-            Node::Str => {
-                cur.align(8)?;
+            Node::Str { unit, .. } => {
+                cur.align(8 * unit)?;
                 self.set(id, cur.pos);
-                let s = cur.read_cstr()?;
+                let s = if unit == 1 { cur.read_cstr()? } else { cur.read_wide_cstr(unit)? };
                 v.string(id, s);
+            }
+            Node::Optional { selector, inner, first, count } => {
+                let sel = self.slots[selector.0 as usize];
+                let present = if count == 0 {
+                    sel != 0
+                } else {
+                    let value = self.tag_value(plan, selector);
+                    plan.choices[first as usize..(first + count) as usize].iter().any(|c| c.lo <= value && value <= c.hi)
+                };
+                if present {
+                    self.decode(plan, inner, cur, v)?;
+                } else {
+                    v.null();
+                }
             }
             Node::Struct { first, count, .. } => {
                 cur.align(node_align(node))?;
@@ -378,8 +407,9 @@ impl Decoder {
 pub fn node_align(n: &Node) -> u32 {
     match *n {
         Node::Int { align, .. } | Node::Float { align, .. } | Node::Struct { align, .. } | Node::Array { align, .. } | Node::Seq { align, .. } => align,
-        Node::Str | Node::VarInt { .. } => 8,
-        Node::Variant { .. } => 1,
+        Node::Str { unit, .. } => 8 * unit,
+        Node::VarInt { .. } => 8,
+        Node::Variant { .. } | Node::Optional { .. } => 1,
     }
 }
 

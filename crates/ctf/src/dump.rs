@@ -71,10 +71,27 @@ pub struct DumpState {
     last_strings: HashMap<(usize, NodeId), Vec<u8>>,
 }
 
+/// UTF-16 or UTF-32 code units (without terminator) as a UTF-8 string.
+pub fn decode_wide(bytes: &[u8], unit: u32, be: bool) -> String {
+    if unit == 2 {
+        let units = bytes.chunks_exact(2).map(|c| if be { u16::from_be_bytes([c[0], c[1]]) } else { u16::from_le_bytes([c[0], c[1]]) });
+        char::decode_utf16(units).map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER)).collect()
+    } else {
+        bytes
+            .chunks_exact(4)
+            .map(|c| {
+                let a = [c[0], c[1], c[2], c[3]];
+                char::from_u32(if be { u32::from_be_bytes(a) } else { u32::from_le_bytes(a) }).unwrap_or(char::REPLACEMENT_CHARACTER)
+            })
+            .collect()
+    }
+}
+
 /// Builds the JSON value of a scope.
 struct JsonVisitor<'o> {
     out: &'o mut Vec<u8>,
     state: &'o mut DumpState,
+    plan: &'o Plan,
     plan_key: usize,
     /// Open containers: (is_array, elements written).
     stack: Vec<(bool, u32)>,
@@ -97,6 +114,11 @@ impl Visitor for JsonVisitor<'_> {
     fn int(&mut self, plan: &Plan, node: &Node, raw: u64) {
         use std::io::Write;
         let (signed, enum_idx) = match *node {
+            Node::Int { boolean: true, .. } => {
+                self.before_value();
+                self.out.extend_from_slice(if raw != 0 { b"true" } else { b"false" });
+                return;
+            }
             Node::Int { signed, enum_idx, .. } => (signed, enum_idx),
             Node::VarInt { signed, .. } => (signed, None),
             _ => return,
@@ -123,8 +145,20 @@ impl Visitor for JsonVisitor<'_> {
         self.before_value();
         json_float(self.out, v);
     }
+    fn null(&mut self) {
+        self.before_value();
+        self.out.extend_from_slice(b"null");
+    }
     fn string(&mut self, node: NodeId, bytes: &[u8]) {
         self.before_value();
+        let wide;
+        let bytes = match self.plan.node(node) {
+            Node::Str { unit, be, .. } if *unit > 1 => {
+                wide = decode_wide(bytes, *unit, *be);
+                wide.as_bytes()
+            }
+            _ => bytes,
+        };
         let key = (self.plan_key, node);
         if bytes.is_empty() {
             let last = self.state.last_strings.get(&key).map(|v| v.as_slice()).unwrap_or_default();
@@ -215,7 +249,8 @@ pub fn write_event_json(out: &mut Vec<u8>, e: &mut EventRef<'_, '_>, state: &mut
         out.extend_from_slice(key.as_bytes());
         out.extend_from_slice(b"\":");
         let body = out.len();
-        let had = e.visit(scope, &mut JsonVisitor { out, state, plan_key, stack: Vec::new() })?;
+        let plan = e.plan();
+        let had = e.visit(scope, &mut JsonVisitor { out, state, plan, plan_key, stack: Vec::new() })?;
         if !had || &out[body..] == b"{}" {
             out.truncate(mark);
         }
@@ -227,6 +262,7 @@ pub fn write_event_json(out: &mut Vec<u8>, e: &mut EventRef<'_, '_>, state: &mut
 /// Builds the `{ a = 1, b = "x" }` text of a scope, like Babeltrace's pretty printer.
 struct TextVisitor<'o> {
     out: &'o mut String,
+    plan: &'o Plan,
     stack: Vec<(bool, u32)>,
 }
 
@@ -247,6 +283,11 @@ impl Visitor for TextVisitor<'_> {
     fn int(&mut self, plan: &Plan, node: &Node, raw: u64) {
         use std::fmt::Write;
         let (signed, enum_idx, base) = match *node {
+            Node::Int { boolean: true, .. } => {
+                self.before_value();
+                self.out.push_str(if raw != 0 { "true" } else { "false" });
+                return;
+            }
             Node::Int { signed, enum_idx, base, .. } => (signed, enum_idx, base),
             Node::VarInt { signed, .. } => (signed, None, 10),
             _ => return,
@@ -277,10 +318,17 @@ impl Visitor for TextVisitor<'_> {
         self.before_value();
         let _ = write!(self.out, "{v:.6}");
     }
-    fn string(&mut self, _node: NodeId, bytes: &[u8]) {
+    fn null(&mut self) {
+        self.before_value();
+        self.out.push_str("null");
+    }
+    fn string(&mut self, node: NodeId, bytes: &[u8]) {
         self.before_value();
         self.out.push('"');
-        self.out.push_str(&String::from_utf8_lossy(bytes));
+        match self.plan.node(node) {
+            Node::Str { unit, be, .. } if *unit > 1 => self.out.push_str(&decode_wide(bytes, *unit, *be)),
+            _ => self.out.push_str(&String::from_utf8_lossy(bytes)),
+        }
         self.out.push('"');
     }
     fn begin_struct(&mut self) {
@@ -348,7 +396,8 @@ pub fn write_text(out: &mut String, item: &mut Item<'_, '_>, prev_ts: &mut Optio
             let mut parts = Vec::new();
             for scope in [EventScope::CommonContext, EventScope::SpecificContext, EventScope::Payload] {
                 let mut s = String::new();
-                if e.visit(scope, &mut TextVisitor { out: &mut s, stack: Vec::new() })? && s != "{}" {
+                let plan = e.plan();
+                if e.visit(scope, &mut TextVisitor { out: &mut s, plan, stack: Vec::new() })? && s != "{}" {
                     parts.push(s);
                 }
             }

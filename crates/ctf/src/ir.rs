@@ -24,6 +24,25 @@ pub enum Encoding {
     Utf8,
     /// ASCII.
     Ascii,
+    /// UTF-16, big-endian code units (CTF 2).
+    Utf16Be,
+    /// UTF-16, little-endian code units (CTF 2).
+    Utf16Le,
+    /// UTF-32, big-endian code units (CTF 2).
+    Utf32Be,
+    /// UTF-32, little-endian code units (CTF 2).
+    Utf32Le,
+}
+
+impl Encoding {
+    /// Bytes per code unit of a string in this encoding.
+    pub fn unit_bytes(self) -> u32 {
+        match self {
+            Encoding::Utf16Be | Encoding::Utf16Le => 2,
+            Encoding::Utf32Be | Encoding::Utf32Le => 4,
+            _ => 1,
+        }
+    }
 }
 
 /// What a field means to the reader, beyond its value (CTF 2 "roles"; TSDL reserved names).
@@ -133,6 +152,18 @@ pub struct VariantClass {
     pub selector_ranges: Option<Vec<Vec<(i128, i128)>>>,
 }
 
+/// An optional field (CTF 2): present when its selector (a boolean, or an integer in
+/// `ranges`) says so.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OptionalClass {
+    /// The field when present.
+    pub fc: FieldClass,
+    /// Location of the selector.
+    pub selector: FieldPath,
+    /// Integer selector values meaning "present"; `None`: a boolean selector.
+    pub ranges: Option<Vec<(i128, i128)>>,
+}
+
 /// A variable-length (unsigned or signed LEB128) integer (CTF 2).
 #[derive(Debug, Clone, PartialEq)]
 pub struct VarIntClass {
@@ -182,6 +213,10 @@ pub enum FieldClass {
     Sequence(Box<SequenceClass>),
     /// Variable-length integer.
     VarInt(VarIntClass),
+    /// Fixed-length boolean (an integer shown as true/false).
+    Bool(IntClass),
+    /// Optional field.
+    Optional(Box<OptionalClass>),
 }
 
 impl FieldClass {
@@ -199,6 +234,8 @@ impl FieldClass {
                 .fold(s.min_align.max(1), u32::max),
             FieldClass::Variant(_) => 1,
             FieldClass::VarInt(_) => 8,
+            FieldClass::Bool(i) => i.align,
+            FieldClass::Optional(_) => 1,
             FieldClass::Array(a) => a.elem.align(),
             FieldClass::Sequence(s) => s.elem.align(),
         }

@@ -57,6 +57,8 @@ pub enum Node {
         clock: bool,
         /// Index in [`Plan::enums`], for enumerations.
         enum_idx: Option<u32>,
+        /// Shown as a boolean.
+        boolean: bool,
     },
     /// IEEE 754 binary32 or binary64.
     Float {
@@ -67,8 +69,26 @@ pub enum Node {
         /// Big-endian.
         be: bool,
     },
-    /// NUL-terminated string (slot: bit position of its first byte).
-    Str,
+    /// NUL-terminated string (slot: bit position of its first byte), in code units of
+    /// `unit` bytes (1: UTF-8/ASCII; 2: UTF-16; 4: UTF-32).
+    Str {
+        /// Bytes per code unit.
+        unit: u32,
+        /// Big-endian code units.
+        be: bool,
+    },
+    /// Optional field: `inner` is present when the selector's value is non-zero
+    /// (boolean) or falls in `Plan::choices[first..first + count]` (integer).
+    Optional {
+        /// The selector node.
+        selector: NodeId,
+        /// The field when present.
+        inner: NodeId,
+        /// First choice (ranges meaning "present").
+        first: u32,
+        /// Choice count (0: boolean selector).
+        count: u32,
+    },
     /// Variable-length (LEB128) integer, byte-aligned.
     VarInt {
         /// Signed (sign-extended).
@@ -409,6 +429,7 @@ impl Plan {
             match *node {
                 Node::Seq { len, .. } => referenced[len.0 as usize] = true,
                 Node::Variant { tag, .. } => referenced[tag.0 as usize] = true,
+                Node::Optional { selector, .. } => referenced[selector.0 as usize] = true,
                 _ => {}
             }
         }
@@ -419,7 +440,7 @@ impl Plan {
             let (size, plain) = match self.nodes[i] {
                 Node::Int { bits, role, clock, .. } => (Some(bits as u64), role.is_none() && !clock),
                 Node::Float { bits, .. } => (Some(bits as u64), true),
-                Node::Str | Node::Seq { .. } | Node::Variant { .. } | Node::VarInt { .. } => (None, false),
+                Node::Str { .. } | Node::Seq { .. } | Node::Variant { .. } | Node::VarInt { .. } | Node::Optional { .. } => (None, false),
                 Node::Array { elem, len, .. } => {
                     let e = elem.0 as usize;
                     let stride = self.fixed_size[e].map(|sz| align_up(sz, node_align(&self.nodes[e]) as u64));
@@ -558,7 +579,9 @@ impl Plan {
             })?;
             let names: Vec<&str> = path.path.iter().map(|s| s.as_str()).collect();
             let target = self.find(root, &names).ok_or_else(|| PlanError(format!("cannot resolve field reference `{}`", path.path.join("."))))?;
-            if is_tag {
+            if let Node::Optional { selector, .. } = &mut self.nodes[node.0 as usize] {
+                *selector = target;
+            } else if is_tag {
                 self.resolve_variant(node, target)?;
             } else {
                 if !matches!(self.nodes[target.0 as usize], Node::Int { signed: false, .. } | Node::VarInt { signed: false, .. }) {
@@ -617,7 +640,28 @@ impl Plan {
                 self.push(int_node(&e.int, Some(idx)))
             }
             FieldClass::Float(f) => self.push(Node::Float { align: f.align, bits: if f.mant_dig == 24 { 32 } else { 64 }, be: f.byte_order == ByteOrder::Big }),
-            FieldClass::String(_) => self.push(Node::Str),
+            FieldClass::String(sc) => {
+                let be = matches!(sc.encoding, Encoding::Utf16Be | Encoding::Utf32Be);
+                self.push(Node::Str { unit: sc.encoding.unit_bytes(), be })
+            }
+            FieldClass::Bool(i) => {
+                let mut n = int_node(i, None);
+                if let Node::Int { boolean, .. } = &mut n {
+                    *boolean = true;
+                }
+                self.push(n)
+            }
+            FieldClass::Optional(o) => {
+                let inner = self.add_node(&o.fc, refs)?;
+                let first = self.choices.len() as u32;
+                for &(lo, hi) in o.ranges.iter().flatten() {
+                    self.choices.push(Choice { lo, hi, node: inner });
+                }
+                let count = self.choices.len() as u32 - first;
+                let id = self.push(Node::Optional { selector: NodeId(u32::MAX), inner, first, count });
+                refs.push((id, o.selector.clone(), true));
+                id
+            }
             FieldClass::VarInt(v) => self.push(Node::VarInt { signed: v.signed, role: v.role }),
             FieldClass::Struct(s) => {
                 let ids = s.members.iter().map(|(_, m)| self.add_node(m, refs)).collect::<Result<Vec<_>, _>>()?;
@@ -664,6 +708,7 @@ fn int_node(i: &IntClass, enum_idx: Option<u32>) -> Node {
         role: i.role,
         clock: i.mapped_clock.is_some(),
         enum_idx,
+        boolean: false,
     }
 }
 

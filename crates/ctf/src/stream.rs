@@ -513,7 +513,7 @@ impl<'c, 't> EventRef<'c, 't> {
         let end = (self.c.cur.end / 8) as usize;
         let s = buf.get(start..end)?;
         let len = match self.c.plan.node(h.node) {
-            Node::Str => s.iter().position(|b| *b == 0)?,
+            Node::Str { unit: 1, .. } => s.iter().position(|b| *b == 0)?,
             Node::Array { len, .. } => (*len as usize).min(s.len()),
             Node::Seq { len, .. } => (self.c.dec.slots[len.0 as usize] as usize).min(s.len()),
             _ => return None,
