@@ -24,6 +24,23 @@ pub struct Notice {
     pub end_ns: Option<i64>,
 }
 
+/// What [`StreamCursor::count_packet`] counted in one packet.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PacketCount {
+    /// The packet.
+    pub packet: PacketRef,
+    /// Events decoded.
+    pub events: u64,
+    /// Clock value (cycles) of the first and last event.
+    pub first_cycles: Option<u64>,
+    /// See `first_cycles`.
+    pub last_cycles: Option<u64>,
+    /// Discarded events noticed at this packet.
+    pub discarded: u64,
+    /// Lost packets noticed before this packet.
+    pub lost: u64,
+}
+
 /// What a cursor yields.
 pub enum Item<'c, 't> {
     /// An event (decoded; its fields are in the cursor's slots).
@@ -184,6 +201,64 @@ impl<'t> StreamCursor<'t> {
                 }
             }
         }
+    }
+
+    /// Decodes the rest of the current packet, or the next packet when between packets,
+    /// counting its events per event class; returns what it counted, or `None` at the
+    /// end of the range. Notices of that packet are counted, not yielded.
+    pub fn count_packet(&mut self, per_class: &mut [u64]) -> Result<Option<PacketCount>> {
+        if !self.in_packet {
+            if self.done || self.next_packet >= self.last_packet {
+                // Let `advance` report the stream's error (if any) and finish.
+                return match self.advance() {
+                    Ok(_) => Ok(None),
+                    Err(e) => {
+                        self.done = true;
+                        Err(e)
+                    }
+                };
+            }
+            let p = self.stream.packets[self.next_packet];
+            self.next_packet += 1;
+            if let Err(e) = self.open_packet(p) {
+                self.done = true;
+                return Err(e);
+            }
+        }
+        let mut out = PacketCount { packet: self.packet.expect("a packet is open"), ..Default::default() };
+        for (is_lost, n) in self.pending.drain(..) {
+            if is_lost { out.lost += n.count } else { out.discarded += n.count }
+        }
+        while self.cur.pos < self.cur.end {
+            if let Err(e) = self.decode_event() {
+                self.done = true;
+                return Err(self.stream_error(e));
+            }
+            if let Some(c) = per_class.get_mut(self.ev.class as usize) {
+                *c += 1;
+            }
+            out.events += 1;
+            if out.first_cycles.is_none() {
+                out.first_cycles = Some(self.dec.clock);
+            }
+            out.last_cycles = Some(self.dec.clock);
+        }
+        self.in_packet = false;
+        Ok(Some(out))
+    }
+
+    /// A packet-level field (packet header or context) of the current packet.
+    pub fn packet_uint(&self, h: FieldHandle) -> Option<u64> {
+        if !h.packet_level || self.packet.is_none() {
+            return None;
+        }
+        let i = h.node.0 as usize;
+        (self.dec.stamps[i] >= self.packet_epoch).then(|| self.dec.slots[i])
+    }
+
+    /// Nanoseconds from origin of a clock value of this stream.
+    pub fn cycles_to_ns(&self, cycles: u64) -> Option<i64> {
+        self.conv.map(|c| c.to_ns(cycles))
     }
 
     /// The item last returned by [`StreamCursor::next`], again.

@@ -85,7 +85,7 @@ pub struct Trace {
 }
 
 /// A packet of a stream: which trace and file it is in, and its description.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct PacketRef {
     /// Trace index in the set.
     pub trace: u32,

@@ -103,3 +103,29 @@ fn truncated_metadata_packets_are_errors() {
     }
     assert!(ctf::metadata::parse_metadata(&meta, Path::new("m")).is_ok());
 }
+
+#[test]
+fn count_packet_agrees_with_items() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = synth_trace(dir.path(), 3);
+    for s in 0..set.streams.len() {
+        let mut a = StreamCursor::new(&set, s);
+        let n = a.stream_plan().events.len();
+        let (mut per_a, mut per_b) = (vec![0u64; n], vec![0u64; n]);
+        let (mut events, mut packets) = (0, 0);
+        while let Some(pc) = a.count_packet(&mut per_a).unwrap() {
+            events += pc.events;
+            packets += 1;
+            assert!(pc.first_cycles <= pc.last_cycles);
+        }
+        assert_eq!(packets, set.streams[s].packets.len());
+        let mut b = StreamCursor::new(&set, s);
+        while let Some(item) = b.next().unwrap() {
+            if let Item::Event(e) = item {
+                per_b[e.class_index()] += 1;
+            }
+        }
+        assert_eq!(per_a, per_b);
+        assert_eq!(events, per_b.iter().sum::<u64>());
+    }
+}
