@@ -9,7 +9,12 @@ use std::path::PathBuf;
 pub enum DecodeErrorKind {
     /// A field reaches past the end of the packet's content.
     #[error("field of {needed} bits runs past the end of the packet content ({available} bits left)")]
-    OutOfBounds { needed: u64, available: u64 },
+    OutOfBounds {
+        /// Bits the field needs.
+        needed: u64,
+        /// Bits left in the packet's content.
+        available: u64,
+    },
     /// A string has no terminating NUL before the end of the packet content.
     #[error("unterminated string")]
     UnterminatedString,
