@@ -43,7 +43,7 @@ echo "dumps: $pass identical to Babeltrace, $fail differ, $known known differenc
 ipass=0; ifail=0
 for d in "$SHARED"/traces/invalid/*/; do
   n=$(basename "$d")
-  /usr/bin/time -f "%e %M" -o "$OUT/time.txt" timeout 10 bash -c "ulimit -v 2000000; '$BIN' dump '$d' > '$OUT/inv.jsonl' 2> '$OUT/inv.err'"
+  /usr/bin/time -f "%e %M" -o "$OUT/time.txt" timeout 10 bash -c "ulimit -v 1048576; '$BIN' dump '$d' > '$OUT/inv.jsonl' 2> '$OUT/inv.err'"
   rc=$?
   lines=$(grep -c 'error' "$OUT/inv.err")
   if [ "$rc" -ne 0 ] && [ "$rc" -ne 101 ] && [ "$rc" -ne 124 ] && [ "$rc" -lt 128 ] && [ "$lines" -ge 1 ] && ! grep -q panicked "$OUT/inv.err"; then

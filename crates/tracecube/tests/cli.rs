@@ -113,3 +113,18 @@ fn ctf2_and_ctf18_synth_traces_dump_identically() {
     assert!(!da.stdout.is_empty());
     assert_eq!(da.stdout, db.stdout);
 }
+
+#[test]
+fn large_real_metadata_files_parse() {
+    let Some(shared) = shared() else { return };
+    let mut n = 0;
+    for e in std::fs::read_dir(shared.join("traces/metadata-only")).unwrap() {
+        let dir = e.unwrap().path();
+        let out = bin().arg("info").arg(&dir).output().unwrap();
+        assert!(out.status.success(), "{}: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("events: 0") && text.contains("event class(es)"), "{text}");
+        n += 1;
+    }
+    assert_eq!(n, 6);
+}
