@@ -2,7 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use ctf::stream::{EventRef, Notice};
+use ctf::plan::FieldHandle;
+use ctf::stream::{EventRef, Notice, PacketCount, StreamCursor};
 use ctf::trace::TraceSet;
 use engine::{Analysis, Ctx, NoticeKind, StreamOrder};
 use serde::Serialize;
@@ -13,6 +14,9 @@ use crate::model::Span;
 /// The count analysis.
 pub struct Count {
     layout: Layout,
+    /// Per trace: per stream class `(id, cpu)` where every class reads its CPU from the
+    /// same packet-level field (or none has one): such packets may be counted whole.
+    packet_cpu: Vec<Vec<(u64, Option<FieldHandle>)>>,
 }
 
 /// Chunk state of [`Count`].
@@ -49,7 +53,37 @@ pub struct CountReport {
 impl Count {
     /// Prepares the count analysis for `set`.
     pub fn new(set: &TraceSet) -> Count {
-        Count { layout: Layout::new(set) }
+        let layout = Layout::new(set);
+        let packet_cpu = set
+            .traces
+            .iter()
+            .enumerate()
+            .map(|(ti, t)| {
+                t.plan
+                    .streams
+                    .iter()
+                    .filter_map(|sp| {
+                        let cl = layout.stream_classes(ti, sp.id)?;
+                        let first = cl.first().map_or(None, |c| c.cpu);
+                        let uniform = cl.iter().all(|c| c.cpu == first) && first.map_or(true, |h| h.packet_level);
+                        uniform.then_some((sp.id, first))
+                    })
+                    .collect()
+            })
+            .collect();
+        Count { layout, packet_cpu }
+    }
+
+    #[inline]
+    fn add_cpu(st: &mut CountState, cpu: u32, n: u64) {
+        if (cpu as usize) < 1024 {
+            if st.by_cpu_small.len() <= cpu as usize {
+                st.by_cpu_small.resize(cpu as usize + 1, 0);
+            }
+            st.by_cpu_small[cpu as usize] += n;
+        } else {
+            *st.by_cpu.entry(cpu).or_default() += n;
+        }
     }
 }
 
@@ -72,15 +106,34 @@ impl Analysis for Count {
         let Some(c) = self.layout.class(ev) else { return };
         st.by_name[c.name as usize] += 1;
         if c.cpu.is_some() {
-            let cpu = cpu_of(ev, c, ctx.stream);
-            if (cpu as usize) < 1024 {
-                if st.by_cpu_small.len() <= cpu as usize {
-                    st.by_cpu_small.resize(cpu as usize + 1, 0);
-                }
-                st.by_cpu_small[cpu as usize] += 1;
-            } else {
-                *st.by_cpu.entry(cpu).or_default() += 1;
-            }
+            Self::add_cpu(st, cpu_of(ev, c, ctx.stream), 1);
+        }
+    }
+
+    fn packet_counts(&self, trace: usize, stream_class: u64) -> bool {
+        self.packet_cpu.get(trace).is_some_and(|v| v.iter().any(|(id, _)| *id == stream_class))
+    }
+
+    #[inline]
+    fn on_packet(&self, st: &mut CountState, cur: &StreamCursor<'_>, pc: &PacketCount, ctx: &Ctx) {
+        if pc.events == 0 {
+            return;
+        }
+        st.events += pc.events;
+        st.span.see(pc.first_cycles.and_then(|c| cur.cycles_to_ns(c)));
+        st.span.see(pc.last_cycles.and_then(|c| cur.cycles_to_ns(c)));
+        let cpu = self.packet_cpu.get(pc.packet.trace as usize).and_then(|v| v.iter().find(|(id, _)| *id == cur.stream_plan().id));
+        if let Some((_, Some(h))) = cpu {
+            // As `cpu_of`.
+            let cpu = cur.packet_uint(*h).map(|v| v.min(u32::MAX as u64 >> 1) as u32).unwrap_or(0x8000_0000 | (ctx.stream as u32 & 0x7fff_ffff));
+            Self::add_cpu(st, cpu, pc.events);
+        }
+    }
+
+    fn on_class_counts(&self, st: &mut CountState, trace: usize, stream_class: u64, per_class: &[u64]) {
+        let Some(cl) = self.layout.stream_classes(trace, stream_class) else { return };
+        for (c, n) in cl.iter().zip(per_class) {
+            st.by_name[c.name as usize] += n;
         }
     }
 

@@ -194,6 +194,11 @@ impl Layout {
         Layout { traces, names: names.keys().map(|n| Box::from(*n)).collect() }
     }
 
+    /// The classes of stream class `id` of trace `trace`, by class index.
+    pub fn stream_classes(&self, trace: usize, id: u64) -> Option<&[EvClass]> {
+        self.traces.get(trace)?.iter().find(|(i, _)| *i == id).map(|(_, v)| &v[..])
+    }
+
     /// The class of `ev`.
     #[inline]
     pub fn class(&self, ev: &EventRef<'_, '_>) -> Option<&EvClass> {

@@ -267,13 +267,11 @@ struct TextVisitor<'o> {
 }
 
 impl TextVisitor<'_> {
+    /// Array elements are shown as `[i] = value`, like Babeltrace.
     fn before_value(&mut self) {
+        use std::fmt::Write;
         if let Some((true, n)) = self.stack.last_mut() {
-            if *n > 0 {
-                self.out.push_str(", ");
-            } else {
-                self.out.push(' ');
-            }
+            let _ = write!(self.out, "{}[{n}] = ", if *n > 0 { ", " } else { " " });
             *n += 1;
         }
     }
@@ -314,9 +312,8 @@ impl Visitor for TextVisitor<'_> {
         }
     }
     fn float(&mut self, v: f64) {
-        use std::fmt::Write;
         self.before_value();
-        let _ = write!(self.out, "{v:.6}");
+        self.out.push_str(&format_g(v));
     }
     fn null(&mut self) {
         self.before_value();
@@ -345,8 +342,8 @@ impl Visitor for TextVisitor<'_> {
         self.out.push_str(" = ");
     }
     fn end_struct(&mut self) {
-        let (_, n) = self.stack.pop().unwrap_or_default();
-        self.out.push_str(if n > 0 { " }" } else { "}" });
+        self.stack.pop();
+        self.out.push_str(" }");
     }
     fn begin_array(&mut self) {
         self.before_value();
@@ -357,6 +354,52 @@ impl Visitor for TextVisitor<'_> {
         let (_, n) = self.stack.pop().unwrap_or_default();
         self.out.push_str(if n > 0 { " ]" } else { "]" });
     }
+}
+
+/// Formats a float like C's `printf("%g")` (6 significant digits, trailing zeros
+/// removed, exponent form below 1e-4 and from 1e6), as Babeltrace's text output does.
+pub fn format_g(v: f64) -> String {
+    if v.is_nan() {
+        return "nan".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    let sci = format!("{v:.5e}"); // d.ddddde[-]x, rounded to 6 significant digits
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |s: &str| -> String {
+        if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s.to_string() }
+    };
+    if !(-4..6).contains(&exp) {
+        format!("{}e{}{:02}", trim(mant), if exp < 0 { '-' } else { '+' }, exp.abs())
+    } else {
+        let decimals = (5 - exp).max(0) as usize;
+        trim(&format!("{v:.decimals$}"))
+    }
+}
+
+/// The trace's label in the text view, as Babeltrace shows it: `hostname`, followed
+/// for per-process traces by `:procname` and `:(vpid)` from the env block.
+pub fn host_label(tc: &crate::ir::TraceClass) -> Option<String> {
+    use crate::ir::EnvValue;
+    let text = |k: &str| match tc.env(k) {
+        Some(EnvValue::Str(s)) => Some(s.clone()),
+        Some(EnvValue::Int(i)) => Some(i.to_string()),
+        None => None,
+    };
+    let mut label = text("hostname")?;
+    if let Some(p) = text("procname") {
+        label.push(':');
+        label.push_str(&p);
+    }
+    if let Some(v) = text("vpid") {
+        label.push_str(&format!(":({v})"));
+    }
+    Some(label)
 }
 
 /// Formats ns from origin as `HH:MM:SS.nnnnnnnnn` (UTC time of day).
@@ -394,10 +437,14 @@ pub fn write_text(out: &mut String, item: &mut Item<'_, '_>, prev_ts: &mut Optio
             }
             let _ = write!(out, "{}: ", e.name());
             let mut parts = Vec::new();
+            // Like Babeltrace: the packet context's `cpu_id`, then every scope the event has.
+            if let Some(cpu) = e.packet_cpu_id() {
+                parts.push(format!("{{ cpu_id = {cpu} }}"));
+            }
             for scope in [EventScope::CommonContext, EventScope::SpecificContext, EventScope::Payload] {
                 let mut s = String::new();
                 let plan = e.plan();
-                if e.visit(scope, &mut TextVisitor { out: &mut s, plan, stack: Vec::new() })? && s != "{}" {
+                if e.visit(scope, &mut TextVisitor { out: &mut s, plan, stack: Vec::new() })? {
                     parts.push(s);
                 }
             }
@@ -406,4 +453,23 @@ pub fn write_text(out: &mut String, item: &mut Item<'_, '_>, prev_ts: &mut Optio
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printf_g() {
+        for (v, want) in [(0.5, "0.5"), (1.0 / 3.0, "0.333333"), (3.0, "3"), (4.5, "4.5"), (1e-5, "1e-05"), (123456.0, "123456"), (1234567.0, "1.23457e+06"), (-2.5e-7, "-2.5e-07"), (0.0001, "0.0001"), (999999.5, "1e+06")] {
+            assert_eq!(format_g(v), want, "{v}");
+        }
+    }
+
+    #[test]
+    fn json_strings_escape() {
+        let mut out = Vec::new();
+        json_str(&mut out, b"a\"b\\\n\x01");
+        assert_eq!(out, br#""a\"b\\\n\u0001""#);
+    }
 }

@@ -538,6 +538,13 @@ impl<'c, 't> EventRef<'c, 't> {
         self.c.packet.as_ref().expect("events are inside packets")
     }
 
+    /// The `cpu_id` field of the packet context, if the stream has one.
+    pub fn packet_cpu_id(&self) -> Option<u64> {
+        let c = self.c.sp.packet_context?;
+        let node = self.c.plan.find(c, &["cpu_id"])?;
+        self.uint(FieldHandle { node, packet_level: true, lazy: None })
+    }
+
     /// Bit position of the event in its packet.
     #[inline]
     pub fn bit_offset(&self) -> u64 {

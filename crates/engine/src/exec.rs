@@ -1,11 +1,12 @@
 //! Workers and the ordered, pipelined merge (B3).
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
 
 use ctf::stream::{Item, StreamCursor};
-use ctf::trace::TraceSet;
+use ctf::trace::{PacketRef, TraceSet};
 
 use crate::partition::{partition, Slice};
 use crate::{Analysis, EngineOptions, NoticeKind, StreamOrder};
@@ -181,10 +182,9 @@ pub fn process_slice<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: (i64,
         .map(|(si, r)| Head { stream: *si, cur: StreamCursor::with_packets(set, *si, r.clone()), key: i64::MIN, order: i64::MIN })
         .collect();
     if a.stream_order() == StreamOrder::PerStream {
-        for h in &mut heads {
-            while h.advance()? {
-                deliver(a, &mut st, s, range, h);
-            }
+        let mut buf = Vec::new();
+        for (h, (_, r)) in heads.iter_mut().zip(&s.chunks) {
+            run_stream(a, set, s, range, h, r.clone(), &mut st, &mut buf)?;
         }
         return Ok(st);
     }
@@ -222,4 +222,141 @@ pub fn process_slice<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: (i64,
         }
     }
     Ok(st)
+}
+
+/// Whether packet `j` of `pk` lies wholly inside slice `s` and `range` and implies no
+/// notice (the cursor's rules, from the index): then its events may be counted whole.
+fn packet_inside(set: &TraceSet, pk: &[PacketRef], j: usize, s: &Slice, range: (i64, i64), whole: bool) -> bool {
+    let p = &pk[j];
+    let prev = j.checked_sub(1).map(|i| &pk[i]);
+    if let (Some(q), Some(c)) = (prev.and_then(|q| q.info.seq), p.info.seq) {
+        if c > q.wrapping_add(1) && c > q {
+            return false;
+        }
+    }
+    if let Some(d) = p.info.discarded {
+        match prev {
+            Some(q) if q.info.discarded == Some(d) => {}
+            None if d == 0 => {}
+            _ => return false,
+        }
+    }
+    if whole {
+        return true;
+    }
+    let bounds = (|| {
+        let t = set.traces.get(p.trace as usize)?;
+        let sp = t.plan.stream(p.info.stream_class)?;
+        let conv = t.clocks.get(sp.clock?)?;
+        Some((conv.to_ns(p.info.ts_begin?), conv.to_ns(p.info.ts_end?)))
+    })();
+    match bounds {
+        Some((b, e)) => b <= e && s.contains(b) && s.contains(e) && b >= range.0 && e <= range.1,
+        None => false,
+    }
+}
+
+/// Reads one stream of a slice for a [`StreamOrder::PerStream`] analysis: packets that
+/// lie wholly inside the slice and range are counted whole when the analysis accepts
+/// it ([`Analysis::packet_counts`]), the others are delivered event by event.
+#[allow(clippy::too_many_arguments)]
+fn run_stream<A: Analysis>(
+    a: &A,
+    set: &TraceSet,
+    s: &Slice,
+    range: (i64, i64),
+    h: &mut Head<'_>,
+    r: Range<usize>,
+    st: &mut A::State,
+    buf: &mut Vec<u64>,
+) -> Result<(), EngineError> {
+    let stream = &set.streams[h.stream];
+    let pk = &stream.packets[..];
+    let class_id = stream.class_id;
+    let whole = s.lo == i64::MIN && s.hi == i64::MAX && range == (i64::MIN, i64::MAX);
+    // (trace, accepted) of the last trace asked about.
+    let mut accepted: Option<(u32, bool)> = None;
+    let mut ok = |j: usize| -> bool {
+        if j >= r.end || j >= pk.len() {
+            return false;
+        }
+        let t = pk[j].trace;
+        let yes = match accepted {
+            Some((x, y)) if x == t => y,
+            _ => {
+                let y = a.packet_counts(t as usize, class_id);
+                accepted = Some((t, y));
+                y
+            }
+        };
+        yes && packet_inside(set, pk, j, s, range, whole)
+    };
+    // Trace whose class indexes `buf` counts.
+    let mut buf_trace: Option<u32> = None;
+    let flush = |a: &A, st: &mut A::State, buf: &mut Vec<u64>, t: Option<u32>| {
+        if let Some(t) = t {
+            if buf.iter().any(|n| *n != 0) {
+                a.on_class_counts(st, t as usize, class_id, buf);
+            }
+            buf.iter_mut().for_each(|n| *n = 0);
+        }
+    };
+    // Counts the (rest of the) packet `j`, which the cursor opens or has open.
+    let count = |a: &A, st: &mut A::State, h: &mut Head<'_>, j: usize, buf: &mut Vec<u64>, buf_trace: &mut Option<u32>| -> Result<(), EngineError> {
+        let t = pk[j].trace;
+        if *buf_trace != Some(t) {
+            flush(a, st, buf, *buf_trace);
+            *buf_trace = Some(t);
+            let n = set.traces[t as usize].plan.stream(class_id).map_or(0, |sp| sp.events.len());
+            buf.clear();
+            buf.resize(n, 0);
+        }
+        let pc = h.cur.count_packet(buf).map_err(|source| EngineError::Decode { stream: h.stream, source })?;
+        if let Some(pc) = pc {
+            if let Some(ns) = pc.last_cycles.and_then(|c| h.cur.cycles_to_ns(c)) {
+                h.key = ns;
+            }
+            h.order = h.order.max(h.key);
+            let ctx = Ctx { stream: h.stream, order: h.order };
+            a.on_packet(st, &h.cur, &pc, &ctx);
+        }
+        Ok(())
+    };
+    let ident = |p: Option<&PacketRef>| p.map(|p| (p.trace, p.file, p.info.offset));
+    // Index of the next packet the cursor will open; identity of the open packet.
+    let mut next = r.start;
+    let mut open = None;
+    let mut between = true;
+    loop {
+        if between && ok(next) {
+            count(a, st, h, next, buf, &mut buf_trace)?;
+            open = ident(h.cur.packet());
+            next += 1;
+            continue;
+        }
+        if !h.advance()? {
+            break;
+        }
+        between = false;
+        let id = ident(h.cur.packet());
+        if id != open {
+            open = id;
+            // Packets without items (empty) were skipped by the cursor.
+            while next < r.end && ident(Some(&pk[next])) != id {
+                next += 1;
+            }
+            let j = next;
+            next += 1;
+            let is_event = matches!(h.cur.current(), Item::Event(_));
+            deliver(a, st, s, range, h);
+            if is_event && ok(j) {
+                count(a, st, h, j, buf, &mut buf_trace)?;
+                between = true;
+            }
+            continue;
+        }
+        deliver(a, st, s, range, h);
+    }
+    flush(a, st, buf, buf_trace);
+    Ok(())
 }

@@ -39,7 +39,7 @@ pub mod partition;
 pub use exec::{run, run_slices, Ctx, EngineError};
 pub use partition::{partition, Partition, PartitionError, Slice};
 
-use ctf::stream::{EventRef, Notice};
+use ctf::stream::{EventRef, Notice, PacketCount, StreamCursor};
 
 /// Which kind of notice a stream produced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +88,25 @@ pub trait Analysis: Sync {
 
     /// Consumes a discarded-events or lost-packets notice.
     fn on_notice(&self, _st: &mut Self::State, _kind: NoticeKind, _n: &Notice, _ctx: &Ctx) {}
+
+    /// Whether whole packets of stream class `stream_class` of trace `trace` may be
+    /// handed over as counts ([`Analysis::on_packet`] and [`Analysis::on_class_counts`])
+    /// instead of event by event. Only with [`StreamOrder::PerStream`]; the engine does
+    /// so for packets that lie wholly inside the slice and the time range and imply no
+    /// discarded-events or lost-packets notice (known from the packet index); packets at
+    /// boundaries still come event by event. Default: never.
+    fn packet_counts(&self, _trace: usize, _stream_class: u64) -> bool {
+        false
+    }
+
+    /// Consumes the events of one packet (or of the rest of it) as a count; the cursor's
+    /// packet is that packet (see [`StreamCursor::packet_uint`]). `pc.events` may be 0.
+    fn on_packet(&self, _st: &mut Self::State, _cur: &StreamCursor<'_>, _pc: &PacketCount, _ctx: &Ctx) {}
+
+    /// Consumes per-class event counts of packets given to [`Analysis::on_packet`]:
+    /// `per_class[i]` events of class index `i` of stream class `stream_class` of trace
+    /// `trace`.
+    fn on_class_counts(&self, _st: &mut Self::State, _trace: usize, _stream_class: u64, _per_class: &[u64]) {}
 
     /// Joins two adjacent states, `earlier` covering the time just before `later`.
     /// Must be associative.

@@ -128,3 +128,22 @@ fn large_real_metadata_files_parse() {
     }
     assert_eq!(n, 6);
 }
+
+/// The text view is Babeltrace 2's own text output, line for line (TZ=UTC).
+#[test]
+fn text_view_equals_babeltrace2_text() {
+    let Some(shared) = shared() else { return };
+    for t in ["ust-small", "lttng-recorded/kemu-small", "lttng-recorded/ust-perpid-discard", "lttng-recorded/ust-discard"] {
+        let name = t.rsplit('/').next().unwrap();
+        let gz = shared.join(format!("expected/babeltrace/{name}.bt2.txt.gz"));
+        let Ok(expected) = Command::new("gzip").arg("-dc").arg(&gz).output() else { return };
+        let out = bin().arg("print").arg(shared.join("traces").join(t)).env("TZ", "UTC").output().unwrap();
+        assert!(out.status.success());
+        let (ours, theirs) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&expected.stdout));
+        assert!(!theirs.is_empty());
+        if let Some((i, (a, b))) = ours.lines().zip(theirs.lines()).enumerate().find(|(_, (a, b))| a != b) {
+            panic!("{t}: line {}:\n ours:   {a}\n theirs: {b}", i + 1);
+        }
+        assert_eq!(ours.lines().count(), theirs.lines().count(), "{t}");
+    }
+}

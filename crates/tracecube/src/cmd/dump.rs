@@ -45,15 +45,16 @@ pub fn run(a: DumpArgs) -> Result<()> {
     let hosts: Vec<Option<String>> = set
         .traces
         .iter()
-        .map(|t| match t.class.env("hostname") {
-            Some(ctf::ir::EnvValue::Str(s)) => Some(s.clone()),
-            _ => None,
-        })
+        .map(|t| ctf::dump::host_label(&t.class))
         .collect();
     let result = (|| -> Result<()> {
         while let Some(mut m) = merger.next()? {
             let host = set.streams[m.stream].packets.first().and_then(|p| hosts[p.trace as usize].as_deref());
             let r = if a.text {
+                if let Some(w) = notice_warning(&set, m.stream, &m.item) {
+                    eprintln!("{w}");
+                    continue;
+                }
                 text.clear();
                 let r = write_text(&mut text, &mut m.item, &mut prev, host);
                 buf.extend_from_slice(text.as_bytes());
@@ -80,4 +81,28 @@ pub fn run(a: DumpArgs) -> Result<()> {
     w.write_all(&buf).context("writing output")?;
     w.flush().context("writing output")?;
     result
+}
+
+/// Babeltrace's warning for a discarded-events or lost-packets notice (the text view
+/// writes them to stderr, as Babeltrace does).
+fn notice_warning(set: &TraceSet, stream: usize, item: &ctf::stream::Item<'_, '_>) -> Option<String> {
+    use ctf::dump::clock_text;
+    use ctf::stream::Item;
+    let (n, what) = match item {
+        Item::Discarded(n) => (n, if n.count == 1 { "event" } else { "events" }),
+        Item::LostPackets(n) => (n, if n.count == 1 { "packet" } else { "packets" }),
+        Item::Event(_) => return None,
+    };
+    let s = &set.streams[stream];
+    let path = s.packets.first().map(|p| set.packet_file(p).1.path.display().to_string()).unwrap_or_default();
+    let when = match (n.begin_ns, n.end_ns) {
+        (Some(b), Some(e)) => format!(" between [{}] and [{}]", clock_text(b), clock_text(e)),
+        _ => String::new(),
+    };
+    Some(format!(
+        "WARNING: Tracer discarded {} {what}{when} within stream \"{path}\" (stream class ID: {}, stream ID: {}).",
+        n.count,
+        s.class_id,
+        s.instance.map_or("-".to_string(), |i| i.to_string())
+    ))
 }

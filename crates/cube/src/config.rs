@@ -1,0 +1,226 @@
+//! The cube's configuration (a TOML file, every part optional, with built-in defaults):
+//! tilted-frame levels (C4), process groups (C1), metrics (C2) and materialization (C6).
+//!
+//! ```toml
+//! materialize = "partial"            # minimal | partial | full
+//! [[level]]                          # finest first
+//! granularity = "1s"
+//! span = "5min"
+//! [[level]]
+//! granularity = "5min"
+//! span = "24h"
+//! [groups]                           # process name → group (default group: "other")
+//! web = ["nginx", "php-fpm"]
+//! [[metric]]
+//! name = "cpu_time"
+//! measure = "cpu_ns"                 # events | cpu_ns | bytes_read | bytes_written
+//! by = ["process:tid", "cpu:cpu"]    # dimension:level of the finest cells
+//! count = false                      # also keep the number of updates (count, avg)
+//! [[cuboid]]                         # with materialize = "partial": higher levels kept
+//! metric = "cpu_time"
+//! by = ["process:name", "cpu:all"]
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{CubeError, Result};
+use crate::time::parse_duration;
+
+/// One level of the tilted time frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LevelSpec {
+    /// Frame length, ns.
+    pub granularity_ns: u64,
+    /// How far back this level keeps frames, ns.
+    pub span_ns: u64,
+}
+
+/// Which cuboids (metric × levels) are kept in the history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Materialization {
+    /// Finest cells only; everything else aggregated at query time.
+    #[default]
+    Minimal,
+    /// Finest cells plus the cuboids listed in the config.
+    Partial,
+    /// Every combination of levels.
+    Full,
+}
+
+/// A metric: a measure between dimensions at given (finest) levels.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetricSpec {
+    /// Name used in queries.
+    pub name: String,
+    /// What is summed (the feed knows `events`, `cpu_ns`, `bytes_read`, `bytes_written`).
+    pub measure: String,
+    /// `dimension:level` of the finest cells.
+    pub by: Vec<String>,
+    /// Also keep the number of updates (for `count` and `avg`).
+    #[serde(default)]
+    pub count: bool,
+}
+
+/// A cuboid to materialize with [`Materialization::Partial`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CuboidSpec {
+    /// The metric.
+    pub metric: String,
+    /// `dimension:level` for each of the metric's dimensions (missing ones: `all`).
+    pub by: Vec<String>,
+}
+
+/// The whole configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CubeConfig {
+    /// Tilted-frame levels, finest first; each granularity divides the next.
+    pub levels: Vec<LevelSpec>,
+    /// Process group → process names.
+    pub groups: BTreeMap<String, Vec<String>>,
+    /// Metrics.
+    pub metrics: Vec<MetricSpec>,
+    /// Materialization policy.
+    pub materialize: Materialization,
+    /// Cuboids kept with `Partial`.
+    pub cuboids: Vec<CuboidSpec>,
+}
+
+/// The TOML form (durations as text).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlConfig {
+    #[serde(default)]
+    level: Vec<TomlLevel>,
+    #[serde(default)]
+    groups: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    metric: Vec<MetricSpec>,
+    #[serde(default)]
+    materialize: Option<Materialization>,
+    #[serde(default)]
+    cuboid: Vec<CuboidSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlLevel {
+    granularity: String,
+    span: String,
+}
+
+const S: u64 = 1_000_000_000;
+
+/// The default tilted frame: 1 s for 5 min, 5 min for 24 h, 1 h for 2 weeks, 6 h for 75 days.
+pub fn default_levels() -> Vec<LevelSpec> {
+    vec![
+        LevelSpec { granularity_ns: S, span_ns: 300 * S },
+        LevelSpec { granularity_ns: 300 * S, span_ns: 86_400 * S },
+        LevelSpec { granularity_ns: 3_600 * S, span_ns: 14 * 86_400 * S },
+        LevelSpec { granularity_ns: 6 * 3_600 * S, span_ns: 75 * 86_400 * S },
+    ]
+}
+
+/// The default metrics: events by (operation, cpu); CPU time by (thread, cpu); bytes
+/// read and written by (thread, file), with counts.
+pub fn default_metrics() -> Vec<MetricSpec> {
+    let m = |name: &str, measure: &str, by: &[&str], count: bool| MetricSpec { name: name.into(), measure: measure.into(), by: by.iter().map(|s| s.to_string()).collect(), count };
+    vec![
+        m("events", "events", &["operation:name", "cpu:cpu"], false),
+        m("cpu_time", "cpu_ns", &["process:tid", "cpu:cpu"], false),
+        m("bytes_read", "bytes_read", &["process:tid", "file:path"], true),
+        m("bytes_written", "bytes_written", &["process:tid", "file:path"], true),
+    ]
+}
+
+impl Default for CubeConfig {
+    fn default() -> Self {
+        CubeConfig { levels: default_levels(), groups: BTreeMap::new(), metrics: default_metrics(), materialize: Materialization::Minimal, cuboids: Vec::new() }
+    }
+}
+
+impl CubeConfig {
+    /// Parses TOML text; missing parts take the defaults.
+    pub fn from_toml(text: &str) -> Result<CubeConfig> {
+        let t: TomlConfig = toml::from_str(text).map_err(|e| CubeError::Config(e.to_string()))?;
+        let mut c = CubeConfig::default();
+        if !t.level.is_empty() {
+            c.levels = t
+                .level
+                .iter()
+                .map(|l| Ok(LevelSpec { granularity_ns: parse_duration(&l.granularity)?, span_ns: parse_duration(&l.span)? }))
+                .collect::<Result<_>>()?;
+        }
+        c.groups = t.groups;
+        if !t.metric.is_empty() {
+            c.metrics = t.metric;
+        }
+        if let Some(m) = t.materialize {
+            c.materialize = m;
+        }
+        c.cuboids = t.cuboid;
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// Reads a TOML file.
+    pub fn load(path: &Path) -> Result<CubeConfig> {
+        let text = std::fs::read_to_string(path).map_err(|source| CubeError::Io { path: path.into(), source })?;
+        Self::from_toml(&text)
+    }
+
+    /// Checks the levels: at least one, granularities > 0, each dividing the next,
+    /// each span at least its granularity.
+    pub fn validate(&self) -> Result<()> {
+        if self.levels.is_empty() {
+            return Err(CubeError::Config("at least one level is needed".into()));
+        }
+        for (i, l) in self.levels.iter().enumerate() {
+            if l.granularity_ns == 0 || l.span_ns < l.granularity_ns {
+                return Err(CubeError::Config(format!("level {i}: granularity must be > 0 and at most the span")));
+            }
+            if i > 0 && l.granularity_ns % self.levels[i - 1].granularity_ns != 0 {
+                return Err(CubeError::Config(format!("level {i}: granularity must be a multiple of level {}'s", i - 1)));
+            }
+        }
+        if self.metrics.is_empty() {
+            return Err(CubeError::Config("at least one metric is needed".into()));
+        }
+        Ok(())
+    }
+
+    /// The group of a process name (`other` when in none).
+    pub fn group_of(&self, name: &str) -> &str {
+        self.groups.iter().find(|(_, v)| v.iter().any(|n| n == name)).map_or("other", |(g, _)| g)
+    }
+}
+
+/// Splits `dim:level` (level defaults to the dimension's leaf when absent).
+pub fn split_dim_level(s: &str) -> (&str, Option<&str>) {
+    match s.split_once(':') {
+        Some((d, l)) => (d.trim(), Some(l.trim())),
+        None => (s.trim(), None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_roundtrip() {
+        let c = CubeConfig::from_toml(
+            "materialize = \"full\"\n[[level]]\ngranularity = \"1ms\"\nspan = \"1s\"\n[groups]\nweb = [\"nginx\"]\n",
+        )
+        .unwrap();
+        assert_eq!(c.levels, vec![LevelSpec { granularity_ns: 1_000_000, span_ns: S }]);
+        assert_eq!(c.group_of("nginx"), "web");
+        assert_eq!(c.group_of("bash"), "other");
+        assert_eq!(c.materialize, Materialization::Full);
+        assert!(CubeConfig::from_toml("[[level]]\ngranularity = \"3s\"\nspan = \"1s\"\n").is_err());
+        assert!(CubeConfig::from_toml("bogus = 1").is_err());
+    }
+}

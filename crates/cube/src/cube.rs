@@ -1,0 +1,205 @@
+//! The cube: schema + running totals + tilted-frame levels; ingestion (C4, C5).
+
+use crate::config::CubeConfig;
+use crate::dims::NodeId;
+use crate::error::Result;
+use crate::schema::{CellId, MetricId, Schema};
+use crate::tilt::Level;
+
+/// A cube of trace statistics: ingest timestamped updates, then query.
+pub struct Cube {
+    /// Metrics, dimensions, cells.
+    pub schema: Schema,
+    /// The configuration it was built with.
+    pub config: CubeConfig,
+    pub(crate) levels: Vec<Level>,
+    /// Running cumulative value per cell (`C(now)`).
+    pub(crate) cum: Vec<i64>,
+    /// End of the current finest frame, ns (0 before the first update).
+    frame_end: u64,
+    /// First and last update time, ns.
+    pub(crate) span: Option<(u64, u64)>,
+    /// Updates ingested.
+    pub updates: u64,
+}
+
+/// Where a time was answered: the boundary used and the level it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resolved {
+    /// The boundary, ns: the value is the total of everything strictly before it.
+    pub at: u64,
+    /// Level index (0: finest).
+    pub level: usize,
+}
+
+impl Cube {
+    /// An empty in-memory cube.
+    pub fn new(config: CubeConfig) -> Result<Cube> {
+        config.validate()?;
+        let schema = Schema::new(&config)?;
+        let levels = config.levels.iter().enumerate().map(|(i, s)| Level::new(*s, if i == 0 { 64 } else { 16 })).collect();
+        Ok(Cube { schema, config, levels, cum: Vec::new(), frame_end: 0, span: None, updates: 0 })
+    }
+
+    /// The finest cell of `metric` at `nodes` (created if new).
+    pub fn cell(&mut self, metric: MetricId, nodes: &[NodeId]) -> CellId {
+        let c = self.schema.leaf_cell(metric, nodes);
+        if self.cum.len() < self.schema.cell_count() {
+            self.cum.resize(self.schema.cell_count(), 0);
+        }
+        c
+    }
+
+    /// Adds `delta` to finest cell `cell` (and the materialized cells above it) at
+    /// time `t` (ns). Times must not decrease.
+    #[inline]
+    pub fn add(&mut self, t: u64, cell: CellId, delta: i64) -> Result<()> {
+        if t >= self.frame_end {
+            self.advance(t)?;
+        }
+        self.updates += 1;
+        if let Some(s) = &mut self.span {
+            s.1 = s.1.max(t);
+        }
+        let l0 = &mut self.levels[0];
+        for &c in self.schema.targets(cell) {
+            self.cum[c as usize] = self.cum[c as usize].wrapping_add(delta);
+            l0.mark(c);
+        }
+        Ok(())
+    }
+
+    /// Moves time to `t`: closes every finest frame ending at or before `t`.
+    pub fn advance(&mut self, t: u64) -> Result<()> {
+        let g0 = self.levels[0].spec.granularity_ns;
+        if self.span.is_none() {
+            self.span = Some((t, t));
+            self.frame_end = t / g0 * g0 + g0;
+            for l in &mut self.levels {
+                let g = l.spec.granularity_ns;
+                l.next_boundary = t / g * g + g;
+            }
+        }
+        while t >= self.frame_end {
+            let b = self.frame_end;
+            self.close(b)?;
+            // Skip empty frames, but stop at a coarse boundary that has data to write.
+            let mut next = (t / g0 * g0).max(b + g0);
+            for l in &self.levels[1..] {
+                if !l.dirty.is_empty() {
+                    next = next.min(l.next_boundary);
+                }
+            }
+            self.frame_end = next;
+        }
+        Ok(())
+    }
+
+    /// Closes the finest frame ending at `b` and every coarser frame ending there.
+    fn close(&mut self, b: u64) -> Result<()> {
+        let (first, rest) = self.levels.split_at_mut(1);
+        let l0 = &mut first[0];
+        for l in rest.iter_mut() {
+            for &c in &l0.dirty {
+                l.mark(c);
+            }
+        }
+        l0.write(b / l0.spec.granularity_ns, &self.cum)?;
+        let cum = &self.cum;
+        let rolling: Vec<&mut Level> = rest.iter_mut().filter(|l| b >= l.next_boundary).collect();
+        let work: usize = rolling.iter().map(|l| l.dirty.len()).sum();
+        let step = |l: &mut Level| -> Result<()> {
+            let g = l.spec.granularity_ns;
+            let idx = if l.dirty.is_empty() { b / g } else { l.next_boundary / g };
+            l.write(idx, cum)?;
+            l.next_boundary = b / g * g + g;
+            Ok(())
+        };
+        if rolling.len() > 1 && work > 50_000 {
+            // C5: levels rolling at the same boundary are written in parallel.
+            std::thread::scope(|s| {
+                let hs: Vec<_> = rolling.into_iter().map(|l| s.spawn(move || step(l))).collect();
+                hs.into_iter().try_for_each(|h| h.join().unwrap_or(Ok(())))
+            })?;
+        } else {
+            for l in rolling {
+                step(l)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes the current frames of every level (end of a trace) and flushes.
+    pub fn finish(&mut self) -> Result<()> {
+        if self.span.is_some() {
+            let end = self.levels.iter().map(|l| l.next_boundary).max().unwrap_or(self.frame_end);
+            self.advance(end)?;
+        }
+        self.flush()
+    }
+
+    /// Makes everything written visible to queries.
+    pub fn flush(&mut self) -> Result<()> {
+        self.levels.iter_mut().try_for_each(Level::flush)
+    }
+
+    /// The levels (finest first).
+    pub fn levels(&self) -> &[Level] {
+        &self.levels
+    }
+
+    /// First and last update times, ns.
+    pub fn span(&self) -> Option<(u64, u64)> {
+        self.span
+    }
+
+    /// The latest boundary answerable at the finest precision available, ns.
+    pub fn now(&self) -> u64 {
+        self.levels.iter().filter_map(|l| l.visible_to.map(|v| v * l.spec.granularity_ns)).max().unwrap_or(0)
+    }
+
+    /// Bytes of memory held by the histories, running totals and the schema's cells.
+    pub fn memory(&self) -> u64 {
+        self.levels.iter().map(Level::memory).sum::<u64>() + (self.cum.capacity() * 8) as u64 + self.schema.cell_count() as u64 * 48
+    }
+
+    /// Records written, per level.
+    pub fn records(&self) -> Vec<u64> {
+        self.levels.iter().map(|l| l.records).collect()
+    }
+
+    /// Chooses the level and boundary that answer time `t`: the finest level holding
+    /// `floor(t / g) * g`; times after everything clamp to the latest boundary, times
+    /// older than every level to the oldest one kept.
+    pub fn resolve(&self, t: u64) -> Resolved {
+        for (i, l) in self.levels.iter().enumerate() {
+            let g = l.spec.granularity_ns;
+            if l.available(t / g) {
+                return Resolved { at: t / g * g, level: i };
+            }
+        }
+        let latest = self.levels.iter().enumerate().filter_map(|(i, l)| l.visible_to.map(|v| (v * l.spec.granularity_ns, i))).max();
+        match latest {
+            Some((at, level)) if t >= at => Resolved { at, level },
+            _ => {
+                let i = self.levels.len() - 1;
+                let l = &self.levels[i];
+                Resolved { at: l.oldest() * l.spec.granularity_ns, level: i }
+            }
+        }
+    }
+
+    /// The total of one cell over `[t1, t2)` as resolved: `(value, begin, end)`.
+    pub fn range_cell(&self, cell: CellId, t1: u64, t2: u64) -> Result<(i64, Resolved, Resolved)> {
+        let (r1, r2) = (self.resolve(t1), self.resolve(t2));
+        let a = self.values_at(&[cell.0], r1)?[0];
+        let b = self.values_at(&[cell.0], r2)?[0];
+        Ok((b.wrapping_sub(a), r1, r2))
+    }
+
+    /// `C(r.at)` of each cell.
+    pub fn values_at(&self, cells: &[u32], r: Resolved) -> Result<Vec<i64>> {
+        let l = &self.levels[r.level];
+        l.values_at(cells, r.at / l.spec.granularity_ns)
+    }
+}

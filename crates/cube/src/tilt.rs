@@ -1,0 +1,249 @@
+//! The tilted time frame (C4): one history per level, cut into segments that expire.
+//!
+//! Every level stores, for each cell that changed during a frame, the cell's
+//! *cumulative* value `C(B)` at the frame's end boundary `B` (a store record whose
+//! time is the boundary index `B / granularity`, so gaps and durations encode in one
+//! byte). The total of any frame or run of frames at any level is then
+//! `C(B2) - C(B1)`: two stabbing queries, whatever the length. A coarser level's
+//! frame total is exactly the two stabbing queries `C(B) - C(B - G)` of the finer
+//! level, which the cumulative representation makes implicit: at a coarse boundary
+//! the level writes `C(B)` for the cells dirty since its previous boundary.
+//!
+//! A level's history is a queue of *segments* of `span / 4` each, one in-memory
+//! `store::HistoryStore` per segment holding values relative to the segment's
+//! `base` (the cells' values when it began); when a segment lies wholly more than
+//! `span` in the past it is dropped, so memory is bounded by about 1.25 spans of
+//! frames per level whatever the stream's length (expired fine detail is still
+//! answered, coarser, by the next level). Records become visible to queries when a
+//! segment is flushed (every `flush_every` boundaries, at a segment change and on
+//! [`crate::Cube::flush`]); until then queries use the older part or a coarser level.
+
+use std::collections::VecDeque;
+
+use store::{Config, HistoryStore, Key, Reader, Timestamp, Value};
+
+use crate::config::LevelSpec;
+use crate::error::Result;
+
+/// Where a segment's records live.
+pub(crate) enum Hist {
+    /// Being written, in memory.
+    Mem(HistoryStore),
+    /// In a cube file: the keys are `prefix | cell`.
+    File { reader: Reader, prefix: u64 },
+}
+
+/// A run of boundaries `[start, end)` (indices) of one level.
+pub(crate) struct Segment {
+    pub start: u64,
+    pub end: u64,
+    pub base: Vec<i64>,
+    pub hist: Hist,
+}
+
+impl Segment {
+    fn get(&self, cell: u32, idx: u64) -> Result<i64> {
+        let base = self.base.get(cell as usize).copied().unwrap_or(0);
+        let v = match &self.hist {
+            Hist::Mem(s) => s.value_at(Key(u64::from(cell)), Timestamp(idx))?,
+            Hist::File { reader, prefix } => reader.value_at(Key(prefix | u64::from(cell)), Timestamp(idx))?,
+        };
+        Ok(base.wrapping_add(match v {
+            Some(Value::I64(x)) => x,
+            _ => 0,
+        }))
+    }
+
+    /// Bytes of memory this segment holds (store data, index, writer buffers, base).
+    fn memory(&self) -> u64 {
+        let b = (self.base.capacity() * 8) as u64;
+        match &self.hist {
+            Hist::Mem(s) => {
+                let st = s.stats();
+                b + s.data_len() + st.index_bytes + st.cache_bytes + s.writer_memory() as u64
+            }
+            Hist::File { .. } => b,
+        }
+    }
+}
+
+/// The store settings for segments: small blocks and cache, since many small
+/// segments live side by side in memory.
+pub(crate) fn segment_store_config() -> Config {
+    Config { block_size: 4096, chunk_bytes: 256, cache_blocks: 4, write_buffer_bytes: 1 << 20, granularity: 1 }
+}
+
+/// One level of the tilted frame.
+pub struct Level {
+    /// Granularity and span.
+    pub spec: LevelSpec,
+    pub(crate) segs: VecDeque<Segment>,
+    /// Latest value written per cell.
+    pub(crate) last: Vec<i64>,
+    /// Cells changed since this level's previous boundary.
+    pub(crate) dirty: Vec<u32>,
+    flag: Vec<bool>,
+    /// Next boundary of this level, ns.
+    pub(crate) next_boundary: u64,
+    /// Whether a segment was ever dropped (else times before the first are zero).
+    pub(crate) expired: bool,
+    /// Latest boundary index processed / made visible.
+    pub(crate) written_to: Option<u64>,
+    pub(crate) visible_to: Option<u64>,
+    unflushed: u32,
+    flush_every: u32,
+    seg_frames: u64,
+    /// Records written.
+    pub(crate) records: u64,
+}
+
+impl Level {
+    pub(crate) fn new(spec: LevelSpec, flush_every: u32) -> Level {
+        let frames = spec.span_ns / spec.granularity_ns;
+        Level {
+            spec,
+            segs: VecDeque::new(),
+            last: Vec::new(),
+            dirty: Vec::new(),
+            flag: Vec::new(),
+            next_boundary: 0,
+            expired: false,
+            written_to: None,
+            visible_to: None,
+            unflushed: 0,
+            flush_every,
+            seg_frames: (frames / 4).max(1),
+            records: 0,
+        }
+    }
+
+    /// A read-only level of a cube file.
+    pub(crate) fn from_file(spec: LevelSpec, segs: Vec<Segment>, expired: bool, written_to: Option<u64>, records: u64) -> Level {
+        let mut l = Level::new(spec, u32::MAX);
+        l.segs = segs.into();
+        l.expired = expired;
+        l.written_to = written_to;
+        l.visible_to = written_to;
+        l.records = records;
+        l
+    }
+
+    /// Marks `c` as changed since the previous boundary.
+    #[inline]
+    pub(crate) fn mark(&mut self, c: u32) {
+        let i = c as usize;
+        if i >= self.flag.len() {
+            self.flag.resize(i + 1, false);
+        }
+        if !self.flag[i] {
+            self.flag[i] = true;
+            self.dirty.push(c);
+        }
+    }
+
+    /// Writes `C(B)` of the dirty cells at boundary index `idx` (B = idx × granularity).
+    pub(crate) fn write(&mut self, idx: u64, cum: &[i64]) -> Result<()> {
+        if self.written_to.is_some_and(|w| idx <= w) {
+            return Ok(());
+        }
+        if !self.dirty.is_empty() {
+            if self.segs.back().is_none_or(|s| idx >= s.end) {
+                self.new_segment(idx)?;
+            }
+            if self.last.len() < cum.len() {
+                self.last.resize(cum.len(), 0);
+            }
+            let seg = self.segs.back_mut().expect("a segment exists");
+            let Hist::Mem(st) = &mut seg.hist else { unreachable!("a file cube is read-only") };
+            self.dirty.sort_unstable();
+            for &c in &self.dirty {
+                let v = cum[c as usize];
+                let base = seg.base.get(c as usize).copied().unwrap_or(0);
+                st.append_parts(Key(u64::from(c)), Value::I64(v.wrapping_sub(base)), Timestamp(idx), Timestamp(idx + 1))?;
+                self.last[c as usize] = v;
+                self.flag[c as usize] = false;
+            }
+            self.records += self.dirty.len() as u64;
+            self.dirty.clear();
+            self.unflushed += 1;
+        }
+        self.written_to = Some(idx);
+        if self.unflushed >= self.flush_every {
+            self.flush()?;
+        } else if self.unflushed == 0 {
+            self.visible_to = self.written_to;
+        }
+        self.expire(idx);
+        Ok(())
+    }
+
+    fn new_segment(&mut self, idx: u64) -> Result<()> {
+        self.flush()?;
+        let start = idx / self.seg_frames * self.seg_frames;
+        let hist = Hist::Mem(HistoryStore::in_memory(segment_store_config())?);
+        self.segs.push_back(Segment { start, end: start + self.seg_frames, base: self.last.clone(), hist });
+        Ok(())
+    }
+
+    fn expire(&mut self, idx: u64) {
+        let keep_from = idx.saturating_sub(self.spec.span_ns / self.spec.granularity_ns);
+        while self.segs.len() > 1 && self.segs.front().is_some_and(|s| s.end <= keep_from) {
+            self.segs.pop_front();
+            self.expired = true;
+        }
+    }
+
+    /// Makes every written record visible to queries.
+    pub(crate) fn flush(&mut self) -> Result<()> {
+        if let Some(Segment { hist: Hist::Mem(st), .. }) = self.segs.back_mut() {
+            st.flush()?;
+        }
+        self.unflushed = 0;
+        self.visible_to = self.written_to;
+        Ok(())
+    }
+
+    /// Whether boundary index `idx` can be answered at this level.
+    pub(crate) fn available(&self, idx: u64) -> bool {
+        let lo_ok = !self.expired || self.segs.front().is_some_and(|s| idx >= s.start);
+        lo_ok && self.visible_to.is_some_and(|v| idx <= v)
+    }
+
+    /// Oldest answerable boundary index.
+    pub(crate) fn oldest(&self) -> u64 {
+        if self.expired { self.segs.front().map_or(0, |s| s.start) } else { 0 }
+    }
+
+    /// `C(idx × granularity)` of each cell (caller checked [`Level::available`]).
+    pub(crate) fn values_at(&self, cells: &[u32], idx: u64) -> Result<Vec<i64>> {
+        let Some(seg) = self.segs.iter().rev().find(|s| s.start <= idx) else {
+            // Before the first segment (nothing expired): every value is zero.
+            return Ok(vec![0; cells.len()]);
+        };
+        cells.iter().map(|&c| seg.get(c, idx)).collect()
+    }
+
+    /// Number of live segments.
+    pub fn segment_count(&self) -> usize {
+        self.segs.len()
+    }
+
+    /// Per segment: `data, index, cache, writer` bytes (diagnostics).
+    pub fn segment_stats(&self) -> Vec<String> {
+        self.segs
+            .iter()
+            .map(|s| match &s.hist {
+                Hist::Mem(st) => {
+                    let x = st.stats();
+                    format!("data {} index {} cache {} writer {} records {} chunks {}", st.data_len(), x.index_bytes, x.cache_bytes, st.writer_memory(), x.records, x.chunks)
+                }
+                Hist::File { .. } => "file".into(),
+            })
+            .collect()
+    }
+
+    /// Bytes held by this level.
+    pub fn memory(&self) -> u64 {
+        self.segs.iter().map(Segment::memory).sum::<u64>() + (self.last.capacity() * 8 + self.flag.capacity() + self.dirty.capacity() * 4) as u64
+    }
+}

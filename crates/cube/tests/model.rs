@@ -1,0 +1,135 @@
+//! Model checks (STYLE habit 10): random update streams into small cubes; every range
+//! answer equals the brute-force sum over the interval the answer says it covers, at
+//! every level of the tilted frame; roll-ups equal the sums of their drill-downs;
+//! every materialization gives the same answers; a saved cube answers as the live one.
+
+use std::collections::BTreeMap;
+
+use cube::{Agg, Cube, CubeConfig, LevelSpec, Materialization, Request, When};
+use proptest::prelude::*;
+
+const OPS: [(&str, &str); 4] = [("syscall", "read"), ("syscall", "write"), ("sched", "switch"), ("irq", "timer")];
+
+fn config(m: Materialization) -> CubeConfig {
+    let mut c = CubeConfig::default();
+    c.levels = vec![
+        LevelSpec { granularity_ns: 10, span_ns: 200 },
+        LevelSpec { granularity_ns: 50, span_ns: 1_000 },
+        LevelSpec { granularity_ns: 250, span_ns: 1_000_000 },
+    ];
+    c.materialize = m;
+    c
+}
+
+type Update = (u64, usize, usize, i64);
+
+fn build(m: Materialization, ups: &[Update]) -> Cube {
+    let mut c = Cube::new(config(m)).unwrap();
+    let metric = c.schema.metric("events").unwrap();
+    for &(t, op, cpu, d) in ups {
+        let o = c.schema.dims[4].member(&[OPS[op].0, OPS[op].1]);
+        let p = c.schema.dims[1].member(&[&cpu.to_string()]);
+        let cell = c.cell(metric, &[o, p]);
+        c.add(t, cell, d).unwrap();
+    }
+    c.finish().unwrap();
+    c
+}
+
+fn updates() -> impl Strategy<Value = Vec<Update>> {
+    prop::collection::vec((0u64..40, 0usize..4, 0usize..3, 1i64..100), 1..300).prop_map(|v| {
+        let mut t = 1_000u64;
+        v.into_iter().map(|(dt, op, cpu, d)| { t += dt * dt; (t, op, cpu, d) }).collect()
+    })
+}
+
+fn ask(c: &Cube, by: &str, t1: u64, t2: u64, filters: Vec<(String, Vec<String>)>) -> (u64, u64, BTreeMap<String, f64>) {
+    let mut r = Request::new("events", When::Range(t1, t2));
+    r.by = vec![by.into()];
+    r.filters = filters;
+    let w = c.query(&r).unwrap().windows.remove(0);
+    (w.begin_ns, w.end_ns, w.rows.into_iter().map(|r| (r.group[0].clone(), r.value)).collect())
+}
+
+fn brute(ups: &[Update], b1: u64, b2: u64, key: impl Fn(&Update) -> Option<String>) -> BTreeMap<String, f64> {
+    let mut m = BTreeMap::new();
+    for u in ups.iter().filter(|u| u.0 >= b1 && u.0 < b2) {
+        if let Some(k) = key(u) {
+            *m.entry(k).or_insert(0.0) += u.3 as f64;
+        }
+    }
+    m.retain(|_, v| *v != 0.0);
+    m
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn ranges_equal_brute_force(ups in updates(), a in 0u64..60_000, len in 0u64..60_000) {
+        let end = ups.last().unwrap().0;
+        let (t1, t2) = (1_000 + a % (end - 999), 1_000 + (a + len) % (end + 600));
+        let (t1, t2) = (t1.min(t2), t1.max(t2));
+        let minimal = build(Materialization::Minimal, &ups);
+        let full = build(Materialization::Full, &ups);
+        let (b1, b2, got) = ask(&minimal, "operation:name", t1, t2, vec![]);
+        prop_assert!(b1 <= t1.max(b1) && b2 <= t2.max(b2));
+        prop_assert_eq!(&got, &brute(&ups, b1, b2, |u| Some(OPS[u.1].1.to_string())));
+        // Roll-up = sum of drill-downs, on the fly (minimal) and materialized (full).
+        let (_, _, kinds) = ask(&minimal, "operation:kind", t1, t2, vec![]);
+        let mut summed: BTreeMap<String, f64> = BTreeMap::new();
+        for (name, v) in &got {
+            let kind = OPS.iter().find(|o| o.1 == name).unwrap().0;
+            *summed.entry(kind.to_string()).or_default() += v;
+        }
+        prop_assert_eq!(&kinds, &summed);
+        prop_assert_eq!(&ask(&full, "operation:kind", t1, t2, vec![]), &(b1, b2, kinds.clone()));
+        prop_assert_eq!(&ask(&full, "cpu:cpu", t1, t2, vec![]), &ask(&minimal, "cpu:cpu", t1, t2, vec![]));
+        // Slice and dice.
+        let f = vec![("operation:kind".to_string(), vec!["syscall".to_string()]), ("cpu".to_string(), vec!["0".to_string(), "2".to_string()])];
+        let (_, _, diced) = ask(&full, "operation:name", t1, t2, f);
+        prop_assert_eq!(diced, brute(&ups, b1, b2, |u| (u.1 < 2 && u.2 != 1).then(|| OPS[u.1].1.to_string())));
+    }
+}
+
+#[test]
+fn old_ranges_are_answered_coarser_and_exactly() {
+    let ups: Vec<Update> = (0..20_000u64).map(|i| (1_000 + i * 7, (i % 4) as usize, (i % 3) as usize, (i % 5) as i64 + 1)).collect();
+    let c = build(Materialization::Minimal, &ups);
+    let now = c.now();
+    // Recent: finest precision.
+    let (b1, b2, got) = ask(&c, "operation:name", now - 95, now - 10, vec![]);
+    assert_eq!((b1, b2), (now - 100, now - 10));
+    assert_eq!(got, brute(&ups, b1, b2, |u| Some(OPS[u.1].1.to_string())));
+    // Old: level 0 expired, answered at 50 or 250 ns, still exact for what it covers.
+    let (b1, b2, got) = ask(&c, "operation:name", 5_013, 90_077, vec![]);
+    assert!(b1 % 50 == 0 && b1 <= 5_013 && b2 <= 90_077 && b2 % 50 == 0, "{b1} {b2}");
+    assert_eq!(got, brute(&ups, b1, b2, |u| Some(OPS[u.1].1.to_string())));
+    // Memory is bounded: level 0 keeps about 1.25 spans of frames.
+    assert!(c.records()[0] > 10_000);
+    let r = c.query(&Request { agg: Agg::Sum, every: Some(1_000), ..Request::new("events", When::Last(3_000)) }).unwrap();
+    assert_eq!(r.windows.len(), 3);
+    assert_eq!(r.windows[2].end_ns, now);
+}
+
+#[test]
+fn saved_cube_answers_the_same() {
+    let ups: Vec<Update> = (0..5_000u64).map(|i| (1_000 + i * 13, (i % 4) as usize, (i % 3) as usize, 1)).collect();
+    let mut c = build(Materialization::Full, &ups);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.cube");
+    cube::save(&mut c, &path).unwrap();
+    let d = cube::open(&path).unwrap();
+    for (t1, t2) in [(0, 100_000), (20_000, 60_000), (c.now() - 100, c.now())] {
+        for by in ["operation:name", "operation:kind", "cpu"] {
+            assert_eq!(ask(&c, by, t1, t2, vec![]), ask(&d, by, t1, t2, vec![]));
+        }
+    }
+    let mut r = Request::new("events", When::Range(0, 100_000));
+    r.top = Some(2);
+    r.by = vec!["operation".into()];
+    let resp = d.query(&r).unwrap();
+    assert_eq!(resp.windows[0].rows.len(), 2);
+    assert!(resp.to_text().contains("read") || resp.to_text().contains("write"));
+    assert!(resp.to_json()["windows"][0]["rows"].is_array());
+}
