@@ -64,6 +64,12 @@ impl<'t> Merger<'t> {
             }
         } else if let Some(i) = self.last.take() {
             if let Some(k) = self.advance(i)? {
+                // Most of the time the same stream stays first: no heap traffic then.
+                let ahead = self.heap.peek().is_none_or(|Reverse(top)| (k, i) < *top);
+                if ahead {
+                    self.last = Some(i);
+                    return Ok(Some(Merged { stream: i, item: self.cursors[i].current() }));
+                }
                 self.heap.push(Reverse((k, i)));
             }
         }
