@@ -62,6 +62,27 @@ pub enum Rec {
     FdDump { pid: i32, fd: i32, path: Arc<str>, cloexec: bool },
 }
 
+/// A record of a chunk's log: a [`Rec`], or a read/write entry and its exit joined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum LRec {
+    R(Rec),
+    /// `Entry { who: Tid(t), sc, a0: fd }` immediately followed (for thread `t`) by its
+    /// matching `Exit { ret }`: replayed at the entry's place (the file is looked up
+    /// there, as the entry would; bytes are sums, so crediting them early is exact).
+    Rw { t: i32, sc: Sc, fd: i64, ret: i64 },
+}
+
+/// What a chunk knows of a thread's pending syscall in the replay, from its own log
+/// (valid only while no `Who::Head` record intervenes: such a record may name any
+/// thread).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pend {
+    /// None pending: another `OtherEntry` or `Exit` of the thread is a no-op.
+    Nothing,
+    /// A read/write entry at this log index, not yet exited.
+    Rw(usize),
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Fd {
     /// Interned path (index into [`Replay::paths`]).
@@ -137,6 +158,29 @@ impl Replay {
             }
             None => {
                 table.remove(&(to as i32));
+            }
+        }
+    }
+
+    fn apply_l(&mut self, r: LRec) {
+        match r {
+            LRec::R(r) => self.apply(r),
+            LRec::Rw { t, sc, fd, ret } => {
+                let i = self.slot(t);
+                let pid = self.slots[i].pid.unwrap_or(t);
+                let file = self.fds.get(&pid).and_then(|m| m.get(&(fd as i32))).map(|f| f.file);
+                let slot = &mut self.slots[i];
+                slot.pending = None;
+                if ret > 0 {
+                    let n = ret as u64;
+                    let read = sc == Sc::Read;
+                    slot.io = true;
+                    if read { slot.bytes.0 += n } else { slot.bytes.1 += n }
+                    if let Some(f) = file {
+                        let x = &mut self.paths[f as usize];
+                        if read { x.1 += n } else { x.2 += n }
+                    }
+                }
             }
         }
     }
@@ -238,7 +282,9 @@ pub struct IoState {
     /// Starts at the trace's beginning: `replay` is meaningful and `log` empty.
     complete: bool,
     replay: Replay,
-    log: Vec<Rec>,
+    log: Vec<LRec>,
+    /// Chunk-local pairing state by tid (see [`Pend`]); not merged.
+    pend: FxMap<i32, Pend>,
     /// Per stream: `(prev_tid of the first switch, next_tid of the last switch)`.
     cur: Vec<(Option<i32>, Option<i32>)>,
     info: Info,
@@ -402,12 +448,23 @@ impl Analysis for Io {
                 Rec::FdDump { pid, fd, path, cloexec: g(flags) & O_CLOEXEC != 0 && g(flags) >= 0 }
             }
         };
-        st.log.push(rec);
+        push(st, rec);
     }
 
     fn merge(&self, mut a: IoState, b: IoState) -> IoState {
         let complete = a.complete;
         for r in b.log {
+            let r = match r {
+                LRec::R(r) => r,
+                r @ LRec::Rw { .. } => {
+                    if complete {
+                        a.replay.apply_l(r);
+                    } else {
+                        a.log.push(r);
+                    }
+                    continue;
+                }
+            };
             let r = match r {
                 Rec::Entry { who, sc, a0, a1, a2, path } => Rec::Entry { who: self.resolve(who, &a.cur, &b.cur, complete), sc, a0, a1, a2, path },
                 Rec::OtherEntry { who } => Rec::OtherEntry { who: self.resolve(who, &a.cur, &b.cur, complete) },
@@ -417,7 +474,7 @@ impl Analysis for Io {
             if complete {
                 a.replay.apply(r);
             } else {
-                a.log.push(r);
+                a.log.push(LRec::R(r));
             }
         }
         for (x, y) in a.cur.iter_mut().zip(&b.cur) {
@@ -453,5 +510,56 @@ impl Analysis for Io {
             st.replay.paths.iter().filter(|p| p.1 + p.2 > 0).map(|(p, r, w)| FileIoRow { path: p.to_string(), read_bytes: *r, write_bytes: *w }).collect();
         files.sort_by(|x, y| (y.read_bytes + y.write_bytes).cmp(&(x.read_bytes + x.write_bytes)).then(x.path.cmp(&y.path)));
         IoReport { analysis: "io", begin_ns: st.span.begin, end_ns: st.span.end, threads, processes, files }
+    }
+}
+
+/// Appends `rec` to the chunk's log, joining a read/write entry with its exit and
+/// dropping records that are no-ops in any replay (see [`Pend`]).
+fn push(st: &mut IoState, rec: Rec) {
+    let who = match &rec {
+        Rec::Entry { who, .. } | Rec::OtherEntry { who } | Rec::Exit { who, .. } => *who,
+        _ => {
+            st.log.push(LRec::R(rec));
+            return;
+        }
+    };
+    let t = match who {
+        Who::Tid(t) => t,
+        Who::Head(_) => {
+            // May be any thread: forget everything known.
+            st.pend.clear();
+            st.log.push(LRec::R(rec));
+            return;
+        }
+    };
+    match rec {
+        Rec::Entry { sc: Sc::Read | Sc::Write, .. } => {
+            st.pend.insert(t, Pend::Rw(st.log.len()));
+            st.log.push(LRec::R(rec));
+        }
+        Rec::Entry { .. } => {
+            st.pend.remove(&t);
+            st.log.push(LRec::R(rec));
+        }
+        Rec::OtherEntry { .. } => {
+            if st.pend.insert(t, Pend::Nothing) != Some(Pend::Nothing) {
+                st.log.push(LRec::R(rec));
+            }
+        }
+        Rec::Exit { sc, ret, .. } => match st.pend.insert(t, Pend::Nothing) {
+            Some(Pend::Nothing) => {}
+            Some(Pend::Rw(i)) => {
+                let joined = match &st.log[i] {
+                    LRec::R(Rec::Entry { sc: esc, a0, .. }) if sc.map_or(true, |s| s == *esc) => Some(LRec::Rw { t, sc: *esc, fd: *a0, ret }),
+                    _ => None,
+                };
+                match joined {
+                    Some(j) => st.log[i] = j,
+                    None => st.log.push(LRec::R(rec)),
+                }
+            }
+            None => st.log.push(LRec::R(rec)),
+        },
+        _ => unreachable!("only syscall records reach here"),
     }
 }

@@ -143,6 +143,18 @@ impl Default for CubeConfig {
 }
 
 impl CubeConfig {
+    /// Defaults with millisecond levels (1 ms / 10 s, 100 ms / 10 min, 1 s / 1 h), for
+    /// short traces such as the built-in demo.
+    pub fn fine() -> CubeConfig {
+        let ms = 1_000_000;
+        let levels = vec![
+            LevelSpec { granularity_ns: ms, span_ns: 10_000 * ms },
+            LevelSpec { granularity_ns: 100 * ms, span_ns: 600_000 * ms },
+            LevelSpec { granularity_ns: 1_000 * ms, span_ns: 3_600_000 * ms },
+        ];
+        CubeConfig { levels, ..CubeConfig::default() }
+    }
+
     /// Parses TOML text; missing parts take the defaults.
     pub fn from_toml(text: &str) -> Result<CubeConfig> {
         let t: TomlConfig = toml::from_str(text).map_err(|e| CubeError::Config(e.to_string()))?;

@@ -37,7 +37,7 @@ impl Cube {
     pub fn new(config: CubeConfig) -> Result<Cube> {
         config.validate()?;
         let schema = Schema::new(&config)?;
-        let levels = config.levels.iter().enumerate().map(|(i, s)| Level::new(*s, if i == 0 { 64 } else { 16 })).collect();
+        let levels = config.levels.iter().enumerate().map(|(i, s)| Level::new(*s, if i == 0 { 64 } else { 48 })).collect();
         Ok(Cube { schema, config, levels, cum: Vec::new(), frame_end: 0, span: None, updates: 0 })
     }
 

@@ -367,10 +367,7 @@ impl KernelFeed {
             }
             Kind::Entry { sc, a0, a1, a2, path } => {
                 let Some(tid) = self.who(s) else { return Ok(()) };
-                let path = match path.and_then(|h| ev.bytes(h)) {
-                    Some(b) => Some(self.intern(cube, &String::from_utf8_lossy(b))),
-                    None => None,
-                };
+                let path = path.and_then(|h| ev.bytes(h)).map(|b| self.intern(cube, &String::from_utf8_lossy(b)));
                 let (a0, a1, a2) = (g(a0), g(a1), g(a2));
                 let pid = self.threads.get(&tid).and_then(|x| x.pid).unwrap_or(tid);
                 let file = match sc {

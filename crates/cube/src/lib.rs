@@ -33,6 +33,7 @@ pub mod design {
 }
 
 pub mod bench;
+pub mod cli;
 pub mod build;
 pub mod config;
 mod cube;

@@ -9,10 +9,10 @@
 //! level, which the cumulative representation makes implicit: at a coarse boundary
 //! the level writes `C(B)` for the cells dirty since its previous boundary.
 //!
-//! A level's history is a queue of *segments* of `span / 4` each, one in-memory
+//! A level's history is a queue of *segments* of `span / 2` each, one in-memory
 //! `store::HistoryStore` per segment holding values relative to the segment's
 //! `base` (the cells' values when it began); when a segment lies wholly more than
-//! `span` in the past it is dropped, so memory is bounded by about 1.25 spans of
+//! `span` in the past it is dropped, so memory is bounded by about 1.5 spans of
 //! frames per level whatever the stream's length (expired fine detail is still
 //! answered, coarser, by the next level). Records become visible to queries when a
 //! segment is flushed (every `flush_every` boundaries, at a segment change and on
@@ -62,7 +62,10 @@ impl Segment {
                 let st = s.stats();
                 b + s.data_len() + st.index_bytes + st.cache_bytes + s.writer_memory() as u64
             }
-            Hist::File { .. } => b,
+            Hist::File { reader, .. } => {
+                let st = reader.stats();
+                b + st.visible_bytes + st.index_bytes + st.cache_bytes
+            }
         }
     }
 }
@@ -112,7 +115,7 @@ impl Level {
             visible_to: None,
             unflushed: 0,
             flush_every,
-            seg_frames: (frames / 4).max(1),
+            seg_frames: (frames / 2).max(1),
             records: 0,
         }
     }
@@ -147,7 +150,7 @@ impl Level {
             return Ok(());
         }
         if !self.dirty.is_empty() {
-            if self.segs.back().is_none_or(|s| idx >= s.end) {
+            if self.segs.back().map_or(true, |s| idx >= s.end) {
                 self.new_segment(idx)?;
             }
             if self.last.len() < cum.len() {
@@ -179,6 +182,12 @@ impl Level {
 
     fn new_segment(&mut self, idx: u64) -> Result<()> {
         self.flush()?;
+        // The sealed segment keeps only its reader: the writer's per-key state goes.
+        if let Some(seg) = self.segs.back_mut() {
+            if let Hist::Mem(st) = &seg.hist {
+                seg.hist = Hist::File { reader: st.reader(), prefix: 0 };
+            }
+        }
         let start = idx / self.seg_frames * self.seg_frames;
         let hist = Hist::Mem(HistoryStore::in_memory(segment_store_config())?);
         self.segs.push_back(Segment { start, end: start + self.seg_frames, base: self.last.clone(), hist });
@@ -196,7 +205,9 @@ impl Level {
     /// Makes every written record visible to queries.
     pub(crate) fn flush(&mut self) -> Result<()> {
         if let Some(Segment { hist: Hist::Mem(st), .. }) = self.segs.back_mut() {
-            st.flush()?;
+            // A commit (not a flush) also drops the writer's pending directory entries
+            // (64 bytes per chunk); on the memory backend its syncs cost nothing.
+            st.commit()?;
         }
         self.unflushed = 0;
         self.visible_to = self.written_to;

@@ -14,9 +14,7 @@ use rand::{Rng, SeedableRng};
 const MS: u64 = 1_000_000;
 
 fn config() -> CubeConfig {
-    let mut c = CubeConfig::default();
-    c.levels = vec![LevelSpec { granularity_ns: MS, span_ns: 10_000 * MS }, LevelSpec { granularity_ns: 10 * MS, span_ns: 100_000 * MS }];
-    c
+    CubeConfig { levels: vec![LevelSpec { granularity_ns: MS, span_ns: 10_000 * MS }, LevelSpec { granularity_ns: 10 * MS, span_ns: 100_000 * MS }], ..CubeConfig::default() }
 }
 
 fn analyze(set: &ctf::trace::TraceSet, k: AnalysisKind, begin: Option<u64>, end: Option<u64>) -> Report {
@@ -100,4 +98,21 @@ fn cube_ranges_equal_analyze() {
         assert_eq!(nz(by(&cube, "bytes_read", "process:pid", b1, b2)), nz(diff(p2.read_pid, p1.read_pid)), "read per pid");
         assert_eq!(nz(by(&cube, "bytes_written", "file:path", b1, b2)), nz(diff(p2.write_file, p1.write_file)), "written per file");
     }
+}
+
+#[test]
+fn demo_cli_and_file_on_a_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = synth::SynthConfig { cpus: 2, events: 10_000, seed: 3, packet_size: 4096, ..Default::default() };
+    let s = synth::generate(&cfg, dir.path()).unwrap();
+    let (mut c, _) = cube::build_from_trace(&s.trace_dir, &BuildOptions { config: config(), threads: 1 }).unwrap();
+    let text = cube::cli::demo_queries(&c).unwrap();
+    assert!(text.contains("cpu_time") && text.contains("precision"), "{text}");
+    let out = dir.path().join("t.cube");
+    cube::save(&mut c, &out).unwrap();
+    let d = cube::open(&out).unwrap();
+    let a = cube::cli::QueryArgs { metric: "bytes_read".into(), agg: Some("avg".into()), range: Some("+1ms..+50ms".into()), by: vec!["process:name".into()], ..Default::default() };
+    assert_eq!(c.query(&a.to_request(&c).unwrap()).unwrap(), d.query(&a.to_request(&d).unwrap()).unwrap());
+    let bad = cube::cli::QueryArgs { metric: "nope".into(), ..Default::default() };
+    assert!(d.query(&bad.to_request(&d).unwrap()).is_err());
 }

@@ -11,14 +11,15 @@ use proptest::prelude::*;
 const OPS: [(&str, &str); 4] = [("syscall", "read"), ("syscall", "write"), ("sched", "switch"), ("irq", "timer")];
 
 fn config(m: Materialization) -> CubeConfig {
-    let mut c = CubeConfig::default();
-    c.levels = vec![
+    CubeConfig {
+        levels: vec![
         LevelSpec { granularity_ns: 10, span_ns: 200 },
         LevelSpec { granularity_ns: 50, span_ns: 1_000 },
         LevelSpec { granularity_ns: 250, span_ns: 1_000_000 },
-    ];
-    c.materialize = m;
-    c
+        ],
+        materialize: m,
+        ..CubeConfig::default()
+    }
 }
 
 type Update = (u64, usize, usize, i64);

@@ -25,8 +25,13 @@ enum Command {
     Count(cmd::count::CountArgs),
     /// Analyse a trace in parallel: event counts, CPU usage, I/O usage.
     Analyze(cmd::analyze::AnalyzeArgs),
-    /// Benchmarks (`bench analyze TRACE`: time, speedup, efficiency per thread count).
+    /// Benchmarks: `bench analyze TRACE` (time, speedup, efficiency per thread count),
+    /// `bench cube` (the cube paper's experiments).
     Bench(cmd::analyze::BenchArgs),
+    /// The statistics cube: `cube build TRACE -o DIR`.
+    Cube(cmd::cube::CubeArgs),
+    /// Query a cube: point, range, top-k, windows, roll-up, drill-down, slice, dice.
+    Query(cmd::cube::QueryArgs),
     /// Write a realistic synthetic LTTng kernel trace and its true statistics.
     Synth(cmd::synth::SynthArgs),
     /// The built-in example: synthesize a small kernel trace and analyse it.
@@ -47,6 +52,8 @@ fn main() {
         Command::Count(a) => cmd::count::run(a),
         Command::Analyze(a) => cmd::analyze::run(a),
         Command::Bench(a) => cmd::analyze::bench(a),
+        Command::Cube(a) => cmd::cube::run(a),
+        Command::Query(a) => cmd::cube::query(a),
         Command::Synth(a) => cmd::synth::run(a),
         Command::Demo(a) => cmd::demo::run(a),
     };

@@ -57,10 +57,16 @@ pub struct AnalyzeArgs {
 /// Arguments of `bench`.
 #[derive(clap::Args)]
 pub struct BenchArgs {
-    /// What to benchmark: `analyze`.
+    /// What to benchmark: `analyze` (needs TRACE) or `cube`.
     pub what: String,
-    /// Trace directory.
-    pub trace: PathBuf,
+    /// Trace directory (for `analyze`).
+    pub trace: Option<PathBuf>,
+    /// `bench cube`: a one-hour stream instead of a day.
+    #[arg(long)]
+    pub quick: bool,
+    /// `bench cube`: also write each table as CSV into this directory.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
     /// Largest thread count (default: all cores).
     #[arg(long, default_value_t = 0)]
     pub max_threads: usize,
@@ -153,10 +159,14 @@ pub fn run(a: AnalyzeArgs) -> Result<()> {
 
 /// Runs `bench analyze`.
 pub fn bench(a: BenchArgs) -> Result<()> {
-    if a.what != "analyze" {
-        bail!("unknown benchmark {:?} (expected `analyze`)", a.what);
+    if a.what == "cube" {
+        return super::cube::bench(a.quick, a.csv.as_deref());
     }
-    let set = TraceSet::open(&a.trace)?;
+    if a.what != "analyze" {
+        bail!("unknown benchmark {:?} (expected `analyze` or `cube`)", a.what);
+    }
+    let trace = a.trace.as_ref().ok_or_else(|| anyhow!("`bench analyze` needs a TRACE"))?;
+    let set = TraceSet::open(trace)?;
     let max = if a.max_threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { a.max_threads };
     let rows = analysis::bench::bench(&set, &AnalysisKind::ALL, max, a.reps.max(1), &RunOptions::default())?;
     print!("{}", analysis::bench::format_table(&rows));

@@ -62,6 +62,12 @@ pub fn run(a: DemoArgs) -> Result<()> {
         let truth = s.truth.events.get(n).copied().unwrap_or(0);
         println!("   {c:>9}  {n:<28} (truth {truth})");
     }
-    println!("Try: tracecube info DIR, tracecube dump DIR | head, with --keep DIR to keep the trace.");
+    let t0 = std::time::Instant::now();
+    let (c, _) = cube::build_from_trace(&s.trace_dir, &cube::BuildOptions { config: cube::CubeConfig::fine(), threads: 0 })?;
+    println!("4. built the statistics cube in {:.2?}; a few queries:", t0.elapsed());
+    for line in cube::cli::demo_queries(&c)?.lines() {
+        println!("   {line}");
+    }
+    println!("Try: tracecube info DIR, tracecube dump DIR | head, tracecube analyze DIR -a cpu, with --keep DIR to keep the trace.");
     Ok(())
 }

@@ -2,6 +2,7 @@
 
 pub mod analyze;
 pub mod count;
+pub mod cube;
 pub mod demo;
 pub mod dump;
 pub mod info;

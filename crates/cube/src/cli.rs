@@ -1,0 +1,86 @@
+//! Entry points for the `tracecube` binary: the query arguments as the user types
+//! them, turned into a [`Request`], and the demo queries.
+
+use crate::cube::Cube;
+use crate::error::{CubeError, Result};
+use crate::query::{Agg, Request, When};
+use crate::time::{parse_duration, parse_instant};
+
+/// `tracecube query` arguments, as strings (clap fills it; see the crate README).
+#[derive(Debug, Clone, Default)]
+pub struct QueryArgs {
+    /// `--metric M`.
+    pub metric: String,
+    /// `--agg sum|count|avg`.
+    pub agg: Option<String>,
+    /// `--at T`.
+    pub at: Option<String>,
+    /// `--range T1..T2`.
+    pub range: Option<String>,
+    /// `--last DUR`.
+    pub last: Option<String>,
+    /// `--by DIM[:LEVEL]`, repeated.
+    pub by: Vec<String>,
+    /// `--where DIM[:LEVEL]=M1[,M2…]`, repeated.
+    pub filters: Vec<String>,
+    /// `--top K`.
+    pub top: Option<usize>,
+    /// `--every DUR`.
+    pub every: Option<String>,
+}
+
+impl QueryArgs {
+    /// The request these arguments mean for `cube` (offsets are from its first update).
+    /// Without `--at/--range/--last`, the whole history.
+    pub fn to_request(&self, cube: &Cube) -> Result<Request> {
+        let origin = cube.span().map_or(0, |s| s.0);
+        let when = match (&self.at, &self.range, &self.last) {
+            (Some(t), None, None) => When::At(parse_instant(t, origin)?),
+            (None, Some(r), None) => {
+                let (a, b) = r.split_once("..").ok_or_else(|| CubeError::Query(format!("--range {r:?}: expected T1..T2")))?;
+                When::Range(parse_instant(a, origin)?, parse_instant(b, origin)?)
+            }
+            (None, None, Some(d)) => When::Last(parse_duration(d)?),
+            (None, None, None) => When::At(u64::MAX),
+            _ => return Err(CubeError::Query("give one of --at, --range, --last".into())),
+        };
+        let filters = self
+            .filters
+            .iter()
+            .map(|f| {
+                let (d, v) = f.split_once('=').ok_or_else(|| CubeError::Query(format!("--where {f:?}: expected DIM[:LEVEL]=MEMBER[,MEMBER]")))?;
+                Ok((d.to_string(), v.split(',').map(str::to_string).collect()))
+            })
+            .collect::<Result<_>>()?;
+        Ok(Request {
+            metric: self.metric.clone(),
+            agg: self.agg.as_deref().map(str::parse::<Agg>).transpose()?.unwrap_or_default(),
+            when,
+            by: self.by.clone(),
+            filters,
+            top: self.top,
+            every: self.every.as_deref().map(parse_duration).transpose()?,
+        })
+    }
+}
+
+/// A few queries for `tracecube demo`, rendered as text.
+pub fn demo_queries(cube: &Cube) -> Result<String> {
+    let q = |metric: &str, by: &[&str], top: Option<usize>, last: Option<&str>| QueryArgs {
+        metric: metric.into(),
+        by: by.iter().map(|s| s.to_string()).collect(),
+        top,
+        last: last.map(str::to_string),
+        ..Default::default()
+    };
+    let mut out = String::new();
+    for (title, a) in [
+        ("Top 5 threads by CPU time, whole trace", q("cpu_time", &["process:tid"], Some(5), None)),
+        ("Rolled up to process names", q("cpu_time", &["process:name"], None, None)),
+        ("Bytes written per top directory", q("bytes_written", &["file:d1"], None, None)),
+        ("Events per operation kind, last 100 ms", q("events", &["operation:kind"], None, Some("100ms"))),
+    ] {
+        out += &format!("# {title}\n{}\n", cube.query(&a.to_request(cube)?)?.to_text());
+    }
+    Ok(out)
+}

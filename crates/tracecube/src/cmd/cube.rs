@@ -1,0 +1,113 @@
+//! `tracecube cube build`, `tracecube query` and `tracecube bench cube`: the
+//! statistics cube of the `cube` crate.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+/// Arguments of `cube`.
+#[derive(clap::Args)]
+pub struct CubeArgs {
+    /// `build`.
+    pub action: String,
+    /// Trace directory.
+    pub trace: PathBuf,
+    /// Output cube directory.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Cube configuration (TOML: dimensions, groups, metrics, levels, materialization).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Worker threads (0: all cores).
+    #[arg(short = 'j', long, default_value_t = 0)]
+    pub threads: usize,
+}
+
+/// Arguments of `query`.
+#[derive(clap::Args)]
+pub struct QueryArgs {
+    /// Cube directory (made by `cube build`).
+    pub cube: PathBuf,
+    /// Metric name (e.g. `cpu_ns`, `read_bytes`, `events`).
+    #[arg(long)]
+    pub metric: String,
+    /// Aggregate: sum (default), count or avg.
+    #[arg(long)]
+    pub agg: Option<String>,
+    /// Value at this time (ns, ISO-8601, or an offset like `+2.5s`).
+    #[arg(long)]
+    pub at: Option<String>,
+    /// Value over T1..T2.
+    #[arg(long)]
+    pub range: Option<String>,
+    /// Value over the last DUR (e.g. `7min`).
+    #[arg(long)]
+    pub last: Option<String>,
+    /// Group by DIM[:LEVEL] (repeatable): roll-up and drill-down.
+    #[arg(long)]
+    pub by: Vec<String>,
+    /// Keep DIM[:LEVEL]=MEMBER[,MEMBER...] (repeatable): slice and dice.
+    #[arg(long = "where")]
+    pub filters: Vec<String>,
+    /// The K largest rows.
+    #[arg(long)]
+    pub top: Option<usize>,
+    /// Fixed windows of DUR.
+    #[arg(long)]
+    pub every: Option<String>,
+    /// Output format: text or json.
+    #[arg(long, default_value = "text")]
+    pub format: String,
+}
+
+/// Runs `cube build`.
+pub fn run(a: CubeArgs) -> Result<()> {
+    if a.action != "build" {
+        bail!("unknown cube action {:?} (expected `build`)", a.action);
+    }
+    let config = match &a.config {
+        Some(p) => cube::CubeConfig::load(p).with_context(|| format!("reading {}", p.display()))?,
+        None => cube::CubeConfig::default(),
+    };
+    let (mut c, rep) = cube::build_from_trace(&a.trace, &cube::BuildOptions { config, threads: a.threads })?;
+    cube::save(&mut c, &a.output)?;
+    eprint!("{}", rep.to_text());
+    eprintln!("cube written to {}", a.output.display());
+    Ok(())
+}
+
+/// Runs `query`.
+pub fn query(a: QueryArgs) -> Result<()> {
+    let c = cube::open(&a.cube)?;
+    let args = cube::cli::QueryArgs {
+        metric: a.metric,
+        agg: a.agg,
+        at: a.at,
+        range: a.range,
+        last: a.last,
+        by: a.by,
+        filters: a.filters,
+        top: a.top,
+        every: a.every,
+    };
+    let resp = c.query(&args.to_request(&c)?)?;
+    match a.format.as_str() {
+        "text" => print!("{}", resp.to_text()),
+        "json" => println!("{}", serde_json::to_string_pretty(&resp.to_json())?),
+        f => bail!("unknown format {f:?} (text or json)"),
+    }
+    Ok(())
+}
+
+/// Runs `bench cube`.
+pub fn bench(quick: bool, csv: Option<&Path>) -> Result<()> {
+    let tables = cube::bench::run(&cube::bench::BenchOptions { quick, ..Default::default() })?;
+    for (i, t) in tables.iter().enumerate() {
+        println!("{}", t.to_text());
+        if let Some(dir) = csv {
+            std::fs::create_dir_all(dir)?;
+            std::fs::write(dir.join(format!("cube_{i}.csv")), t.to_csv())?;
+        }
+    }
+    Ok(())
+}
