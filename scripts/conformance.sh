@@ -39,6 +39,17 @@ for pair in tc-ctf2-7.0-succeed1:bt-succeed1 tc-ctf2-7.0-trace-with-index:bt-tra
     fail=$((fail+1)); echo "FAIL small/$t (CTF 2 twin of $twin): $(head -c 300 "$OUT/err.txt") $(head -4 "$OUT/cmp.txt" | cut -c1-300)"
   fi
 done
+# A synthesized kernel trace against Babeltrace 2's own canonical dump of it.
+if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import bt2' 2>/dev/null; then
+  "$BIN" synth --cpus 3 --events 20000 --seed 5 -o "$OUT/syn" > /dev/null
+  /usr/bin/python3 "$SHARED/oracle/bt2_canonical.py" "$OUT/syn/kernel" > "$OUT/syn-exp.jsonl"
+  "$BIN" dump "$OUT/syn" > "$OUT/syn-act.jsonl"
+  if python3 "$SHARED/oracle/compare.py" "$OUT/syn-exp.jsonl" "$OUT/syn-act.jsonl" > "$OUT/cmp.txt"; then
+    pass=$((pass+1))
+  else
+    fail=$((fail+1)); echo "FAIL synthesized trace: $(head -4 "$OUT/cmp.txt")"
+  fi
+fi
 echo "dumps: $pass identical to Babeltrace, $fail differ, $known known differences (scripts/known-differences.txt)"
 ipass=0; ifail=0
 for d in "$SHARED"/traces/invalid/*/; do

@@ -62,6 +62,15 @@ pub fn run(a: DemoArgs) -> Result<()> {
         let truth = s.truth.events.get(n).copied().unwrap_or(0);
         println!("   {c:>9}  {n:<28} (truth {truth})");
     }
+    for (kind, title) in [(analysis::AnalysisKind::Cpu, "CPU usage"), (analysis::AnalysisKind::Io, "I/O usage")] {
+        let t0 = std::time::Instant::now();
+        let opts = analysis::RunOptions { limit: Some(5), ..Default::default() };
+        let report = analysis::run(&set, kind, &opts)?;
+        println!("{title} (tracecube analyze -a {}, top 5, {:.2?}):", if title.starts_with("CPU") { "cpu" } else { "io" }, t0.elapsed());
+        for line in analysis::output::to_text(&report).lines() {
+            println!("   {line}");
+        }
+    }
     let t0 = std::time::Instant::now();
     let (c, _) = cube::build_from_trace(&s.trace_dir, &cube::BuildOptions { config: cube::CubeConfig::fine(), threads: 0 })?;
     println!("4. built the statistics cube in {:.2?}; a few queries:", t0.elapsed());
