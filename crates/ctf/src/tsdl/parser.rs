@@ -145,16 +145,19 @@ impl<'a> Parser<'a> {
                 Ok(Value::Str(s.clone()))
             }
             Some(Tok::Punct("-")) | Some(Tok::Punct("+")) | Some(Tok::Int(_)) => Ok(Value::Int(self.signed_int()?)),
-            Some(Tok::Ident(_)) => {
-                let mut path = vec![self.ident()?];
-                while self.is(".") || self.is("->") {
-                    self.i += 1;
-                    path.push(self.ident()?);
-                }
-                Ok(Value::Path(path))
-            }
+            Some(Tok::Ident(_)) => Ok(Value::Path(self.dotted_path()?)),
             _ => self.err("a value"),
         }
+    }
+
+    /// `a.b.c` (or `a->b`): a field reference or dotted identifier.
+    fn dotted_path(&mut self) -> PResult<Vec<String>> {
+        let mut path = vec![self.ident()?];
+        while self.is(".") || self.is("->") {
+            self.i += 1;
+            path.push(self.ident()?);
+        }
+        Ok(path)
     }
 
     fn signed_int(&mut self) -> PResult<i128> {
@@ -288,14 +291,7 @@ impl<'a> Parser<'a> {
                     self.i += 1;
                     Dim::Len(*v)
                 }
-                Some(Tok::Ident(_)) => {
-                    let mut path = vec![self.ident()?];
-                    while self.is(".") || self.is("->") {
-                        self.i += 1;
-                        path.push(self.ident()?);
-                    }
-                    Dim::Path(path)
-                }
+                Some(Tok::Ident(_)) => Dim::Path(self.dotted_path()?),
                 Some(Tok::Punct("-")) => {
                     return Err((self.line(), "array length must be a non-negative constant or a field reference".into()))
                 }
@@ -363,11 +359,7 @@ impl<'a> Parser<'a> {
                 let name = self.opt_name();
                 let tag = if self.is("<") {
                     self.i += 1;
-                    let mut path = vec![self.ident()?];
-                    while self.is(".") || self.is("->") {
-                        self.i += 1;
-                        path.push(self.ident()?);
-                    }
+                    let path = self.dotted_path()?;
                     self.expect(">")?;
                     Some(path)
                 } else {
