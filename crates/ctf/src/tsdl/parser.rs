@@ -325,22 +325,12 @@ impl<'a> Parser<'a> {
             }
             "string" => {
                 self.i += 1;
-                if self.is("{") {
-                    self.i += 1;
-                    Ok(TypeSpec::String(self.attrs_body()?))
-                } else {
-                    Ok(TypeSpec::String(Vec::new()))
-                }
+                Ok(TypeSpec::String(self.opt_braced(Self::attrs_body)?.unwrap_or_default()))
             }
             "struct" => {
                 self.i += 1;
                 let name = self.opt_name();
-                let body = if self.is("{") {
-                    self.i += 1;
-                    Some(self.decl_body()?)
-                } else {
-                    None
-                };
+                let body = self.opt_braced(Self::decl_body)?;
                 let align = if self.is_ident("align") && self.peek_at(1) == Some(&Tok::Punct("(")) {
                     self.i += 2;
                     let a = self.unsigned_const()?;
@@ -365,12 +355,7 @@ impl<'a> Parser<'a> {
                 } else {
                     None
                 };
-                let body = if self.is("{") {
-                    self.i += 1;
-                    Some(self.decl_body()?)
-                } else {
-                    None
-                };
+                let body = self.opt_braced(Self::decl_body)?;
                 if name.is_none() && body.is_none() {
                     return self.err("a variant name or body");
                 }
@@ -385,12 +370,7 @@ impl<'a> Parser<'a> {
                 } else {
                     None
                 };
-                let body = if self.is("{") {
-                    self.i += 1;
-                    Some(self.enum_body()?)
-                } else {
-                    None
-                };
+                let body = self.opt_braced(Self::enum_body)?;
                 if name.is_none() && body.is_none() {
                     return self.err("an enum name or body");
                 }
@@ -441,6 +421,15 @@ impl<'a> Parser<'a> {
     /// Declarations up to and including `}`.
     fn decl_body(&mut self) -> PResult<Vec<Decl>> {
         self.items_until_brace(Self::decl)
+    }
+
+    /// A body parsed by `body` (which consumes the closing `}`) when the next token is `{`.
+    fn opt_braced<T>(&mut self, body: fn(&mut Self) -> PResult<T>) -> PResult<Option<T>> {
+        if !self.is("{") {
+            return Ok(None);
+        }
+        self.i += 1;
+        body(self).map(Some)
     }
 
     /// Items parsed by `item` up to and including the closing `}`.
