@@ -5,27 +5,11 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::time::Duration;
-use store::{Config, HistoryStore, Key, Record, Timestamp, Value};
+use store::{Config, HistoryStore, Key, Timestamp};
 
-const SEED: u64 = 0x7ace_c0be;
-
-fn workload(keys: u64, per_key: u64, mut f: impl FnMut(Record)) -> u64 {
-    let mut rng = SEED;
-    let mut ends = vec![0u64; keys as usize];
-    let mut vals = vec![0u64; keys as usize];
-    for _ in 0..per_key {
-        for k in 0..keys as usize {
-            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let r = rng >> 33;
-            let start = ends[k];
-            let end = start + 1_000 + r % 3_999_000;
-            vals[k] += 1 + (r >> 16) % 100;
-            f(Record { key: Key(k as u64), value: Value::U64(vals[k]), start: Timestamp(start), end: Timestamp(end) });
-            ends[k] = end;
-        }
-    }
-    ends.into_iter().max().unwrap_or(0)
-}
+#[path = "shared/workload.rs"]
+mod shared_workload;
+use shared_workload::workload;
 
 fn scramble(i: u64) -> u64 {
     i.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29)
