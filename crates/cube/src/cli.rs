@@ -11,7 +11,7 @@ use crate::time::{parse_duration, parse_instant};
 pub struct QueryArgs {
     /// `--metric M`.
     pub metric: String,
-    /// `--agg sum|count|avg`.
+    /// `--agg sum|count|avg|min|max`.
     pub agg: Option<String>,
     /// `--at T`.
     pub at: Option<String>,

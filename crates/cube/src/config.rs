@@ -16,6 +16,7 @@
 //! measure = "cpu_ns"                 # events | cpu_ns | bytes_read | bytes_written
 //! by = ["process:tid", "cpu:cpu"]    # dimension:level of the finest cells
 //! count = false                      # also keep the number of updates (count, avg)
+//! extremes = false                   # also keep per-bucket min / max of the updates
 //! [[cuboid]]                         # with materialize = "partial": higher levels kept
 //! metric = "cpu_time"
 //! by = ["process:name", "cpu:all"]
@@ -63,6 +64,10 @@ pub struct MetricSpec {
     /// Also keep the number of updates (for `count` and `avg`).
     #[serde(default)]
     pub count: bool,
+    /// Also keep the smallest and largest update per tilted-frame bucket (for `min`
+    /// and `max`).
+    #[serde(default)]
+    pub extremes: bool,
 }
 
 /// A cuboid to materialize with [`Materialization::Partial`].
@@ -125,9 +130,9 @@ pub fn default_levels() -> Vec<LevelSpec> {
 }
 
 /// The default metrics: events by (operation, cpu); CPU time by (thread, cpu); bytes
-/// read and written by (thread, file), with counts.
+/// read and written by (thread, file), with counts and per-bucket min / max.
 pub fn default_metrics() -> Vec<MetricSpec> {
-    let m = |name: &str, measure: &str, by: &[&str], count: bool| MetricSpec { name: name.into(), measure: measure.into(), by: by.iter().map(|s| s.to_string()).collect(), count };
+    let m = |name: &str, measure: &str, by: &[&str], count: bool| MetricSpec { name: name.into(), measure: measure.into(), by: by.iter().map(|s| s.to_string()).collect(), count, extremes: count };
     vec![
         m("events", "events", &["operation:name", "cpu:cpu"], false),
         m("cpu_time", "cpu_ns", &["process:tid", "cpu:cpu"], false),

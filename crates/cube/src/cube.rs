@@ -3,7 +3,7 @@
 use crate::config::CubeConfig;
 use crate::dims::NodeId;
 use crate::error::Result;
-use crate::schema::{CellId, MetricId, Schema};
+use crate::schema::{CellId, Combine, MetricId, Schema};
 use crate::tilt::Level;
 
 /// A cube of trace statistics: ingest timestamped updates, then query.
@@ -15,6 +15,8 @@ pub struct Cube {
     pub(crate) levels: Vec<Level>,
     /// Running cumulative value per cell (`C(now)`).
     pub(crate) cum: Vec<i64>,
+    /// Per cell: how its updates combine.
+    pub(crate) kinds: Vec<Combine>,
     /// End of the current finest frame, ns (0 before the first update).
     frame_end: u64,
     /// First and last update time, ns.
@@ -38,16 +40,26 @@ impl Cube {
         config.validate()?;
         let schema = Schema::new(&config)?;
         let levels = config.levels.iter().enumerate().map(|(i, s)| Level::new(*s, if i == 0 { 64 } else { 48 })).collect();
-        Ok(Cube { schema, config, levels, cum: Vec::new(), frame_end: 0, span: None, updates: 0 })
+        Ok(Cube { schema, config, levels, cum: Vec::new(), kinds: Vec::new(), frame_end: 0, span: None, updates: 0 })
     }
 
     /// The finest cell of `metric` at `nodes` (created if new).
     pub fn cell(&mut self, metric: MetricId, nodes: &[NodeId]) -> CellId {
         let c = self.schema.leaf_cell(metric, nodes);
-        if self.cum.len() < self.schema.cell_count() {
-            self.cum.resize(self.schema.cell_count(), 0);
-        }
+        self.sync_cells();
         c
+    }
+
+    /// Sizes the per-cell state to the schema's cells.
+    pub(crate) fn sync_cells(&mut self) {
+        let n = self.schema.cell_count();
+        if self.cum.len() < n {
+            self.cum.resize(n, 0);
+        }
+        while self.kinds.len() < n {
+            let k = self.schema.combine_of(CellId(self.kinds.len() as u32));
+            self.kinds.push(k);
+        }
     }
 
     /// Adds `delta` to finest cell `cell` (and the materialized cells above it) at
@@ -62,9 +74,18 @@ impl Cube {
             s.1 = s.1.max(t);
         }
         let l0 = &mut self.levels[0];
-        for &c in self.schema.targets(cell) {
-            self.cum[c as usize] = self.cum[c as usize].wrapping_add(delta);
-            l0.mark(c);
+        match self.kinds[cell.0 as usize] {
+            Combine::Sum => {
+                for &c in self.schema.targets(cell) {
+                    self.cum[c as usize] = self.cum[c as usize].wrapping_add(delta);
+                    l0.mark(c);
+                }
+            }
+            k => {
+                for &c in self.schema.targets(cell) {
+                    l0.extreme(c, delta, k);
+                }
+            }
         }
         Ok(())
     }
@@ -99,19 +120,25 @@ impl Cube {
     fn close(&mut self, b: u64) -> Result<()> {
         let (first, rest) = self.levels.split_at_mut(1);
         let l0 = &mut first[0];
+        let kinds = &self.kinds;
         for l in rest.iter_mut() {
             for &c in &l0.dirty {
-                l.mark(c);
+                match kinds[c as usize] {
+                    Combine::Sum => {
+                        l.mark(c);
+                    }
+                    k => l.extreme(c, l0.acc[c as usize], k),
+                }
             }
         }
-        l0.write(b / l0.spec.granularity_ns, &self.cum)?;
+        l0.write(b / l0.spec.granularity_ns, &self.cum, kinds)?;
         let cum = &self.cum;
         let rolling: Vec<&mut Level> = rest.iter_mut().filter(|l| b >= l.next_boundary).collect();
         let work: usize = rolling.iter().map(|l| l.dirty.len()).sum();
         let step = |l: &mut Level| -> Result<()> {
             let g = l.spec.granularity_ns;
             let idx = if l.dirty.is_empty() { b / g } else { l.next_boundary / g };
-            l.write(idx, cum)?;
+            l.write(idx, cum, kinds)?;
             l.next_boundary = b / g * g + g;
             Ok(())
         };
@@ -153,9 +180,25 @@ impl Cube {
         self.span
     }
 
-    /// The latest boundary answerable at the finest precision available, ns.
+    /// "Now" for moving windows, ns: the finest boundary just after the last update
+    /// (the end of the data, at the finest precision), or the latest boundary visible
+    /// to queries if that is earlier (a live cube whose tail is not yet committed).
     pub fn now(&self) -> u64 {
-        self.levels.iter().filter_map(|l| l.visible_to.map(|v| v * l.spec.granularity_ns)).max().unwrap_or(0)
+        let visible = self.levels.iter().filter_map(|l| l.visible_to.map(|v| v * l.spec.granularity_ns)).max().unwrap_or(0);
+        match self.span {
+            Some((_, last)) => {
+                let g0 = self.levels[0].spec.granularity_ns;
+                (last / g0 * g0 + g0).min(visible)
+            }
+            None => visible,
+        }
+    }
+
+    /// The finest boundary at or before the first update, ns (0 for an empty cube):
+    /// every cumulative value there is zero.
+    pub fn data_begin(&self) -> u64 {
+        let g0 = self.levels[0].spec.granularity_ns;
+        self.span.map_or(0, |(first, _)| first / g0 * g0)
     }
 
     /// Bytes of memory held by the histories, running totals and the schema's cells.

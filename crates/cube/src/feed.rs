@@ -147,6 +147,7 @@ impl KernelFeed {
         for &m in metrics {
             let metric = &cube.schema.metrics[m.0 as usize];
             let count = metric.count;
+            let extremes = metric.extremes;
             let mut key = [0u32; 5];
             for &d in &metric.dims {
                 key[d as usize] = ctx[d as usize];
@@ -156,7 +157,7 @@ impl KernelFeed {
                 None => {
                     let nodes: Vec<NodeId> = metric.dims.iter().zip(&metric.leaf).map(|(&d, &l)| cube.schema.dims[d as usize].ancestor(NodeId(key[d as usize]), l)).collect();
                     let c = cube.cell(m, &nodes).0;
-                    if let Some(cm) = count {
+                    for cm in count.into_iter().chain(extremes.into_iter().flat_map(|(a, b)| [a, b])) {
                         let cc = cube.cell(cm, &nodes).0;
                         self.cells.insert((cm.0, key), cc);
                     }
@@ -168,6 +169,12 @@ impl KernelFeed {
             if let Some(cm) = count {
                 let cc = self.cells[&(cm.0, key)];
                 cube.add(t as u64, crate::schema::CellId(cc), 1)?;
+            }
+            if let Some((lo, hi)) = extremes {
+                for x in [lo, hi] {
+                    let cx = self.cells[&(x.0, key)];
+                    cube.add(t as u64, crate::schema::CellId(cx), delta)?;
+                }
             }
         }
         Ok(())

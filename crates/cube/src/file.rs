@@ -106,6 +106,7 @@ pub fn open(dir: &Path) -> Result<Cube> {
     let mut schema = cat.schema;
     schema.reindex();
     cube.schema = schema;
+    cube.sync_cells();
     cube.span = cat.span;
     cube.updates = cat.updates;
     cube.levels = cat

@@ -28,6 +28,10 @@ pub enum Agg {
     Count,
     /// Sum / count.
     Avg,
+    /// Smallest single update (needs `extremes = true` on the metric).
+    Min,
+    /// Largest single update (needs `extremes = true` on the metric).
+    Max,
 }
 
 impl std::str::FromStr for Agg {
@@ -37,7 +41,9 @@ impl std::str::FromStr for Agg {
             "sum" => Ok(Agg::Sum),
             "count" => Ok(Agg::Count),
             "avg" | "average" => Ok(Agg::Avg),
-            _ => Err(CubeError::Query(format!("unknown aggregate {s:?} (sum, count, avg)"))),
+            "min" => Ok(Agg::Min),
+            "max" => Ok(Agg::Max),
+            _ => Err(CubeError::Query(format!("unknown aggregate {s:?} (sum, count, avg, min, max)"))),
         }
     }
 }
@@ -45,11 +51,11 @@ impl std::str::FromStr for Agg {
 /// Which time a query covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum When {
-    /// Everything before this instant (ns).
+    /// Everything before this instant (ns), from the start of the data.
     At(u64),
     /// `[begin, end)` (ns).
     Range(u64, u64),
-    /// The last `d` ns before the cube's latest boundary.
+    /// The last `d` ns before [`Cube::now`] (the end of the data).
     Last(u64),
 }
 
@@ -119,6 +125,9 @@ pub struct Response {
     pub windows: Vec<Window>,
 }
 
+/// Frames of one level: `(level, first, last)` boundary indices of their ends.
+type Frames = (usize, u64, u64);
+
 struct Plan {
     metric: MetricId,
     cuboid: u32,
@@ -156,7 +165,51 @@ impl Cube {
     }
 
     /// Sums per group of `C(r2) - C(r1)`.
-    fn groups(&self, p: &Plan, r1: Resolved, r2: Resolved) -> Result<BTreeMap<Vec<String>, i64>> {
+    /// Frames of the tilted frame that tile `[b1, b2)` from `b2` down, finest first:
+    /// `(level, first, last)` boundary indices of the frames' ends, and the begin
+    /// actually reached (`b1` unless no level holds the older part at an aligned
+    /// boundary; then the covered interval is shorter and says so).
+    pub(crate) fn cover(&self, b1: u64, b2: u64) -> (u64, Vec<Frames>) {
+        let n = self.levels.len();
+        let (mut cursor, mut out, mut i) = (b2, Vec::new(), 0);
+        while cursor > b1 {
+            let Some(j) = (i..n).find(|&j| {
+                let g = self.levels[j].spec.granularity_ns;
+                cursor % g == 0 && self.levels[j].available(cursor / g)
+            }) else {
+                break;
+            };
+            let l = &self.levels[j];
+            let g = l.spec.granularity_ns;
+            // The oldest retained record ends the frame starting one granule before it.
+            let avail = if l.expired { l.oldest().saturating_sub(1) * g } else { 0 };
+            let mut lo = b1.max(avail);
+            if lo > b1 || lo % g != 0 {
+                // Hand the older part to a coarser level, at the lowest boundary one of
+                // them holds (so nothing between is lost).
+                lo = (j + 1..n)
+                    .filter_map(|k| {
+                        let lk = &self.levels[k];
+                        let gk = lk.spec.granularity_ns;
+                        let x = lo.max(lk.oldest() * gk).div_ceil(gk) * gk;
+                        lk.available(x / gk).then_some(x)
+                    })
+                    .min()
+                    .unwrap_or(cursor)
+                    .max(lo.div_ceil(g) * g);
+            }
+            if lo < cursor {
+                out.push((j, lo / g + 1, cursor / g));
+                cursor = lo;
+            }
+            i = j + 1;
+        }
+        (cursor, out)
+    }
+
+    /// Per group: the sums of `C(r2) - C(r1)`, or with `extremes = Some((max, cover))`
+    /// the min / max of the bucket records of the cover.
+    fn groups(&self, p: &Plan, r1: Resolved, r2: Resolved, zero_start: bool, extremes: Option<(bool, &[Frames])>) -> Result<BTreeMap<Vec<String>, i64>> {
         let s = &self.schema;
         let m = &s.metrics[p.metric.0 as usize];
         let levels = &s.cuboids[p.cuboid as usize].levels;
@@ -166,8 +219,23 @@ impl Cube {
             d.label(d.ancestor(n, l.min(levels[i])))
         };
         let cells: Vec<u32> = s.cells_of(p.cuboid).iter().copied().filter(|&c| p.filters.iter().all(|(i, l, v)| v.iter().any(|x| x == label(c, *i, *l)))).collect();
+        if let Some((max, cover)) = extremes {
+            // Per cell, the extreme of the buckets of the cover that had updates.
+            let mut out: BTreeMap<Vec<String>, i64> = BTreeMap::new();
+            for &c in &cells {
+                let mut best: Option<i64> = None;
+                for &(li, lo, hi) in cover {
+                    self.levels[li].each_record(c, lo, hi, |v| best = Some(best.map_or(v, |b| if max { b.max(v) } else { b.min(v) })))?;
+                }
+                if let Some(v) = best {
+                    let key: Vec<String> = p.by.iter().map(|&(i, l)| label(c, i, l).to_string()).collect();
+                    out.entry(key).and_modify(|b| *b = if max { (*b).max(v) } else { (*b).min(v) }).or_insert(v);
+                }
+            }
+            return Ok(out);
+        }
         let v2 = self.values_at(&cells, r2)?;
-        let v1 = if r1.at == 0 { vec![0; cells.len()] } else { self.values_at(&cells, r1)? };
+        let v1 = if zero_start || r1.at == 0 { vec![0; cells.len()] } else { self.values_at(&cells, r1)? };
         let mut out: BTreeMap<Vec<String>, i64> = BTreeMap::new();
         for (k, &c) in cells.iter().enumerate() {
             let d = v2[k].wrapping_sub(v1[k]);
@@ -181,16 +249,26 @@ impl Cube {
     }
 
     fn window(&self, req: &Request, plans: &(Plan, Option<Plan>), t1: u64, t2: u64) -> Result<Window> {
-        let r1 = if t1 == 0 { Resolved { at: 0, level: 0 } } else { self.resolve(t1) };
+        // Everything before the first update is zero: a window starting at or before
+        // it starts with the data (stated as the finest boundary before the data).
+        let begin = self.data_begin();
+        let r1 = if t1 <= begin || self.span.is_some_and(|s| t1 <= s.0) { Resolved { at: t1.max(begin), level: 0 } } else { self.resolve(t1) };
+        let zero_start = r1.level == 0 && (t1 <= begin || self.span.is_some_and(|s| t1 <= s.0));
         let mut r2 = self.resolve(t2);
         if r2.at < r1.at {
             r2 = r1;
         }
-        let sums = self.groups(&plans.0, r1, r2)?;
+        // Min / max: the buckets tiling the interval (from 0 when it starts with the data).
+        // Nothing happened after `now`: a window ending there may be tiled up to the
+        // latest boundary of any level (coarse frames then fit exactly).
+        let top = if r2.at >= self.now() { self.levels.iter().filter_map(|l| l.visible_to.map(|v| v * l.spec.granularity_ns)).max().unwrap_or(r2.at).max(r2.at) } else { r2.at };
+        let (cover_begin, cover) = if matches!(req.agg, Agg::Min | Agg::Max) { self.cover(if zero_start { 0 } else { r1.at }, top) } else { (r1.at, Vec::new()) };
+        let extremes = matches!(req.agg, Agg::Min | Agg::Max).then(|| (req.agg == Agg::Max, cover.as_slice()));
+        let sums = self.groups(&plans.0, r1, r2, zero_start, extremes)?;
         let rows: Vec<Row> = match &plans.1 {
             None => sums.into_iter().map(|(group, v)| Row { group, value: v as f64 }).collect(),
             Some(cp) => {
-                let counts = self.groups(cp, r1, r2)?;
+                let counts = self.groups(cp, r1, r2, zero_start, None)?;
                 counts.into_iter().filter(|(_, n)| *n != 0).map(|(g, n)| Row { value: *sums.get(&g).unwrap_or(&0) as f64 / n as f64, group: g }).collect()
             }
         };
@@ -200,6 +278,11 @@ impl Cube {
             rows.truncate(k);
         }
         let g = |r: Resolved| self.levels[r.level].spec.granularity_ns;
+        if extremes.is_some() {
+            let begin = cover_begin.max(r1.at).min(r2.at);
+            let bg = cover.last().map_or(g(r1), |&(li, _, _)| self.levels[li].spec.granularity_ns);
+            return Ok(Window { begin_ns: begin, end_ns: r2.at, begin_granularity_ns: bg, end_granularity_ns: g(r2), rows });
+        }
         Ok(Window { begin_ns: r1.at, end_ns: r2.at, begin_granularity_ns: g(r1), end_granularity_ns: g(r2), rows })
     }
 
@@ -215,14 +298,19 @@ impl Cube {
             Agg::Sum => (self.plan(base, req)?, None),
             Agg::Count => (self.plan(count()?, req)?, None),
             Agg::Avg => (self.plan(base, req)?, Some(self.plan(count()?, req)?)),
-        };
-        let (t1, t2) = match req.when {
-            When::At(t) => (0, t),
-            When::Range(a, b) => (a, b),
-            When::Last(d) => {
-                let now = self.now();
-                (now.saturating_sub(d), now)
+            Agg::Min | Agg::Max => {
+                let (lo, hi) = s.metrics[base.0 as usize].extremes.ok_or_else(|| CubeError::Query(format!("metric {} keeps no min / max (set extremes = true)", req.metric)))?;
+                (self.plan(if req.agg == Agg::Min { lo } else { hi }, req)?, None)
             }
+        };
+        // Nothing happens after `now` (the end of the data), so ends past it are
+        // clamped there; `At` starts with the data.
+        let now = self.now();
+        let clamp = |t: u64| if self.span.is_some() { t.min(now) } else { t };
+        let (t1, t2) = match req.when {
+            When::At(t) => (self.data_begin().min(clamp(t)), clamp(t)),
+            When::Range(a, b) => (a.min(clamp(b)), clamp(b)),
+            When::Last(d) => (now.saturating_sub(d), now),
         };
         let windows = match req.every {
             Some(e) if e > 0 && t2 > t1 => {

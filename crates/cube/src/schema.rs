@@ -24,6 +24,19 @@ pub struct MetricId(pub u16);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct CellId(pub u32);
 
+/// How a metric's updates combine within a tilted-frame bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Combine {
+    /// Summed; the history keeps cumulative values `C(B)`.
+    #[default]
+    Sum,
+    /// The smallest update per bucket (the history keeps one record per bucket).
+    Min,
+    /// The largest update per bucket.
+    Max,
+}
+
 /// A compiled metric.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Metric {
@@ -37,6 +50,12 @@ pub struct Metric {
     pub leaf: Vec<u8>,
     /// The companion metric counting updates, if kept.
     pub count: Option<MetricId>,
+    /// How updates combine (`Min` / `Max` for the `.min` / `.max` companions).
+    #[serde(default)]
+    pub combine: Combine,
+    /// The companion metrics keeping per-bucket minimum and maximum, if kept.
+    #[serde(default)]
+    pub extremes: Option<(MetricId, MetricId)>,
     /// Cuboids of this metric; the first is the finest.
     pub cuboids: Vec<u32>,
 }
@@ -72,6 +91,11 @@ pub struct Schema {
     targets: Vec<Box<[u32]>>,
 }
 
+/// The metric a companion (`X.count`, `X.min`, `X.max`) belongs to (`X`).
+fn companion_base(name: &str) -> &str {
+    [".count", ".min", ".max"].iter().find_map(|sfx| name.strip_suffix(sfx)).unwrap_or(name)
+}
+
 fn product(ranges: &[u8]) -> Vec<Vec<u8>> {
     let mut out = vec![Vec::new()];
     for &r in ranges {
@@ -94,8 +118,15 @@ impl Schema {
             }
             let id = s.add_metric(&m.name, &m.measure, dims.clone(), leaf.clone());
             if m.count {
-                let c = s.add_metric(&format!("{}.count", m.name), &m.measure, dims, leaf);
+                let c = s.add_metric(&format!("{}.count", m.name), &m.measure, dims.clone(), leaf.clone());
                 s.metrics[id as usize].count = Some(MetricId(c));
+            }
+            if m.extremes {
+                let lo = s.add_metric(&format!("{}.min", m.name), &m.measure, dims.clone(), leaf.clone());
+                let hi = s.add_metric(&format!("{}.max", m.name), &m.measure, dims.clone(), leaf.clone());
+                s.metrics[lo as usize].combine = Combine::Min;
+                s.metrics[hi as usize].combine = Combine::Max;
+                s.metrics[id as usize].extremes = Some((MetricId(lo), MetricId(hi)));
             }
         }
         for m in 0..s.metrics.len() {
@@ -104,7 +135,7 @@ impl Schema {
                 Materialization::Minimal => Vec::new(),
                 Materialization::Full => product(&leaf),
                 Materialization::Partial => {
-                    let base = s.metrics[m].name.trim_end_matches(".count").to_string();
+                    let base = companion_base(&s.metrics[m].name).to_string();
                     let mut v = Vec::new();
                     for c in cfg.cuboids.iter().filter(|c| c.metric == base) {
                         let mut lv = vec![0u8; leaf.len()];
@@ -136,7 +167,7 @@ impl Schema {
     }
 
     fn add_metric(&mut self, name: &str, measure: &str, dims: Vec<u8>, leaf: Vec<u8>) -> u16 {
-        self.metrics.push(Metric { name: name.into(), measure: measure.into(), dims, leaf, count: None, cuboids: Vec::new() });
+        self.metrics.push(Metric { name: name.into(), measure: measure.into(), dims, leaf, count: None, combine: Combine::Sum, extremes: None, cuboids: Vec::new() });
         (self.metrics.len() - 1) as u16
     }
 
@@ -159,7 +190,7 @@ impl Schema {
 
     /// Metrics whose measure is `measure`, without the count companions.
     pub fn metrics_of(&self, measure: &str) -> Vec<MetricId> {
-        (0..self.metrics.len()).filter(|&i| self.metrics[i].measure == measure && !self.metrics[i].name.ends_with(".count")).map(|i| MetricId(i as u16)).collect()
+        (0..self.metrics.len()).filter(|&i| self.metrics[i].measure == measure && companion_base(&self.metrics[i].name) == self.metrics[i].name).map(|i| MetricId(i as u16)).collect()
     }
 
     /// Number of cells.
@@ -207,6 +238,12 @@ impl Schema {
     #[inline]
     pub fn targets(&self, c: CellId) -> &[u32] {
         &self.targets[c.0 as usize]
+    }
+
+    /// How the updates of a cell combine.
+    pub fn combine_of(&self, c: CellId) -> Combine {
+        let cb = self.cell_cuboid[c.0 as usize] as usize;
+        self.metrics[self.cuboids[cb].metric.0 as usize].combine
     }
 
     /// The cuboid of a cell.

@@ -24,6 +24,7 @@ use store::{Config, HistoryStore, Key, Reader, Timestamp, Value};
 
 use crate::config::LevelSpec;
 use crate::error::Result;
+use crate::schema::Combine;
 
 /// Where a segment's records live.
 pub(crate) enum Hist {
@@ -85,6 +86,8 @@ pub struct Level {
     pub(crate) last: Vec<i64>,
     /// Cells changed since this level's previous boundary.
     pub(crate) dirty: Vec<u32>,
+    /// Per `Min` / `Max` cell: its extreme over the current frame (dirty cells only).
+    pub(crate) acc: Vec<i64>,
     flag: Vec<bool>,
     /// Next boundary of this level, ns.
     pub(crate) next_boundary: u64,
@@ -108,6 +111,7 @@ impl Level {
             segs: VecDeque::new(),
             last: Vec::new(),
             dirty: Vec::new(),
+            acc: Vec::new(),
             flag: Vec::new(),
             next_boundary: 0,
             expired: false,
@@ -131,9 +135,9 @@ impl Level {
         l
     }
 
-    /// Marks `c` as changed since the previous boundary.
+    /// Marks `c` as changed since the previous boundary; true if it was not yet.
     #[inline]
-    pub(crate) fn mark(&mut self, c: u32) {
+    pub(crate) fn mark(&mut self, c: u32) -> bool {
         let i = c as usize;
         if i >= self.flag.len() {
             self.flag.resize(i + 1, false);
@@ -141,11 +145,31 @@ impl Level {
         if !self.flag[i] {
             self.flag[i] = true;
             self.dirty.push(c);
+            true
+        } else {
+            false
         }
     }
 
-    /// Writes `C(B)` of the dirty cells at boundary index `idx` (B = idx × granularity).
-    pub(crate) fn write(&mut self, idx: u64, cum: &[i64]) -> Result<()> {
+    /// Folds `v` into the current frame's extreme of the `Min` / `Max` cell `c`.
+    #[inline]
+    pub(crate) fn extreme(&mut self, c: u32, v: i64, kind: Combine) {
+        let new = self.mark(c);
+        let i = c as usize;
+        if i >= self.acc.len() {
+            self.acc.resize(i + 1, 0);
+        }
+        let a = &mut self.acc[i];
+        *a = match kind {
+            _ if new => v,
+            Combine::Min => (*a).min(v),
+            _ => (*a).max(v),
+        };
+    }
+
+    /// Writes `C(B)` of the dirty cells at boundary index `idx` (B = idx × granularity);
+    /// for `Min` / `Max` cells (per `kinds`), the extreme of the frame ending at `B`.
+    pub(crate) fn write(&mut self, idx: u64, cum: &[i64], kinds: &[Combine]) -> Result<()> {
         if self.written_to.is_some_and(|w| idx <= w) {
             return Ok(());
         }
@@ -160,7 +184,10 @@ impl Level {
             let Hist::Mem(st) = &mut seg.hist else { unreachable!("a file cube is read-only") };
             self.dirty.sort_unstable();
             for &c in &self.dirty {
-                let v = cum[c as usize];
+                let v = match kinds.get(c as usize) {
+                    Some(Combine::Min | Combine::Max) => self.acc[c as usize],
+                    _ => cum[c as usize],
+                };
                 let base = seg.base.get(c as usize).copied().unwrap_or(0);
                 st.append_parts(Key(u64::from(c)), Value::I64(v.wrapping_sub(base)), Timestamp(idx), Timestamp(idx + 1))?;
                 self.last[c as usize] = v;
@@ -232,6 +259,25 @@ impl Level {
             return Ok(vec![0; cells.len()]);
         };
         cells.iter().map(|&c| seg.get(c, idx)).collect()
+    }
+
+    /// Folds the values of `cell`'s records at boundary indices `[lo, hi]` into `f`
+    /// (for `Min` / `Max` cells: the extremes of the frames ending there that had
+    /// updates; caller checked availability).
+    pub(crate) fn each_record(&self, cell: u32, lo: u64, hi: u64, mut f: impl FnMut(i64)) -> Result<()> {
+        for seg in self.segs.iter().filter(|s| s.end > lo && s.start <= hi) {
+            let base = seg.base.get(cell as usize).copied().unwrap_or(0);
+            let (reader, key) = match &seg.hist {
+                Hist::Mem(st) => (st.reader(), u64::from(cell)),
+                Hist::File { reader, prefix } => (reader.clone(), prefix | u64::from(cell)),
+            };
+            for rec in reader.records(Key(key), Timestamp(lo.max(seg.start)), Timestamp((hi + 1).min(seg.end))) {
+                if let Value::I64(x) = rec?.value {
+                    f(base.wrapping_add(x));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Number of live segments.

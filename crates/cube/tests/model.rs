@@ -18,6 +18,7 @@ fn config(m: Materialization) -> CubeConfig {
         LevelSpec { granularity_ns: 250, span_ns: 1_000_000 },
         ],
         materialize: m,
+        metrics: CubeConfig::default().metrics.into_iter().map(|mut x| { x.extremes = true; x }).collect(),
         ..CubeConfig::default()
     }
 }
@@ -27,11 +28,15 @@ type Update = (u64, usize, usize, i64);
 fn build(m: Materialization, ups: &[Update]) -> Cube {
     let mut c = Cube::new(config(m)).unwrap();
     let metric = c.schema.metric("events").unwrap();
+    let (lo, hi) = c.schema.metrics[metric.0 as usize].extremes.unwrap();
     for &(t, op, cpu, d) in ups {
         let o = c.schema.dims[4].member(&[OPS[op].0, OPS[op].1]);
         let p = c.schema.dims[1].member(&[&cpu.to_string()]);
-        let cell = c.cell(metric, &[o, p]);
-        c.add(t, cell, d).unwrap();
+        // The feed's job: the companions get the same update.
+        for m in [metric, lo, hi] {
+            let cell = c.cell(m, &[o, p]);
+            c.add(t, cell, d).unwrap();
+        }
     }
     c.finish().unwrap();
     c
@@ -50,6 +55,24 @@ fn ask(c: &Cube, by: &str, t1: u64, t2: u64, filters: Vec<(String, Vec<String>)>
     r.filters = filters;
     let w = c.query(&r).unwrap().windows.remove(0);
     (w.begin_ns, w.end_ns, w.rows.into_iter().map(|r| (r.group[0].clone(), r.value)).collect())
+}
+
+fn ask_agg(c: &Cube, agg: Agg, by: &str, t1: u64, t2: u64) -> (u64, u64, BTreeMap<String, f64>) {
+    let mut r = Request::new("events", When::Range(t1, t2));
+    r.agg = agg;
+    r.by = vec![by.into()];
+    let w = c.query(&r).unwrap().windows.remove(0);
+    (w.begin_ns, w.end_ns, w.rows.into_iter().map(|r| (r.group[0].clone(), r.value)).collect())
+}
+
+/// Min or max of the updates in `[b1, b2)` per group.
+fn brute_ext(ups: &[Update], b1: u64, b2: u64, max: bool, key: impl Fn(&Update) -> String) -> BTreeMap<String, f64> {
+    let mut m: BTreeMap<String, f64> = BTreeMap::new();
+    for u in ups.iter().filter(|u| u.0 >= b1 && u.0 < b2) {
+        let v = u.3 as f64;
+        m.entry(key(u)).and_modify(|b| *b = if max { b.max(v) } else { b.min(v) }).or_insert(v);
+    }
+    m
 }
 
 fn brute(ups: &[Update], b1: u64, b2: u64, key: impl Fn(&Update) -> Option<String>) -> BTreeMap<String, f64> {
@@ -91,6 +114,31 @@ proptest! {
         let (_, _, diced) = ask(&full, "operation:name", t1, t2, f);
         prop_assert_eq!(diced, brute(&ups, b1, b2, |u| (u.1 < 2 && u.2 != 1).then(|| OPS[u.1].1.to_string())));
     }
+
+    #[test]
+    fn min_max_equal_brute_force(ups in updates(), a in 0u64..60_000, len in 0u64..60_000, keep in 0usize..2) {
+        // A longer stream (keep = 1) makes the fine levels expire: mixed-level covers.
+        let ups: Vec<Update> = if keep == 1 { ups.iter().cycle().take(2_000).enumerate().map(|(i, u)| (1_000 + i as u64 * 37 + u.0 % 37, u.1, u.2, u.3)).collect() } else { ups };
+        let end = ups.last().unwrap().0;
+        let (t1, t2) = (1_000 + a % (end - 999), 1_000 + (a + len) % (end + 600));
+        let (t1, t2) = (t1.min(t2), t1.max(t2));
+        let minimal = build(Materialization::Minimal, &ups);
+        let full = build(Materialization::Full, &ups);
+        for (agg, max) in [(Agg::Min, false), (Agg::Max, true)] {
+            let (b1, b2, got) = ask_agg(&minimal, agg, "operation:name", t1, t2);
+            prop_assert!(b2 <= t2.max(minimal.now()) && b1 <= b2);
+            prop_assert_eq!(&got, &brute_ext(&ups, b1, b2, max, |u| OPS[u.1].1.to_string()));
+            // Rolled up on the fly and materialized: same answer, same interval.
+            let kinds = ask_agg(&minimal, agg, "operation:kind", t1, t2);
+            prop_assert_eq!(&kinds.2, &brute_ext(&ups, b1, b2, max, |u| OPS[u.1].0.to_string()));
+            prop_assert_eq!(&ask_agg(&full, agg, "operation:kind", t1, t2), &kinds);
+            prop_assert_eq!(&ask_agg(&full, agg, "cpu", t1, t2), &ask_agg(&minimal, agg, "cpu", t1, t2));
+            // Whole history: every update, stated from the data's first boundary.
+            let (w1, w2, all) = ask_agg(&minimal, agg, "operation:name", 0, u64::MAX);
+            prop_assert_eq!((w1, w2), (minimal.data_begin(), minimal.now()));
+            prop_assert_eq!(&all, &brute_ext(&ups, 0, u64::MAX, max, |u| OPS[u.1].1.to_string()));
+        }
+    }
 }
 
 #[test]
@@ -124,6 +172,8 @@ fn saved_cube_answers_the_same() {
     for (t1, t2) in [(0, 100_000), (20_000, 60_000), (c.now() - 100, c.now())] {
         for by in ["operation:name", "operation:kind", "cpu"] {
             assert_eq!(ask(&c, by, t1, t2, vec![]), ask(&d, by, t1, t2, vec![]));
+            assert_eq!(ask_agg(&c, Agg::Max, by, t1, t2), ask_agg(&d, Agg::Max, by, t1, t2));
+            assert_eq!(ask_agg(&c, Agg::Min, by, t1, t2), ask_agg(&d, Agg::Min, by, t1, t2));
         }
     }
     let mut r = Request::new("events", When::Range(0, 100_000));
@@ -134,3 +184,25 @@ fn saved_cube_answers_the_same() {
     assert!(resp.to_text().contains("read") || resp.to_text().contains("write"));
     assert!(resp.to_json()["windows"][0]["rows"].is_array());
 }
+
+#[test]
+fn moving_and_whole_windows_state_the_data_interval() {
+    // Updates end at 4_321; the coarsest level's frame runs to 4_500.
+    let ups: Vec<Update> = (0..100u64).map(|i| (1_234 + i * 31, (i % 4) as usize, 0, 2)).collect();
+    let c = build(Materialization::Minimal, &ups);
+    assert_eq!((c.data_begin(), c.now()), (1_230, 4_310));
+    // Level 0 (10 ns) expired up to its span before the end; the start is answered
+    // at 50 ns, and the answer says so.
+    let r = c.query(&Request::new("events", When::Last(100))).unwrap();
+    let w = &r.windows[0];
+    assert_eq!((w.begin_ns, w.end_ns, w.begin_granularity_ns), (4_200, 4_310, 50));
+    assert_eq!(w.rows[0].value, brute(&ups, 4_200, 4_310, |_| Some(String::new()))[""]);
+    let r = c.query(&Request::new("events", When::At(u64::MAX))).unwrap();
+    let w = &r.windows[0];
+    assert_eq!((w.begin_ns, w.end_ns, w.rows[0].value), (1_230, 4_310, 200.0));
+    assert!(r.to_text().contains("[1230, 4310) ns"), "{}", r.to_text());
+    let m = c.query(&Request { agg: Agg::Max, ..Request::new("events", When::Last(1_000)) }).unwrap();
+    let sum = c.query(&Request::new("events", When::Last(1_000))).unwrap();
+    assert_eq!((m.windows[0].begin_ns, m.windows[0].end_ns, m.windows[0].rows[0].value), (sum.windows[0].begin_ns, 4_310, 2.0));
+}
+

@@ -31,7 +31,7 @@ pub struct QueryArgs {
     /// Metric name (e.g. `cpu_ns`, `read_bytes`, `events`).
     #[arg(long)]
     pub metric: String,
-    /// Aggregate: sum (default), count or avg.
+    /// Aggregate: sum (default), count, avg, min or max (min/max: metrics with extremes).
     #[arg(long)]
     pub agg: Option<String>,
     /// Value at this time (ns, ISO-8601, or an offset like `+2.5s`).
