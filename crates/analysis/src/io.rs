@@ -31,6 +31,7 @@ use engine::{Analysis, Ctx};
 use serde::Serialize;
 
 use crate::cpu::HeadPolicy;
+use crate::fdtable::{Call, FdTables};
 use crate::kernel::{i32_of, Kind, Layout, Sc, O_CLOEXEC};
 use crate::model::{FxMap, Info, Span};
 
@@ -84,13 +85,6 @@ enum Pend {
 }
 
 #[derive(Debug, Clone, Copy)]
-struct Fd {
-    /// Interned path (index into [`Replay::paths`]).
-    file: u32,
-    cloexec: bool,
-}
-
-#[derive(Debug, Clone, Copy)]
 struct Pending {
     sc: Sc,
     a0: i64,
@@ -120,7 +114,8 @@ struct ThreadSlot {
 struct Replay {
     tids: FxMap<i32, u32>,
     slots: Vec<ThreadSlot>,
-    fds: FxMap<i32, FxMap<i32, Fd>>,
+    /// Fd tables; files are indexes into `paths`.
+    fds: FdTables,
     path_ids: FxMap<Arc<str>, u32>,
     /// Interned paths with their bytes read and written.
     paths: Vec<(Arc<str>, u64, u64)>,
@@ -150,25 +145,13 @@ impl Replay {
         self.tids.get(&tid).and_then(|&i| self.slots[i as usize].pid).unwrap_or(tid)
     }
 
-    fn dup(&mut self, pid: i32, from: Option<u32>, to: i64, cloexec: bool) {
-        let table = self.fds.entry(pid).or_default();
-        match from {
-            Some(file) => {
-                table.insert(to as i32, Fd { file, cloexec });
-            }
-            None => {
-                table.remove(&(to as i32));
-            }
-        }
-    }
-
     fn apply_l(&mut self, r: LRec) {
         match r {
             LRec::R(r) => self.apply(r),
             LRec::Rw { t, sc, fd, ret } => {
                 let i = self.slot(t);
                 let pid = self.slots[i].pid.unwrap_or(t);
-                let file = self.fds.get(&pid).and_then(|m| m.get(&(fd as i32))).map(|f| f.file);
+                let file = self.fds.file(pid, fd);
                 let slot = &mut self.slots[i];
                 slot.pending = None;
                 if ret > 0 {
@@ -190,10 +173,7 @@ impl Replay {
             Rec::Entry { who: Who::Tid(t), sc, a0, a1, a2, path } => {
                 let i = self.slot(t);
                 let pid = self.slots[i].pid.unwrap_or(t);
-                let file = match sc {
-                    Sc::Read | Sc::Write | Sc::Dup | Sc::Dup2 | Sc::Dup3 | Sc::Fcntl => self.fds.get(&pid).and_then(|m| m.get(&(a0 as i32))).map(|f| f.file),
-                    _ => None,
-                };
+                let file = self.fds.file_at_entry(pid, sc, a0);
                 let path = path.map(|p| self.intern(p));
                 self.slots[i].pending = Some(Pending { sc, a0, a1, a2, path, file });
             }
@@ -221,23 +201,10 @@ impl Replay {
                             if read { x.1 += n } else { x.2 += n }
                         }
                     }
-                    Sc::Open if ret >= 0 => {
-                        let file = match e.path {
-                            Some(p) => p,
-                            None => self.intern(Arc::from("unknown")),
-                        };
-                        self.fds.entry(pid).or_default().insert(ret as i32, Fd { file, cloexec: e.a2 & O_CLOEXEC != 0 });
+                    sc => {
+                        let opened = (sc == Sc::Open && ret >= 0).then(|| e.path.unwrap_or_else(|| self.intern(Arc::from("unknown"))));
+                        self.fds.on_exit(pid, Call { sc, a0: e.a0, a1: e.a1, a2: e.a2 }, ret, opened, e.file);
                     }
-                    Sc::Close if ret == 0 => {
-                        if let Some(m) = self.fds.get_mut(&pid) {
-                            m.remove(&(e.a0 as i32));
-                        }
-                    }
-                    Sc::Dup if ret >= 0 => self.dup(pid, e.file, ret, false),
-                    Sc::Dup2 if ret >= 0 && ret != e.a0 => self.dup(pid, e.file, ret, false),
-                    Sc::Dup3 if ret >= 0 => self.dup(pid, e.file, ret, e.a2 & O_CLOEXEC != 0),
-                    Sc::Fcntl if ret >= 0 && (e.a1 == 0 || e.a1 == 1030) => self.dup(pid, e.file, ret, e.a1 == 1030),
-                    _ => {}
                 }
             }
             Rec::Entry { who: Who::Head(_), .. } | Rec::OtherEntry { who: Who::Head(_) } | Rec::Exit { who: Who::Head(_), .. } => {}
@@ -247,17 +214,12 @@ impl Replay {
                 self.slots[i].pid = Some(child_pid);
                 let parent = parent_pid.or_else(|| parent_tid.map(|t| self.key(t)));
                 if let Some(parent) = parent {
-                    if parent != child_pid {
-                        let table = self.fds.get(&parent).cloned().unwrap_or_default();
-                        self.fds.insert(child_pid, table);
-                    }
+                    self.fds.fork(parent, child_pid);
                 }
             }
             Rec::Exec { tid } => {
                 let pid = self.key(tid);
-                if let Some(m) = self.fds.get_mut(&pid) {
-                    m.retain(|_, f| !f.cloexec);
-                }
+                self.fds.exec(pid);
             }
             Rec::ProcState { tid, pid } => {
                 let i = self.slot(tid);
@@ -265,7 +227,7 @@ impl Replay {
             }
             Rec::FdDump { pid, fd, path, cloexec } => {
                 let file = self.intern(path);
-                self.fds.entry(pid).or_default().insert(fd, Fd { file, cloexec });
+                self.fds.insert(pid, fd, file, cloexec);
             }
         }
     }

@@ -13,6 +13,7 @@
 pub mod bench;
 pub mod count;
 pub mod cpu;
+pub mod fdtable;
 pub mod io;
 pub mod kernel;
 pub mod model;

@@ -21,6 +21,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use analysis::fdtable::{Call, FdTables};
 use analysis::kernel::{comm_of_path, cpu_of, i32_of, Kind, Layout, Sc, O_CLOEXEC};
 use analysis::model::FxMap;
 use ctf::stream::{EventRef, Item, StreamCursor};
@@ -55,12 +56,6 @@ struct Thread {
     pending: Option<Pending>,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Fd {
-    file: u32,
-    cloexec: bool,
-}
-
 #[derive(Debug, Clone, Copy, Default)]
 struct StreamState {
     cur: Option<i32>,
@@ -75,7 +70,7 @@ pub struct KernelFeed {
     layout: Layout,
     streams: Vec<StreamState>,
     threads: FxMap<i32, Thread>,
-    fds: FxMap<i32, FxMap<i32, Fd>>,
+    fds: FdTables,
     path_ids: HashMap<Arc<str>, u32>,
     paths: Vec<NodeId>,
     machine: NodeId,
@@ -124,7 +119,7 @@ impl KernelFeed {
         KernelFeed {
             streams,
             threads: FxMap::default(),
-            fds: FxMap::default(),
+            fds: FdTables::default(),
             path_ids: HashMap::new(),
             paths: Vec::new(),
             machine,
@@ -338,10 +333,7 @@ impl KernelFeed {
                 self.set_pid(ct, cp);
                 let parent = i32_of(ev, parent_pid).or_else(|| i32_of(ev, parent_tid).map(|pt| self.threads.get(&pt).and_then(|x| x.pid).unwrap_or(pt)));
                 if let Some(parent) = parent {
-                    if parent != cp {
-                        let table = self.fds.get(&parent).cloned().unwrap_or_default();
-                        self.fds.insert(cp, table);
-                    }
+                    self.fds.fork(parent, cp);
                 }
             }
             Kind::Exec { tid, filename } => {
@@ -351,9 +343,7 @@ impl KernelFeed {
                 let who = i32_of(ev, tid).or(if self.streams[s].switched { self.streams[s].cur } else { None });
                 if let Some(tt) = who {
                     let pid = self.threads.get(&tt).and_then(|x| x.pid).unwrap_or(tt);
-                    if let Some(m) = self.fds.get_mut(&pid) {
-                        m.retain(|_, f| !f.cloexec);
-                    }
+                    self.fds.exec(pid);
                 }
             }
             Kind::ProcState { tid, pid, name } => {
@@ -370,17 +360,14 @@ impl KernelFeed {
                 let path = filename.and_then(|h| ev.bytes(h)).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_else(|| "unknown".into());
                 let file = self.intern(cube, &path);
                 let cloexec = g(flags) & O_CLOEXEC != 0 && g(flags) >= 0;
-                self.fds.entry(pid).or_default().insert(fd, Fd { file, cloexec });
+                self.fds.insert(pid, fd, file, cloexec);
             }
             Kind::Entry { sc, a0, a1, a2, path } => {
                 let Some(tid) = self.who(s) else { return Ok(()) };
                 let path = path.and_then(|h| ev.bytes(h)).map(|b| self.intern(cube, &String::from_utf8_lossy(b)));
                 let (a0, a1, a2) = (g(a0), g(a1), g(a2));
                 let pid = self.threads.get(&tid).and_then(|x| x.pid).unwrap_or(tid);
-                let file = match sc {
-                    Sc::Read | Sc::Write | Sc::Dup | Sc::Dup2 | Sc::Dup3 | Sc::Fcntl => self.fds.get(&pid).and_then(|m| m.get(&(a0 as i32))).map(|f| f.file),
-                    _ => None,
-                };
+                let file = self.fds.file_at_entry(pid, sc, a0);
                 self.thread(tid).pending = Some(Pending { sc, a0, a1, a2, path, file });
             }
             Kind::OtherEntry | Kind::RawEntry { .. } => {
@@ -394,18 +381,6 @@ impl KernelFeed {
             Kind::RawExit { id, ret } => self.exit(cube, s, t, ev.uint(id).and_then(Sc::from_x86_64), g(ret))?,
         }
         Ok(())
-    }
-
-    fn dup(&mut self, pid: i32, from: Option<u32>, to: i64, cloexec: bool) {
-        let table = self.fds.entry(pid).or_default();
-        match from {
-            Some(file) => {
-                table.insert(to as i32, Fd { file, cloexec });
-            }
-            None => {
-                table.remove(&(to as i32));
-            }
-        }
     }
 
     fn exit(&mut self, cube: &mut Cube, s: usize, t: i64, sc: Option<Sc>, ret: i64) -> Result<()> {
@@ -428,23 +403,10 @@ impl KernelFeed {
                 *(if e.sc == Sc::Read { &mut self.m_read } else { &mut self.m_write }) = ms;
                 r?;
             }
-            Sc::Open if ret >= 0 => {
-                let file = match e.path {
-                    Some(p) => p,
-                    None => self.intern(cube, "unknown"),
-                };
-                self.fds.entry(pid).or_default().insert(ret as i32, Fd { file, cloexec: e.a2 & O_CLOEXEC != 0 });
+            sc => {
+                let opened = (sc == Sc::Open && ret >= 0).then(|| e.path.unwrap_or_else(|| self.intern(cube, "unknown")));
+                self.fds.on_exit(pid, Call { sc, a0: e.a0, a1: e.a1, a2: e.a2 }, ret, opened, e.file);
             }
-            Sc::Close if ret == 0 => {
-                if let Some(m) = self.fds.get_mut(&pid) {
-                    m.remove(&(e.a0 as i32));
-                }
-            }
-            Sc::Dup if ret >= 0 => self.dup(pid, e.file, ret, false),
-            Sc::Dup2 if ret >= 0 && ret != e.a0 => self.dup(pid, e.file, ret, false),
-            Sc::Dup3 if ret >= 0 => self.dup(pid, e.file, ret, e.a2 & O_CLOEXEC != 0),
-            Sc::Fcntl if ret >= 0 && (e.a1 == 0 || e.a1 == 1030) => self.dup(pid, e.file, ret, e.a1 == 1030),
-            _ => {}
         }
         Ok(())
     }

@@ -1,0 +1,144 @@
+//! Per-process file descriptor tables: which file each fd names, and how open, close,
+//! dup/dup2/dup3, fcntl(F_DUPFD[_CLOEXEC]), fork and exec change that. One set of
+//! rules shared by the io analysis and the cube's kernel feed.
+
+use crate::kernel::{Sc, O_CLOEXEC};
+use crate::model::FxMap;
+
+/// `fcntl` commands that duplicate a descriptor.
+const F_DUPFD: i64 = 0;
+const F_DUPFD_CLOEXEC: i64 = 1030;
+
+#[derive(Debug, Clone, Copy)]
+struct Fd {
+    /// Interned file id (the caller's numbering).
+    file: u32,
+    cloexec: bool,
+}
+
+/// A syscall as its entry gave it: which one and its first three arguments.
+#[derive(Debug, Clone, Copy)]
+pub struct Call {
+    /// The syscall.
+    pub sc: Sc,
+    /// First argument (the fd, for fd syscalls).
+    pub a0: i64,
+    /// Second argument.
+    pub a1: i64,
+    /// Third argument (open flags for openat/dup3's flags).
+    pub a2: i64,
+}
+
+/// The fd tables of every process, by pid.
+#[derive(Debug, Clone, Default)]
+pub struct FdTables {
+    by_pid: FxMap<i32, FxMap<i32, Fd>>,
+}
+
+impl FdTables {
+    /// The file `fd` of process `pid` names, if known.
+    #[inline]
+    pub fn file(&self, pid: i32, fd: i64) -> Option<u32> {
+        self.by_pid.get(&pid).and_then(|m| m.get(&(fd as i32))).map(|f| f.file)
+    }
+
+    /// The file a syscall's fd argument names when it enters (the kernel resolves it
+    /// then): for read/write-family and dup-family calls; `None` otherwise.
+    #[inline]
+    pub fn file_at_entry(&self, pid: i32, sc: Sc, a0: i64) -> Option<u32> {
+        match sc {
+            Sc::Read | Sc::Write | Sc::Dup | Sc::Dup2 | Sc::Dup3 | Sc::Fcntl => self.file(pid, a0),
+            _ => None,
+        }
+    }
+
+    /// Records that `fd` of `pid` names `file` (statedump).
+    pub fn insert(&mut self, pid: i32, fd: i32, file: u32, cloexec: bool) {
+        self.by_pid.entry(pid).or_default().insert(fd, Fd { file, cloexec });
+    }
+
+    /// A forked process starts with a copy of its parent's table.
+    pub fn fork(&mut self, parent: i32, child: i32) {
+        if parent != child {
+            let table = self.by_pid.get(&parent).cloned().unwrap_or_default();
+            self.by_pid.insert(child, table);
+        }
+    }
+
+    /// Exec closes the descriptors opened with `O_CLOEXEC`.
+    pub fn exec(&mut self, pid: i32) {
+        if let Some(m) = self.by_pid.get_mut(&pid) {
+            m.retain(|_, f| !f.cloexec);
+        }
+    }
+
+    /// The table changes of a syscall's exit returning `ret`: `opened` is the file an
+    /// open names (used only for a successful open); `from` is the file the duplicated
+    /// fd named at entry ([`FdTables::file_at_entry`]). Read/write calls change nothing.
+    pub fn on_exit(&mut self, pid: i32, call: Call, ret: i64, opened: Option<u32>, from: Option<u32>) {
+        let cloexec = |flags: i64| flags & O_CLOEXEC != 0;
+        match call.sc {
+            Sc::Open if ret >= 0 => {
+                if let Some(file) = opened {
+                    self.insert(pid, ret as i32, file, cloexec(call.a2));
+                }
+            }
+            Sc::Close if ret == 0 => {
+                if let Some(m) = self.by_pid.get_mut(&pid) {
+                    m.remove(&(call.a0 as i32));
+                }
+            }
+            Sc::Dup if ret >= 0 => self.dup(pid, from, ret, false),
+            Sc::Dup2 if ret >= 0 && ret != call.a0 => self.dup(pid, from, ret, false),
+            Sc::Dup3 if ret >= 0 => self.dup(pid, from, ret, cloexec(call.a2)),
+            Sc::Fcntl if ret >= 0 && (call.a1 == F_DUPFD || call.a1 == F_DUPFD_CLOEXEC) => {
+                self.dup(pid, from, ret, call.a1 == F_DUPFD_CLOEXEC)
+            }
+            _ => {}
+        }
+    }
+
+    /// `to` now names what the source fd named (or nothing, if that was unknown).
+    fn dup(&mut self, pid: i32, from: Option<u32>, to: i64, cloexec: bool) {
+        let table = self.by_pid.entry(pid).or_default();
+        match from {
+            Some(file) => {
+                table.insert(to as i32, Fd { file, cloexec });
+            }
+            None => {
+                table.remove(&(to as i32));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(sc: Sc, a0: i64, a1: i64, a2: i64) -> Call {
+        Call { sc, a0, a1, a2 }
+    }
+
+    #[test]
+    fn open_dup_close_fork_exec() {
+        let mut t = FdTables::default();
+        t.on_exit(10, call(Sc::Open, 0, 0, O_CLOEXEC), 3, Some(7), None);
+        t.on_exit(10, call(Sc::Open, 0, 0, 0), 4, Some(8), None);
+        let from = t.file_at_entry(10, Sc::Dup2, 4);
+        t.on_exit(10, call(Sc::Dup2, 4, 5, 0), 5, None, from);
+        assert_eq!(t.file(10, 5), Some(8));
+        t.fork(10, 20);
+        t.on_exit(10, call(Sc::Close, 4, 0, 0), 0, None, None);
+        assert_eq!(t.file(10, 4), None);
+        assert_eq!(t.file(20, 4), Some(8), "the child kept its copy");
+        t.exec(20);
+        assert_eq!(t.file(20, 3), None, "O_CLOEXEC closed on exec");
+        assert_eq!(t.file(20, 5), Some(8));
+        t.on_exit(20, call(Sc::Fcntl, 5, F_DUPFD_CLOEXEC, 0), 9, None, t.file_at_entry(20, Sc::Fcntl, 5));
+        t.exec(20);
+        assert_eq!(t.file(20, 9), None);
+        t.on_exit(20, call(Sc::Close, 5, 0, 0), -9, None, None);
+        assert_eq!(t.file(20, 5), Some(8), "a failed close changes nothing");
+    }
+}
