@@ -92,10 +92,8 @@ pub fn prescan_first_switch(set: &TraceSet, layout: &Layout) -> Vec<Option<i32>>
         .collect()
 }
 
-/// The kernel model's state and the cube it feeds.
+/// The kernel model's state; it feeds the cube given to [`Applier::apply`].
 pub struct Applier {
-    /// The cube being built.
-    pub cube: Cube,
     names: Vec<Box<str>>,
     streams: Vec<StreamState>,
     threads: FxMap<i32, Thread>,
@@ -119,16 +117,15 @@ pub struct Applier {
 }
 
 impl Applier {
-    /// A model with no history, feeding `cube`; `first_switch` from
+    /// A model with no history, for `cube`; `first_switch` from
     /// [`prescan_first_switch`]; `host` names the Machine member.
-    pub fn new(mut cube: Cube, layout: &Layout, first_switch: &[Option<i32>], host: &str) -> Applier {
+    pub fn new(cube: &mut Cube, layout: &Layout, first_switch: &[Option<i32>], host: &str) -> Applier {
         let streams: Vec<StreamState> = first_switch.iter().map(|&f| StreamState { first_prev: f, ..Default::default() }).collect();
         let machine = cube.schema.dims[MACHINE].member(&[host]);
         let s = &cube.schema;
         let (m_events, m_cpu, m_read, m_write) = (s.metrics_of("events"), s.metrics_of("cpu_ns"), s.metrics_of("bytes_read"), s.metrics_of("bytes_written"));
         let g0 = cube.config.levels[0].granularity_ns as i64;
         Applier {
-            cube,
             ev_nodes: vec![None; layout.names.len() * streams.len().max(1)],
             names: layout.names.clone(),
             streams,
@@ -155,15 +152,14 @@ impl Applier {
         self.g0
     }
 
-    fn update(&mut self, t: i64, which: fn(&mut Applier) -> &mut Vec<MetricId>, ctx: [u32; 5], d: Delta) -> Result<()> {
+    fn update(&mut self, cube: &mut Cube, t: i64, which: fn(&mut Applier) -> &mut Vec<MetricId>, ctx: [u32; 5], d: Delta) -> Result<()> {
         let metrics = std::mem::take(which(self));
-        let r = self.update_metrics(t, &metrics, ctx, d);
+        let r = self.update_metrics(cube, t, &metrics, ctx, d);
         *which(self) = metrics;
         r
     }
 
-    fn update_metrics(&mut self, t: i64, metrics: &[MetricId], ctx: [u32; 5], d: Delta) -> Result<()> {
-        let cube = &mut self.cube;
+    fn update_metrics(&mut self, cube: &mut Cube, t: i64, metrics: &[MetricId], ctx: [u32; 5], d: Delta) -> Result<()> {
         for &m in metrics {
             let metric = &cube.schema.metrics[m.0 as usize];
             let (count, extremes) = (metric.count, metric.extremes);
@@ -221,54 +217,54 @@ impl Applier {
         self.threads.get(&tid).and_then(|x| x.pid).unwrap_or(tid)
     }
 
-    fn process_node(&mut self, tid: i32) -> NodeId {
+    fn process_node(&mut self, cube: &mut Cube, tid: i32) -> NodeId {
         if let Some(n) = self.threads.get(&tid).and_then(|t| t.node) {
             return n;
         }
         let t = self.threads.entry(tid).or_default();
         let comm = t.comm.clone().unwrap_or_else(|| "?".into());
         let pid = t.pid.unwrap_or(tid).to_string();
-        let group = self.cube.config.group_of(&comm).to_string();
-        let n = self.cube.schema.dims[PROCESS].member(&[&group, &comm, &pid, &tid.to_string()]);
+        let group = cube.config.group_of(&comm).to_string();
+        let n = cube.schema.dims[PROCESS].member(&[&group, &comm, &pid, &tid.to_string()]);
         t.node = Some(n);
         n
     }
 
-    fn intern(&mut self, p: &str) -> u32 {
+    fn intern(&mut self, cube: &mut Cube, p: &str) -> u32 {
         if let Some(&i) = self.path_ids.get(p) {
             return i;
         }
         let labels = file_path_labels(p);
         let refs: Vec<&str> = labels.iter().map(String::as_str).collect();
-        let n = self.cube.schema.dims[FILE].member(&refs);
+        let n = cube.schema.dims[FILE].member(&refs);
         let i = self.paths.len() as u32;
         self.paths.push(n);
         self.path_ids.insert(Arc::from(p), i);
         i
     }
 
-    fn cpu_node(&mut self, cpu_id: u32, s: usize) -> NodeId {
+    fn cpu_node(cube: &mut Cube, cpu_id: u32, s: usize) -> NodeId {
         let label = if cpu_id & 0x8000_0000 == 0 { cpu_id.to_string() } else { format!("stream{s}") };
-        self.cube.schema.dims[CPU].member(&[&label])
+        cube.schema.dims[CPU].member(&[&label])
     }
 
-    fn credit_cpu(&mut self, s: usize, tid: i32, d: i64, t: i64) -> Result<()> {
+    fn credit_cpu(&mut self, cube: &mut Cube, s: usize, tid: i32, d: i64, t: i64) -> Result<()> {
         if tid == 0 || d <= 0 || self.m_cpu.is_empty() {
             return Ok(());
         }
         let Some(cpu) = self.streams[s].cpu else { return Ok(()) };
-        let p = self.process_node(tid);
-        self.update(t, |a| &mut a.m_cpu, [self.machine.0, cpu.0, p.0, 0, 0], Delta { sum: d, updates: 1, each: d })
+        let p = self.process_node(cube, tid);
+        self.update(cube, t, |a| &mut a.m_cpu, [self.machine.0, cpu.0, p.0, 0, 0], Delta { sum: d, updates: 1, each: d })
     }
 
     /// Credits every running thread up to the last event (a frame boundary is crossed).
-    fn cross_boundary(&mut self) -> Result<()> {
+    fn cross_boundary(&mut self, cube: &mut Cube) -> Result<()> {
         let last = self.last_ts;
         for s in 0..self.streams.len() {
             let st = self.streams[s];
             if let (Some(tid), true) = (st.cur, st.switched) {
                 if last > st.since {
-                    self.credit_cpu(s, tid, last - st.since, last)?;
+                    self.credit_cpu(cube, s, tid, last - st.since, last)?;
                     self.streams[s].since = last;
                 }
             }
@@ -277,10 +273,10 @@ impl Applier {
     }
 
     /// Applies the log of the slice that follows everything applied so far.
-    pub fn apply(&mut self, log: &SliceLog) -> Result<()> {
+    pub fn apply(&mut self, cube: &mut Cube, log: &SliceLog) -> Result<()> {
         self.events += log.events;
         for f in &log.facts {
-            self.fact(log, f)?;
+            self.fact(cube, log, f)?;
         }
         if let Some(t) = log.last {
             self.last_ts = t;
@@ -293,7 +289,7 @@ impl Applier {
         if st.switched { st.cur } else { st.first_prev }
     }
 
-    fn fact(&mut self, log: &SliceLog, f: &Fact) -> Result<()> {
+    fn fact(&mut self, cube: &mut Cube, log: &SliceLog, f: &Fact) -> Result<()> {
         let t = f.t();
         match *f {
             Fact::Frame { t, prev, block } => {
@@ -305,11 +301,11 @@ impl Applier {
                 }
                 if t >= self.next_boundary {
                     if self.next_boundary != i64::MIN {
-                        self.cross_boundary()?;
+                        self.cross_boundary(cube)?;
                     }
                     self.next_boundary = t.div_euclid(self.g0) * self.g0 + self.g0;
                 }
-                self.frame_counts(log, block as usize)?;
+                self.frame_counts(cube, log, block as usize)?;
             }
             Fact::Switch { s, cpu, prev, next, prev_comm, next_comm, .. } => {
                 let s = s as usize;
@@ -322,17 +318,17 @@ impl Applier {
                 }
                 let (Some(prev), Some(next)) = (prev, next) else { return Ok(()) };
                 if self.streams[s].cpu.is_none() {
-                    self.streams[s].cpu = Some(self.cpu_node(cpu, s));
+                    self.streams[s].cpu = Some(Self::cpu_node(cube, cpu, s));
                 }
                 let st = self.streams[s];
                 if st.switched {
                     if let Some(tid) = st.cur {
-                        self.credit_cpu(s, tid, t - st.since, t)?;
+                        self.credit_cpu(cube, s, tid, t - st.since, t)?;
                     }
                 } else {
                     self.streams[s].switched = true;
                     let head = self.first_ts.unwrap_or(t);
-                    self.credit_cpu(s, prev as i32, t - head, t)?;
+                    self.credit_cpu(cube, s, prev as i32, t - head, t)?;
                 }
                 self.streams[s].cur = Some(next as i32);
                 self.streams[s].since = t;
@@ -367,12 +363,12 @@ impl Applier {
             }
             Fact::FdDump { pid, fd, filename, flags, .. } => {
                 let path = filename.map(|n| String::from_utf8_lossy(log.str(n)).into_owned()).unwrap_or_else(|| "unknown".into());
-                let file = self.intern(&path);
+                let file = self.intern(cube, &path);
                 self.fds.insert(pid, fd, file, flags >= 0 && flags & O_CLOEXEC != 0);
             }
             Fact::Entry { s, sc, a0, a1, a2, path, .. } => {
                 let Some(tid) = self.who(s as usize) else { return Ok(()) };
-                let path = path.map(|n| self.intern(&String::from_utf8_lossy(log.str(n))));
+                let path = path.map(|n| self.intern(cube, &String::from_utf8_lossy(log.str(n))));
                 let file = self.fds.file_at_entry(self.pid_of(tid), sc, a0);
                 self.thread(tid).pending = Some(Pending { sc, a0, a1, a2, path, file });
             }
@@ -383,14 +379,14 @@ impl Applier {
                     }
                 }
             }
-            Fact::Exit { s, sc, ret, .. } => self.exit(s as usize, t, sc, ret)?,
+            Fact::Exit { s, sc, ret, .. } => self.exit(cube, s as usize, t, sc, ret)?,
         }
         self.last_ts = t;
         Ok(())
     }
 
     /// Adds a frame's event counts at the frame's last event.
-    fn frame_counts(&mut self, log: &SliceLog, block: usize) -> Result<()> {
+    fn frame_counts(&mut self, cube: &mut Cube, log: &SliceLog, block: usize) -> Result<()> {
         if self.m_events.is_empty() {
             return Ok(());
         }
@@ -402,21 +398,21 @@ impl Applier {
                 None => {
                     let s = slot as usize % n_streams;
                     let cpu_id = log.slot_cpu.get(&slot).copied().unwrap_or(0x8000_0000 | s as u32);
-                    let cpu = self.cpu_node(cpu_id, s);
+                    let cpu = Self::cpu_node(cube, cpu_id, s);
                     let name = &self.names[slot as usize / n_streams];
-                    let op = self.cube.schema.dims[OPERATION].member(&[operation_kind(name), name]);
+                    let op = cube.schema.dims[OPERATION].member(&[operation_kind(name), name]);
                     if let Some(e) = self.ev_nodes.get_mut(slot as usize) {
                         *e = Some((cpu, op));
                     }
                     (cpu, op)
                 }
             };
-            self.update(b.last, |a| &mut a.m_events, [self.machine.0, cpu.0, 0, 0, op.0], Delta { sum: i64::from(n), updates: i64::from(n), each: 1 })?;
+            self.update(cube, b.last, |a| &mut a.m_events, [self.machine.0, cpu.0, 0, 0, op.0], Delta { sum: i64::from(n), updates: i64::from(n), each: 1 })?;
         }
         Ok(())
     }
 
-    fn exit(&mut self, s: usize, t: i64, sc: Option<Sc>, ret: i64) -> Result<()> {
+    fn exit(&mut self, cube: &mut Cube, s: usize, t: i64, sc: Option<Sc>, ret: i64) -> Result<()> {
         let Some(tid) = self.who(s) else { return Ok(()) };
         let Some(x) = self.threads.get_mut(&tid) else { return Ok(()) };
         let Some(e) = x.pending.take() else { return Ok(()) };
@@ -426,16 +422,16 @@ impl Applier {
         let pid = x.pid.unwrap_or(tid);
         match e.sc {
             Sc::Read | Sc::Write if ret > 0 => {
-                let p = self.process_node(tid);
+                let p = self.process_node(cube, tid);
                 let f = match e.file {
                     Some(f) => self.paths[f as usize],
-                    None => self.cube.schema.dims[FILE].member(&["?", "?", "?", "?"]),
+                    None => cube.schema.dims[FILE].member(&["?", "?", "?", "?"]),
                 };
                 let which: fn(&mut Applier) -> &mut Vec<MetricId> = if e.sc == Sc::Read { |a| &mut a.m_read } else { |a| &mut a.m_write };
-                self.update(t, which, [self.machine.0, 0, p.0, f.0, 0], Delta { sum: ret, updates: 1, each: ret })?;
+                self.update(cube, t, which, [self.machine.0, 0, p.0, f.0, 0], Delta { sum: ret, updates: 1, each: ret })?;
             }
             sc => {
-                let opened = (sc == Sc::Open && ret >= 0).then(|| e.path.unwrap_or_else(|| self.intern("unknown")));
+                let opened = (sc == Sc::Open && ret >= 0).then(|| e.path.unwrap_or_else(|| self.intern(cube, "unknown")));
                 self.fds.on_exit(pid, Call { sc, a0: e.a0, a1: e.a1, a2: e.a2 }, ret, opened, e.file);
             }
         }
@@ -444,8 +440,8 @@ impl Applier {
 
     /// Credits the running threads up to the last event (end of the trace) and closes
     /// the cube's frames.
-    pub fn finish(&mut self) -> Result<()> {
-        self.cross_boundary()?;
-        self.cube.finish()
+    pub fn finish(&mut self, cube: &mut Cube) -> Result<()> {
+        self.cross_boundary(cube)?;
+        cube.finish()
     }
 }

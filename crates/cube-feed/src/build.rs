@@ -82,8 +82,8 @@ impl BuildReport {
 /// A merge state of the build: the applier (the accumulator, holding the cube) or a
 /// log of slices not yet applied.
 pub enum Part {
-    /// The cube and the kernel state, with the first error met while applying.
-    Cube(Box<Applier>, Option<CubeError>),
+    /// The kernel state and the cube, with the first error met while applying.
+    Cube(Box<(Applier, Cube)>, Option<CubeError>),
     /// Slices not yet applied.
     Log(SliceLog),
 }
@@ -93,7 +93,7 @@ pub struct CubeBuild {
     layout: Layout,
     streams: usize,
     g0: i64,
-    applier: Mutex<Option<Box<Applier>>>,
+    applier: Mutex<Option<Box<(Applier, Cube)>>>,
 }
 
 /// The Machine member of a trace set: the directory above its first trace.
@@ -103,12 +103,11 @@ fn host_of(set: &TraceSet) -> String {
 
 impl CubeBuild {
     /// A build of `set` into `cube`.
-    pub fn new(set: &TraceSet, cube: Cube) -> CubeBuild {
+    pub fn new(set: &TraceSet, mut cube: Cube) -> CubeBuild {
         let layout = Layout::new(set);
         let first = prescan_first_switch(set, &layout);
-        let g0 = cube.config.levels[0].granularity_ns as i64;
-        let applier = Applier::new(cube, &layout, &first, &host_of(set));
-        CubeBuild { layout, streams: set.streams.len(), g0, applier: Mutex::new(Some(Box::new(applier))) }
+        let applier = Applier::new(&mut cube, &layout, &first, &host_of(set));
+        CubeBuild { layout, streams: set.streams.len(), g0: applier.g0(), applier: Mutex::new(Some(Box::new((applier, cube)))) }
     }
 
     fn empty_log(&self) -> SliceLog {
@@ -118,7 +117,7 @@ impl CubeBuild {
 
 impl Analysis for CubeBuild {
     type State = Part;
-    type Output = Result<Applier>;
+    type Output = Result<(Applier, Cube)>;
 
     fn new_state(&self) -> Part {
         Part::Log(self.empty_log())
@@ -127,7 +126,11 @@ impl Analysis for CubeBuild {
     fn initial_state(&self) -> Part {
         match self.applier.lock().unwrap_or_else(|e| e.into_inner()).take() {
             Some(a) => Part::Cube(a, None),
-            None => Part::Cube(Box::new(Applier::new(Cube::new(CubeConfig::default()).expect("default config is valid"), &self.layout, &[], "localhost")), Some(CubeError::Trace("a build runs once".into()))),
+            None => {
+                let mut c = Cube::new(CubeConfig::default()).expect("the default config is valid");
+                let a = Applier::new(&mut c, &self.layout, &[], "localhost");
+                Part::Cube(Box::new((a, c)), Some(CubeError::Trace("a build runs once".into())))
+            }
         }
     }
 
@@ -142,7 +145,8 @@ impl Analysis for CubeBuild {
             (Part::Cube(mut a, mut err), Part::Log(mut log)) => {
                 log.seal();
                 if err.is_none() {
-                    if let Err(e) = a.apply(&log) {
+                    let (ap, c) = &mut *a;
+                    if let Err(e) = ap.apply(c, &log) {
                         err = Some(e);
                     }
                 }
@@ -156,10 +160,11 @@ impl Analysis for CubeBuild {
         }
     }
 
-    fn finish(&self, st: Part) -> Result<Applier> {
+    fn finish(&self, st: Part) -> Result<(Applier, Cube)> {
         match st {
             Part::Cube(mut a, None) => {
-                a.finish()?;
+                let (ap, c) = &mut *a;
+                ap.finish(c)?;
                 Ok(*a)
             }
             Part::Cube(_, Some(e)) => Err(e),
@@ -188,8 +193,7 @@ pub fn build_with_progress(set: &TraceSet, opts: &BuildOptions, progress: Option
     let e = EngineOptions { threads: opts.threads, chunk_size: opts.chunk_size, partition: opts.partition, ..Default::default() };
     let slices = engine::partition(set, e.partition, e.chunk_size);
     let state = engine::run_slices_with_progress(&build, set, &slices, &e, progress).map_err(|e| CubeError::Trace(e.to_string()))?;
-    let a = build.finish(state)?;
-    let c = a.cube;
+    let (a, c) = build.finish(state)?;
     let report = BuildReport {
         events: a.events,
         updates: c.updates,
@@ -202,53 +206,52 @@ pub fn build_with_progress(set: &TraceSet, opts: &BuildOptions, progress: Option
     Ok((c, report))
 }
 
-/// Event-at-a-time feeding (for live sources): events are logged as they come and
-/// applied in small batches, with the same semantics as the build.
+/// Event-at-a-time feeding (for live sources), with the same semantics as the build.
+/// Events are logged as they come and applied in small batches: call
+/// [`KernelFeed::flush`] before querying the cube.
 pub struct KernelFeed {
     layout: Layout,
-    streams: usize,
     log: SliceLog,
     applier: Applier,
 }
 
 impl KernelFeed {
     /// A feed for events of `set`'s streams into `cube`.
-    pub fn new(set: &TraceSet, cube: Cube) -> KernelFeed {
+    pub fn new(set: &TraceSet, cube: &mut Cube) -> KernelFeed {
         let layout = Layout::new(set);
         let first = prescan_first_switch(set, &layout);
         let applier = Applier::new(cube, &layout, &first, &host_of(set));
-        let streams = set.streams.len();
-        let log = SliceLog::new(applier.g0(), streams, layout.names.len());
-        KernelFeed { layout, streams, log, applier }
+        let log = SliceLog::new(applier.g0(), set.streams.len(), layout.names.len());
+        KernelFeed { layout, log, applier }
     }
 
-    /// Consumes one event of stream `s` (events in time-merged order). Updates are
-    /// applied in batches: call [`KernelFeed::flush`] before querying.
-    pub fn on_event(&mut self, ev: &EventRef<'_, '_>, s: usize) -> Result<()> {
+    /// Consumes one event of stream `s` (events in time-merged order); applies the
+    /// batch to `cube` when it is full.
+    pub fn on_event(&mut self, cube: &mut Cube, ev: &EventRef<'_, '_>, s: usize) -> Result<()> {
         self.log.push_event(&self.layout, ev, s);
         if self.log.facts.len() >= 4096 || self.log.blocks.len() >= 64 {
-            self.flush()?;
+            self.flush(cube)?;
         }
         Ok(())
     }
 
-    /// Applies the events consumed so far.
-    pub fn flush(&mut self) -> Result<()> {
-        let fresh = SliceLog::new(self.applier.g0(), self.streams, self.layout.names.len());
-        let mut log = std::mem::replace(&mut self.log, fresh);
-        log.seal();
-        self.applier.apply(&log)
+    /// Applies the events consumed so far to `cube`.
+    pub fn flush(&mut self, cube: &mut Cube) -> Result<()> {
+        self.log.seal();
+        let r = self.applier.apply(cube, &self.log);
+        self.log.clear();
+        r
     }
 
-    /// The cube fed (call [`KernelFeed::flush`] first to see every event).
-    pub fn cube(&self) -> &Cube {
-        &self.applier.cube
+    /// Events consumed (applied or not).
+    pub fn events(&self) -> u64 {
+        self.applier.events + self.log.events
     }
 
-    /// Ends the stream: applies what is pending and closes the cube's frames.
-    pub fn finish(mut self) -> Result<Cube> {
-        self.flush()?;
-        self.applier.finish()?;
-        Ok(self.applier.cube)
+    /// Ends the stream: applies what is pending, credits the running threads and
+    /// closes the cube's frames.
+    pub fn finish(&mut self, cube: &mut Cube) -> Result<()> {
+        self.flush(cube)?;
+        self.applier.finish(cube)
     }
 }

@@ -100,6 +100,8 @@ pub struct SliceLog {
     g0: i64,
     streams: usize,
     frame_end: i64,
+    /// Whether the last block still takes counts.
+    block_open: bool,
     open: Vec<u32>,
     dirty: Vec<u32>,
 }
@@ -131,8 +133,11 @@ impl SliceLog {
 
     /// Closes the open frame's counts.
     fn close_block(&mut self) {
+        if !std::mem::take(&mut self.block_open) {
+            return;
+        }
         if let Some(b) = self.blocks.last_mut() {
-            if b.end == b.start && !self.dirty.is_empty() {
+            if !self.dirty.is_empty() {
                 self.dirty.sort_unstable();
                 for &slot in &self.dirty {
                     let n = std::mem::take(&mut self.open[slot as usize]);
@@ -153,8 +158,9 @@ impl SliceLog {
     pub fn push_event(&mut self, layout: &Layout, ev: &EventRef<'_, '_>, s: usize) {
         let Some(t) = ev.ts() else { return };
         self.events += 1;
-        if t >= self.frame_end {
+        if t >= self.frame_end || !self.block_open {
             self.close_block();
+            self.block_open = true;
             self.facts.push(Fact::Frame { t, prev: self.last, block: self.blocks.len() as u32 });
             let start = self.counts.len() as u32;
             self.blocks.push(Block { start, end: start, last: t });
@@ -214,6 +220,18 @@ impl SliceLog {
             Kind::RawExit { id, ret } => Fact::Exit { t, s, sc: ev.uint(id).and_then(Sc::from_x86_64), ret: g(ret) },
         };
         self.facts.push(f);
+    }
+
+    /// Empties the log (keeping its buffers) for the events that follow it.
+    pub fn clear(&mut self) {
+        self.seal();
+        self.facts.clear();
+        self.blocks.clear();
+        self.counts.clear();
+        self.slot_cpu.clear();
+        self.arena.clear();
+        self.events = 0;
+        self.last = None;
     }
 
     /// Appends the log of the slice just after this one.

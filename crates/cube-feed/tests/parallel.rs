@@ -82,7 +82,7 @@ fn slice_logs_concatenate() {
     let first = it.next().unwrap();
     let joined = it.fold(first, |a, l| b.merge(a, l));
     let acc = b.merge(b.initial_state(), joined);
-    let c2 = b.finish(acc).unwrap().cube;
+    let (_, c2) = b.finish(acc).unwrap();
     assert_eq!(answers(&c2), f.serial);
 }
 
@@ -102,4 +102,26 @@ fn real_kernel_traces_any_chunking() {
             assert_eq!(answers(&c), serial, "{}: threads {threads} chunk {chunk} {partition:?}", t.display());
         }
     }
+}
+
+#[test]
+fn event_at_a_time_feed_gives_the_built_cube() {
+    // The live path: events in merged order, applied in batches flushed at odd times.
+    let f = fixture();
+    let mut c = Cube::new(config()).unwrap();
+    let mut feed = cube_feed::KernelFeed::new(&f.set, &mut c);
+    let mut m = ctf::merge::Merger::new(&f.set);
+    let mut n = 0u64;
+    while let Some(x) = m.next().unwrap() {
+        if let ctf::stream::Item::Event(ev) = x.item {
+            feed.on_event(&mut c, &ev, x.stream).unwrap();
+            n += 1;
+            if n % 777 == 0 {
+                feed.flush(&mut c).unwrap();
+            }
+        }
+    }
+    feed.finish(&mut c).unwrap();
+    assert_eq!(feed.events(), n);
+    assert_eq!(answers(&c), f.serial);
 }
