@@ -305,7 +305,9 @@ impl HistoryStore {
 /// Appends a validated record to the key's open chunk.
 #[inline]
 pub(crate) fn push_record(state: &mut KeyState, config: &Config, buffered: &mut usize, start: u64, end: u64, bits: u64) {
-    let chunk = state.chunk.get_or_insert_with(|| ChunkBuilder::new(state.kind, start, config.chunk_bytes + 32));
+    // Start small: with many keys most chunks hold a few records before a commit
+    // seals them; the body grows by doubling up to the chunk size.
+    let chunk = state.chunk.get_or_insert_with(|| ChunkBuilder::new(state.kind, start, 16));
     let before = chunk.body.len();
     chunk.push(start, end, bits);
     *buffered += chunk.body.len() - before;
