@@ -23,7 +23,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use analysis::fdtable::{Call, FdTables};
+use analysis::fdtable::{Call, FdTables, PendingCall};
 use analysis::kernel::{comm_of_path, Kind, Layout, Sc, O_CLOEXEC};
 use analysis::model::FxMap;
 use ctf::stream::{Item, StreamCursor};
@@ -39,22 +39,12 @@ const PROCESS: usize = 2;
 const FILE: usize = 3;
 const OPERATION: usize = 4;
 
-#[derive(Debug, Clone, Copy)]
-struct Pending {
-    sc: Sc,
-    a0: i64,
-    a1: i64,
-    a2: i64,
-    path: Option<u32>,
-    file: Option<u32>,
-}
-
 #[derive(Debug, Default)]
 struct Thread {
     pid: Option<i32>,
     comm: Option<String>,
     node: Option<NodeId>,
-    pending: Option<Pending>,
+    pending: Option<PendingCall>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -73,6 +63,20 @@ struct Delta {
     sum: i64,
     updates: i64,
     each: i64,
+}
+
+/// The id of path `p` (its File member created if new).
+fn intern_path(path_ids: &mut HashMap<Arc<str>, u32>, paths: &mut Vec<NodeId>, cube: &mut Cube, p: &str) -> u32 {
+    if let Some(&i) = path_ids.get(p) {
+        return i;
+    }
+    let labels = file_path_labels(p);
+    let refs: Vec<&str> = labels.iter().map(String::as_str).collect();
+    let n = cube.schema.dims[FILE].member(&refs);
+    let i = paths.len() as u32;
+    paths.push(n);
+    path_ids.insert(Arc::from(p), i);
+    i
 }
 
 /// The `prev_tid` of each stream's first `sched_switch` (who ran before it).
@@ -231,16 +235,7 @@ impl Applier {
     }
 
     fn intern(&mut self, cube: &mut Cube, p: &str) -> u32 {
-        if let Some(&i) = self.path_ids.get(p) {
-            return i;
-        }
-        let labels = file_path_labels(p);
-        let refs: Vec<&str> = labels.iter().map(String::as_str).collect();
-        let n = cube.schema.dims[FILE].member(&refs);
-        let i = self.paths.len() as u32;
-        self.paths.push(n);
-        self.path_ids.insert(Arc::from(p), i);
-        i
+        intern_path(&mut self.path_ids, &mut self.paths, cube, p)
     }
 
     fn cpu_node(cube: &mut Cube, cpu_id: u32, s: usize) -> NodeId {
@@ -369,8 +364,8 @@ impl Applier {
             Fact::Entry { s, sc, a0, a1, a2, path, .. } => {
                 let Some(tid) = self.who(s as usize) else { return Ok(()) };
                 let path = path.map(|n| self.intern(cube, &String::from_utf8_lossy(log.str(n))));
-                let file = self.fds.file_at_entry(self.pid_of(tid), sc, a0);
-                self.thread(tid).pending = Some(Pending { sc, a0, a1, a2, path, file });
+                let p = self.fds.enter(self.pid_of(tid), Call { sc, a0, a1, a2 }, path);
+                self.thread(tid).pending = Some(p);
             }
             Fact::OtherEntry { s, .. } => {
                 if let Some(tid) = self.who(s as usize) {
@@ -416,26 +411,18 @@ impl Applier {
         let Some(tid) = self.who(s) else { return Ok(()) };
         let Some(x) = self.threads.get_mut(&tid) else { return Ok(()) };
         let Some(e) = x.pending.take() else { return Ok(()) };
-        if sc.is_some_and(|s| s != e.sc) {
-            return Ok(());
-        }
         let pid = x.pid.unwrap_or(tid);
-        match e.sc {
-            Sc::Read | Sc::Write if ret > 0 => {
-                let p = self.process_node(cube, tid);
-                let f = match e.file {
-                    Some(f) => self.paths[f as usize],
-                    None => cube.schema.dims[FILE].member(&["?", "?", "?", "?"]),
-                };
-                let which: fn(&mut Applier) -> &mut Vec<MetricId> = if e.sc == Sc::Read { |a| &mut a.m_read } else { |a| &mut a.m_write };
-                self.update(cube, t, which, [self.machine.0, 0, p.0, f.0, 0], Delta { sum: ret, updates: 1, each: ret })?;
-            }
-            sc => {
-                let opened = (sc == Sc::Open && ret >= 0).then(|| e.path.unwrap_or_else(|| self.intern(cube, "unknown")));
-                self.fds.on_exit(pid, Call { sc, a0: e.a0, a1: e.a1, a2: e.a2 }, ret, opened, e.file);
-            }
-        }
-        Ok(())
+        let (path_ids, paths) = (&mut self.path_ids, &mut self.paths);
+        let moved = self.fds.exit(pid, e, sc, ret, || intern_path(path_ids, paths, cube, "unknown"));
+        let Some(m) = moved else { return Ok(()) };
+        let p = self.process_node(cube, tid);
+        let f = match m.file {
+            Some(f) => self.paths[f as usize],
+            None => cube.schema.dims[FILE].member(&["?", "?", "?", "?"]),
+        };
+        let which: fn(&mut Applier) -> &mut Vec<MetricId> = if m.read { |a| &mut a.m_read } else { |a| &mut a.m_write };
+        let n = m.bytes as i64;
+        self.update(cube, t, which, [self.machine.0, 0, p.0, f.0, 0], Delta { sum: n, updates: 1, each: n })
     }
 
     /// Credits the running threads up to the last event (end of the trace) and closes
