@@ -151,6 +151,21 @@ impl Applier {
         }
     }
 
+    /// Adapts to a new layout (event names renumbered) and at least `streams` streams
+    /// (new ones appended; existing ones keep their state).
+    pub fn relayout(&mut self, layout: &Layout, streams: usize) {
+        if self.streams.len() < streams {
+            self.streams.resize(streams, StreamState::default());
+        }
+        self.names = layout.names.clone();
+        self.ev_nodes = vec![None; self.names.len() * self.streams.len().max(1)];
+    }
+
+    /// Streams the model keeps state for.
+    pub fn stream_count(&self) -> usize {
+        self.streams.len()
+    }
+
     /// The finest granularity, ns.
     pub fn g0(&self) -> i64 {
         self.g0

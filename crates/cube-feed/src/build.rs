@@ -243,6 +243,23 @@ impl KernelFeed {
         r
     }
 
+    /// Adapts the feed to a set whose metadata or streams changed (a live session: new
+    /// event classes, new streams appended after the existing ones), after applying
+    /// what is pending to `cube`. Per-stream state is kept by stream index: stream `i`
+    /// must still be the same stream.
+    pub fn relayout(&mut self, cube: &mut Cube, set: &TraceSet) -> Result<()> {
+        self.flush(cube)?;
+        self.layout = Layout::new(set);
+        self.applier.relayout(&self.layout, set.streams.len());
+        self.log = SliceLog::new(self.applier.g0(), self.applier.stream_count(), self.layout.names.len());
+        Ok(())
+    }
+
+    /// Streams the feed keeps state for.
+    pub fn stream_count(&self) -> usize {
+        self.applier.stream_count()
+    }
+
     /// Events consumed (applied or not).
     pub fn events(&self) -> u64 {
         self.applier.events + self.log.events
