@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::cube::{Cube, Resolved};
-use crate::dims::NodeId;
+use crate::dims::{Dimension, NodeId};
 use crate::error::{CubeError, Result};
 use crate::schema::MetricId;
 use crate::time::format_duration;
@@ -131,12 +131,13 @@ const MAX_BY: usize = 8;
 /// A group: label ids of its `by` entries.
 type GroupKey = [u32; MAX_BY];
 
+
 /// Label ids of one answer: equal labels share an id, so members with equal labels
 /// (a pid under two names after `exec`) fall in one group.
 #[derive(Default)]
 struct Labels<'s> {
-    /// `(dimension, member)` → id.
-    by_node: HashMap<(usize, NodeId), u32>,
+    /// Per dimension: member → id + 1 (0: not seen yet).
+    by_node: Vec<Vec<u32>>,
     /// Label → id.
     by_text: HashMap<&'s str, u32>,
     /// Id → label.
@@ -144,19 +145,55 @@ struct Labels<'s> {
 }
 
 impl<'s> Labels<'s> {
-    fn id(&mut self, dim: usize, n: NodeId, text: impl FnOnce() -> &'s str) -> u32 {
-        if let Some(&i) = self.by_node.get(&(dim, n)) {
-            return i;
+    fn id(&mut self, dim: &'s Dimension, d: usize, n: NodeId) -> u32 {
+        if self.by_node.len() <= d {
+            self.by_node.resize_with(d + 1, Vec::new);
         }
-        let t = text();
-        let next = self.text.len() as u32;
-        let i = *self.by_text.entry(t).or_insert(next);
-        if i == next {
-            self.text.push(t);
+        let slots = &mut self.by_node[d];
+        if slots.len() < dim.len() {
+            slots.resize(dim.len(), 0);
         }
-        self.by_node.insert((dim, n), i);
-        i
+        match slots[n.0 as usize] {
+            0 => {
+                let t = dim.label(n);
+                let next = self.text.len() as u32;
+                let i = *self.by_text.entry(t).or_insert(next);
+                if i == next {
+                    self.text.push(t);
+                }
+                slots[n.0 as usize] = i + 1;
+                i
+            }
+            i => i - 1,
+        }
     }
+}
+
+/// Groups and their values, sorted by key.
+type Grouped = Vec<(GroupKey, i64)>;
+
+/// Folds `(key, value)` pairs into groups with `f`: a dense table for a single `by`
+/// entry (keys are label ids), a hash map otherwise.
+fn fold_groups(pairs: impl Iterator<Item = (GroupKey, i64)>, nby: usize, f: impl Fn(i64, i64) -> i64) -> Grouped {
+    let mut out: Grouped = if nby <= 1 {
+        let mut dense: Vec<Option<i64>> = Vec::new();
+        for (k, v) in pairs {
+            let i = k[0] as usize;
+            if dense.len() <= i {
+                dense.resize(i + 1, None);
+            }
+            dense[i] = Some(dense[i].map_or(v, |o| f(o, v)));
+        }
+        dense.into_iter().enumerate().filter_map(|(i, v)| v.map(|v| ([i as u32, 0, 0, 0, 0, 0, 0, 0], v))).collect()
+    } else {
+        let mut m: HashMap<GroupKey, i64> = HashMap::new();
+        for (k, v) in pairs {
+            m.entry(k).and_modify(|o| *o = f(*o, v)).or_insert(v);
+        }
+        m.into_iter().collect()
+    };
+    out.sort_unstable_by_key(|x| x.0);
+    out
 }
 
 /// Frames of one level: `(level, first, last)` boundary indices of their ends.
@@ -247,7 +284,7 @@ impl Cube {
     /// Per group: the sums of `C(r2) - C(r1)`, or with `extremes = Some((max, cover))`
     /// the min / max of the bucket records of the cover. Groups are keyed by label ids
     /// of `labels` (equal labels merge, whatever member they come from).
-    fn groups<'s>(&'s self, p: &Plan, r1: Resolved, r2: Resolved, zero_start: bool, extremes: Option<(bool, &[Frames])>, labels: &mut Labels<'s>) -> Result<HashMap<GroupKey, i64>> {
+    fn groups<'s>(&'s self, p: &Plan, r1: Resolved, r2: Resolved, zero_start: bool, extremes: Option<(bool, &[Frames])>, labels: &mut Labels<'s>) -> Result<Grouped> {
         let s = &self.schema;
         let m = &s.metrics[p.metric.0 as usize];
         let levels = &s.cuboids[p.cuboid as usize].levels;
@@ -265,33 +302,32 @@ impl Cube {
             let mut k = [0u32; MAX_BY];
             for (j, &(i, l)) in p.by.iter().enumerate() {
                 let (d, n) = node(c, i, l);
-                k[j] = labels.id(d, n, || s.dims[d].label(n));
+                k[j] = labels.id(&s.dims[d], d, n);
             }
             k
         };
-        let mut out: HashMap<GroupKey, i64> = HashMap::new();
+        let nby = p.by.len();
         if let Some((max, cover)) = extremes {
             // Per cell, the extreme of the buckets of the cover that had updates.
+            let mut pairs = Vec::new();
             for &c in &cells {
                 let mut best: Option<i64> = None;
                 for &(li, lo, hi) in cover {
                     self.levels[li].each_record(c, lo, hi, |v| best = Some(best.map_or(v, |b| if max { b.max(v) } else { b.min(v) })))?;
                 }
                 if let Some(v) = best {
-                    out.entry(key_of(c)).and_modify(|b| *b = if max { (*b).max(v) } else { (*b).min(v) }).or_insert(v);
+                    pairs.push((key_of(c), v));
                 }
             }
-            return Ok(out);
+            return Ok(fold_groups(pairs.into_iter(), nby, |a, b| if max { a.max(b) } else { a.min(b) }));
         }
         let v2 = self.values_at(&cells, r2)?;
         let v1 = if zero_start || r1.at == 0 { vec![0; cells.len()] } else { self.values_at(&cells, r1)? };
-        for (k, &c) in cells.iter().enumerate() {
+        let pairs: Vec<(GroupKey, i64)> = cells.iter().enumerate().filter_map(|(k, &c)| {
             let d = v2[k].wrapping_sub(v1[k]);
-            if d != 0 {
-                *out.entry(key_of(c)).or_default() += d;
-            }
-        }
-        Ok(out)
+            (d != 0).then(|| (key_of(c), d))
+        }).collect();
+        Ok(fold_groups(pairs.into_iter(), nby, i64::wrapping_add))
     }
 
     fn window(&self, req: &Request, plans: &(Plan, Option<Plan>), t1: u64, t2: u64) -> Result<Window> {
@@ -316,17 +352,25 @@ impl Cube {
             None => sums.into_iter().map(|(k, v)| (k, v as f64)).collect(),
             Some(cp) => {
                 let counts = self.groups(cp, r1, r2, zero_start, None, &mut labels)?;
-                counts.into_iter().filter(|(_, n)| *n != 0).map(|(k, n)| (k, *sums.get(&k).unwrap_or(&0) as f64 / n as f64)).collect()
+                let sum_of = |k: &GroupKey| sums.binary_search_by_key(k, |x| x.0).map_or(0, |i| sums[i].1);
+                counts.into_iter().filter(|(_, n)| *n != 0).map(|(k, n)| (k, sum_of(&k) as f64 / n as f64)).collect()
             }
         };
         // By decreasing value, then group labels; labels are made only for the rows kept.
         let nby = plans.0.by.len();
-        let strs = |k: &GroupKey| k[..nby].iter().map(|&id| labels.text[id as usize]).collect::<Vec<&str>>();
-        keyed.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| strs(&a.0).cmp(&strs(&b.0))));
-        if let Some(k) = req.top {
-            keyed.truncate(k);
+        let text = |id: u32| labels.text[id as usize];
+        let order = |a: &(GroupKey, f64), b: &(GroupKey, f64)| b.1.total_cmp(&a.1).then_with(|| a.0[..nby].iter().map(|&i| text(i)).cmp(b.0[..nby].iter().map(|&i| text(i))));
+        if let Some(k) = req.top.filter(|&k| k < keyed.len()) {
+            // Top-k: select the k first, then sort only them.
+            if k == 0 {
+                keyed.clear();
+            } else {
+                keyed.select_nth_unstable_by(k - 1, order);
+                keyed.truncate(k);
+            }
         }
-        let rows: Vec<Row> = keyed.iter().map(|(k, v)| Row { group: strs(k).into_iter().map(str::to_string).collect(), value: *v }).collect();
+        keyed.sort_by(order);
+        let rows: Vec<Row> = keyed.iter().map(|(k, v)| Row { group: k[..nby].iter().map(|&i| text(i).to_string()).collect(), value: *v }).collect();
         let g = |r: Resolved| self.levels[r.level].spec.granularity_ns;
         if extremes.is_some() {
             let begin = cover_begin.max(r1.at).min(r2.at);
