@@ -103,6 +103,13 @@ function bucketNs() {
 
 function durationParam(ns) { return `${Math.round(ns)}ns`; }
 
+function durationText(ns) {
+  for (const [u, m] of [["d", 864e11], ["h", 36e11], ["min", 6e10], ["s", 1e9], ["ms", 1e6], ["us", 1e3]]) {
+    if (ns >= m && ns % m === 0) return `${ns / m}${u}`;
+  }
+  return `${ns}ns`;
+}
+
 async function drawChart() {
   const by = `${S.dim}:${S.level}`;
   const top = await api("/api/query", [["metric", S.metric], ["by", by], ["top", S.top], ...filters()]);
@@ -123,18 +130,26 @@ async function drawChart() {
   const label = (g) => { const p = paths.get(g); return p && p.length > 1 ? `${p[p.length - 2]} › ${g}` : g; };
   const opts = {
     width: Math.max(400, $("chart-box").clientWidth - 10), height: 320,
-    title: `${S.metric} per ${by} (top ${groups.length}, ${durationParam(every)} windows)`,
+    title: `${S.metric} per ${by} (top ${groups.length}, ${durationText(every)} windows)`,
     cursor: { drag: { x: true, y: false, setScale: false } },
     scales: { x: { time: false } },
     axes: [{ label: "seconds from the first event" }, { label: cpu ? "% of one CPU" : metricInfo().measure, size: 70 }],
     series: [{ label: "t (s)" }, ...groups.map((g, i) => ({ label: label(g), stroke: PALETTE[i % PALETTE.length], width: 1.5 }))],
-    hooks: { setSelect: [onSelect] },
+    hooks: { setSelect: [onSelect], ready: [showRange] },
   };
   if (S.plot) S.plot.destroy();
   $("chart").innerHTML = "";
   S.plot = new uPlot(opts, [xs, ...ys], $("chart"));
   $("chart").dataset.points = String(xs.length * groups.length);
   $("chart").dataset.series = String(groups.length);
+}
+
+// Keeps showing the brushed range across redraws (drill-down, roll-up, live).
+function showRange(u) {
+  if (!S.range) return;
+  const origin = S.info.origin_ns;
+  const [a, b] = S.range.map((t) => u.valToPos((t - origin) / 1e9, "x"));
+  u.setSelect({ left: a, width: Math.max(1, b - a), top: 0, height: u.over.clientHeight }, false);
 }
 
 function onSelect(u) {
