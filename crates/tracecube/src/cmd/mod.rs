@@ -5,6 +5,7 @@ pub mod count;
 pub mod cube;
 pub mod demo;
 pub mod dump;
+pub mod export;
 pub mod info;
 pub mod serve;
 pub mod synth;
