@@ -159,3 +159,37 @@ impl ParquetOut {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    use crate::sink::{write_table, Format, TableFile};
+    use crate::table::{Table, Value};
+
+    #[test]
+    fn types_nulls_and_batches_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = Table::new("t");
+        t.push_row([("i", Value::Int(-5)), ("u", Value::UInt(u64::MAX)), ("f", Value::Float(0.5)), ("s", Value::Text("é".into())), ("b", Value::Bool(true)), ("n", Value::Null)]);
+        t.push_row([("i", Value::Null), ("u", Value::UInt(7)), ("s", Value::Null)]);
+        let mut f = TableFile::create(dir.path(), "t", Format::Parquet).unwrap();
+        f.write(&t).unwrap();
+        let mut more = t.emptied();
+        more.push_row([("i", Value::Int(9)), ("n", Value::UInt(3))]);
+        f.write(&more).unwrap();
+        let path = f.finish().unwrap();
+        let r = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+        assert_eq!(r.metadata().num_row_groups(), 2);
+        assert_eq!(r.metadata().file_metadata().num_rows(), 3);
+        let rows: Vec<String> = r.get_row_iter(None).unwrap().map(|row| row.unwrap().to_string()).collect();
+        assert_eq!(rows[0], "{i: -5, u: 18446744073709551615, f: 0.5, s: \"é\", b: true, n: null}");
+        assert_eq!(rows[1], "{i: null, u: 7, f: null, s: null, b: null, n: null}");
+        // `n` was all null in the first batch, so it is text.
+        assert_eq!(rows[2], "{i: 9, u: null, f: null, s: null, b: null, n: \"3\"}");
+        let empty = write_table(dir.path(), &t.emptied(), Format::Parquet).unwrap();
+        let r = SerializedFileReader::new(std::fs::File::open(&empty).unwrap()).unwrap();
+        assert_eq!(r.metadata().file_metadata().num_rows(), 0);
+        assert_eq!(r.metadata().file_metadata().schema_descr().num_columns(), 6);
+    }
+}

@@ -83,7 +83,7 @@ impl TableFile {
     /// Creates `dir/NAME.EXT` for table `name` (the directory is created).
     pub fn create(dir: &Path, name: &str, format: Format) -> Result<TableFile> {
         if !format.available() {
-            return Err(ExportError::Usage("this tracecube was built without Parquet support (cargo feature `parquet`)".into()));
+            return Err(no_parquet());
         }
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         let path = dir.join(format!("{}.{}", file_stem(name), format.extension()));
@@ -98,7 +98,7 @@ impl TableFile {
             #[cfg(feature = "parquet")]
             Format::Parquet => Inner::Parquet { out: None, file: Some(file) },
             #[cfg(not(feature = "parquet"))]
-            Format::Parquet => unreachable!("checked by Format::available"),
+            Format::Parquet => return Err(no_parquet()),
         };
         Ok(TableFile { path, inner, dropped: 0, rows: 0 })
     }
@@ -182,6 +182,10 @@ impl TableFile {
     }
 }
 
+fn no_parquet() -> ExportError {
+    ExportError::Usage("this tracecube was built without Parquet support (cargo feature `parquet`)".into())
+}
+
 /// Non-null values of `t` in columns outside `cols`.
 fn count_dropped(t: &Table, cols: &[String]) -> u64 {
     t.columns.iter().filter(|c| !cols.contains(&c.name)).map(|c| (0..t.rows()).filter(|&r| c.values.get(r) != Value::Null).count() as u64).sum()
@@ -251,6 +255,14 @@ mod tests {
         assert_eq!(v, serde_json::json!([{"name":"x,\"y\"","n":3,"r":null},{"name":"z","n":null,"r":0.25}]));
         let empty = write_table(dir.path(), &Table::new("e"), Format::Json).unwrap();
         assert_eq!(serde_json::from_slice::<serde_json::Value>(&std::fs::read(empty).unwrap()).unwrap(), serde_json::json!([]));
+    }
+
+    #[test]
+    #[cfg(not(feature = "parquet"))]
+    fn parquet_without_the_feature_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = write_table(dir.path(), &table(), Format::Parquet).err().unwrap();
+        assert!(e.to_string().contains("without Parquet support"), "{e}");
     }
 
     #[test]
