@@ -321,7 +321,8 @@ impl Cube {
                 if n > MAX_WINDOWS {
                     return Err(CubeError::Query(format!("{n} windows: use a larger --every")));
                 }
-                (0..n).map(|i| self.window(req, &plans, t1 + i * e, (t1 + (i + 1) * e).min(t2))).collect::<Result<_>>()?
+                // `(i + 1) * e` may pass u64::MAX on an unbounded range: saturate.
+                (0..n).map(|i| self.window(req, &plans, t1 + i * e, t1.saturating_add((i + 1).saturating_mul(e)).min(t2))).collect::<Result<_>>()?
             }
             _ => vec![self.window(req, &plans, t1, t2)?],
         };

@@ -282,3 +282,22 @@ fn live_server_sees_updates_and_shuts_down() {
     server.shutdown().unwrap();
     assert!(TcpStream::connect(addr).is_err(), "closed after shutdown");
 }
+
+#[test]
+fn an_empty_cube_answers_too() {
+    // A live cube before its first event.
+    let shared: SharedCube = Arc::new(RwLock::new(cube::Cube::new(cube::CubeConfig::fine()).unwrap()));
+    let server = serve::spawn("127.0.0.1:0".parse().unwrap(), shared, true).unwrap();
+    let addr = server.local_addr();
+    let (status, _, body) = request(addr, "GET", "/api/info");
+    assert_eq!(status, 200);
+    let info: Value = serde_json::from_str(&body).unwrap();
+    assert!(info["span"].is_null());
+    for q in ["metric=events", "metric=events&by=cpu&top=3", "metric=events&range=0..18446744073709551615&every=1000000000000000000", "metric=events&last=5s"] {
+        let (status, _, body) = request(addr, "GET", &format!("/api/query?{q}"));
+        assert_eq!(status, 200, "{q}: {body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert!(v["windows"].as_array().unwrap().iter().all(|w| w["rows"].as_array().unwrap().is_empty()), "{q}: {body}");
+    }
+    server.shutdown().unwrap();
+}
