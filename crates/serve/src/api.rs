@@ -144,10 +144,13 @@ pub(crate) async fn members(State(st): State<AppState>, RawQuery(raw): RawQuery)
             None => d.leaf_level(),
         };
         let within: Vec<(u8, &str)> = within.iter().map(|(n, v)| lv(n).map(|x| (x, v.as_str()))).collect::<Result<_, _>>()?;
+        if let Some((wl, _)) = within.iter().find(|(wl, _)| *wl > l) {
+            return Err(ApiError::bad(format!("within: level {} is below level {} (give a coarser one)", d.levels[*wl as usize], d.levels[l as usize])));
+        }
         let list: Vec<Value> = d
             .members_at(l)
             .into_iter()
-            .filter(|&n| within.iter().all(|&(wl, v)| wl <= l && d.label(d.ancestor(n, wl)) == v))
+            .filter(|&n| within.iter().all(|&(wl, v)| d.label(d.ancestor(n, wl)) == v))
             .map(|n| json!({ "label": d.label(n), "path": d.labels(n) }))
             .collect();
         Ok(json!({ "dim": d.name, "level": d.levels[l as usize], "members": list }))

@@ -150,6 +150,7 @@ fn bad_queries_get_400_saying_what_is_wrong() {
     bad("/api/members?dim=galaxy", "no dimension \"galaxy\"");
     bad("/api/members?dim=process&level=shoe", "no level \"shoe\"");
     bad("/api/members?dim=process&within=nothing", "expected LEVEL=LABEL");
+    bad("/api/members?dim=process&level=name&within=tid=1", "level tid is below level name");
     bad("/api/metrics?x=1", "unknown parameter");
 }
 
