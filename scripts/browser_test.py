@@ -2,12 +2,17 @@
 """Drives the tracecube page in headless Chromium through the DevTools protocol.
 
 Usage: browser_test.py URL SCREENSHOT.png [CHROMIUM]
+       browser_test.py --live URL [CHROMIUM]
 
 Loads the page served by `tracecube serve`, checks that the chart has data, drags
 across the chart and checks that the top-k table becomes the API's answer for the
 chosen range, clicks a process and checks that its threads (the API's answer)
 appear, rolls back up by the breadcrumb, and saves a screenshot. Prints one line per
 check and exits non-zero on the first failure. Needs `websocket-client` (pip).
+
+With --live (a server started with live: true): loads the page, prints
+"ok: live page loaded", then waits for the page to refresh on its own after the
+caller has added data to the cube, and checks the table is the API's new answer.
 """
 
 import json
@@ -185,12 +190,38 @@ def run(url, shot, chromium):
         b.close()
 
 
-def main():
-    if len(sys.argv) < 3:
-        sys.exit(__doc__)
-    chromium = sys.argv[3] if len(sys.argv) > 3 else (shutil.which("chromium") or "/usr/bin/chromium")
+def run_live(url, chromium):
+    b = Browser(chromium)
     try:
-        run(sys.argv[1], sys.argv[2], chromium)
+        b.send("Page.enable")
+        b.send("Page.navigate", url=url)
+        b.wait_for(f"{LOADS} >= 1 && document.body.dataset.state === 'ready'", "the first load")
+        check(b.eval("document.body.dataset.live") == "true", "page in live mode")
+        status = b.eval("document.getElementById('status').textContent")
+        before = b.eval(TABLE)
+        check(len(before) > 0, f"live page loaded: {status}, table {before}")
+        print("ok: live page loaded", flush=True)
+        # The caller adds data now; the page polls /api/info and redraws.
+        b.wait_for(f"document.getElementById('status').textContent !== {json.dumps(status)} && document.body.dataset.state === 'ready'", "the page to refresh on its own")
+        after = b.eval(TABLE)
+        want = api(b, "/api/query?metric=cpu_time&by=process:pid&top=5")
+        status = b.eval("document.getElementById('status').textContent")
+        check(after == rows_of(want) and after != before, f"live page refreshed: {status}, table {after}")
+    finally:
+        b.close()
+
+
+def main():
+    live = sys.argv[1:2] == ["--live"]
+    args = sys.argv[2:] if live else sys.argv[1:]
+    if len(args) < (1 if live else 2):
+        sys.exit(__doc__)
+    chromium = args[-1] if len(args) > (1 if live else 2) else (shutil.which("chromium") or "/usr/bin/chromium")
+    try:
+        if live:
+            run_live(args[0], chromium)
+        else:
+            run(args[0], args[1], chromium)
     except (AssertionError, RuntimeError) as e:
         print(f"FAILED: {e}")
         sys.exit(1)
