@@ -1,6 +1,6 @@
-//! The web page in a real headless browser (requirement E4): `tracecube serve` on a
-//! synthetic trace's cube, driven by `scripts/browser_test.py` (Chromium through the
-//! DevTools protocol): the chart has data, brushing a range makes the top-k table the
+//! The web page in a real headless browser (requirement E4): `tracecube serve` on
+//! the demo's cube (`tracecube demo --cube DIR`), driven by `scripts/browser_test.py`
+//! (Chromium through the DevTools protocol): the chart has data, brushing a range makes the top-k table the
 //! API's answer, clicking a process shows its threads, the breadcrumb rolls up. The
 //! screenshot goes to `target/ci-artifacts/serve.png`.
 //!
@@ -47,15 +47,12 @@ fn page_charts_brushes_and_drills_down_in_chromium() {
         eprintln!("skipped: {why} (apt-get install chromium; pip install websocket-client)");
         return;
     }
+    // The demo's cube (millisecond levels), on a smaller demo trace.
     let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("trace");
-    let out = bin().args(["synth", "--cpus", "4", "--events", "100000", "--seed", "2024", "-o"]).arg(&trace).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let config = dir.path().join("fine.toml");
-    std::fs::write(&config, "[[level]]\ngranularity = \"1ms\"\nspan = \"10s\"\n[[level]]\ngranularity = \"100ms\"\nspan = \"10min\"\n").unwrap();
     let cube = dir.path().join("demo.cube");
-    let out = bin().args(["cube", "build"]).arg(&trace).arg("-o").arg(&cube).arg("--config").arg(&config).output().unwrap();
+    let out = bin().args(["demo", "--events", "100000", "--cube"]).arg(&cube).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(cube.join("catalog.json").is_file());
 
     let mut child = bin().arg("serve").arg(&cube).args(["--addr", "127.0.0.1:0"]).stdout(Stdio::piped()).spawn().unwrap();
     let stdout = child.stdout.take().unwrap();
