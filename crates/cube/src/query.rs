@@ -7,7 +7,7 @@
 //! grouping at a level coarser than a materialized cuboid is aggregated on the fly
 //! from the smallest materialized cuboid that is fine enough.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use serde::Serialize;
 
@@ -128,6 +128,40 @@ pub struct Response {
     pub windows: Vec<Window>,
 }
 
+/// At most this many `by` entries (one per dimension).
+const MAX_BY: usize = 8;
+
+/// A group: label ids of its `by` entries.
+type GroupKey = [u32; MAX_BY];
+
+/// Label ids of one answer: equal labels share an id, so members with equal labels
+/// (a pid under two names after `exec`) fall in one group.
+#[derive(Default)]
+struct Labels<'s> {
+    /// `(dimension, member)` → id.
+    by_node: HashMap<(usize, NodeId), u32>,
+    /// Label → id.
+    by_text: HashMap<&'s str, u32>,
+    /// Id → label.
+    text: Vec<&'s str>,
+}
+
+impl<'s> Labels<'s> {
+    fn id(&mut self, dim: usize, n: NodeId, text: impl FnOnce() -> &'s str) -> u32 {
+        if let Some(&i) = self.by_node.get(&(dim, n)) {
+            return i;
+        }
+        let t = text();
+        let next = self.text.len() as u32;
+        let i = *self.by_text.entry(t).or_insert(next);
+        if i == next {
+            self.text.push(t);
+        }
+        self.by_node.insert((dim, n), i);
+        i
+    }
+}
+
 /// Frames of one level: `(level, first, last)` boundary indices of their ends.
 type Frames = (usize, u64, u64);
 
@@ -151,6 +185,9 @@ impl Cube {
             }
             Ok((i, l))
         };
+        if req.by.len() > MAX_BY {
+            return Err(CubeError::Query(format!("{} `by` entries (at most {MAX_BY})", req.by.len())));
+        }
         let by: Vec<(usize, u8)> = req.by.iter().map(|b| pos(b)).collect::<Result<_>>()?;
         let filters: Vec<(usize, u8, Vec<String>)> = req.filters.iter().map(|(f, v)| pos(f).map(|(i, l)| (i, l, v.clone()))).collect::<Result<_>>()?;
         let mut need = vec![0u8; m.dims.len()];
@@ -211,42 +248,51 @@ impl Cube {
     }
 
     /// Per group: the sums of `C(r2) - C(r1)`, or with `extremes = Some((max, cover))`
-    /// the min / max of the bucket records of the cover.
-    fn groups(&self, p: &Plan, r1: Resolved, r2: Resolved, zero_start: bool, extremes: Option<(bool, &[Frames])>) -> Result<BTreeMap<Vec<String>, i64>> {
+    /// the min / max of the bucket records of the cover. Groups are keyed by label ids
+    /// of `labels` (equal labels merge, whatever member they come from).
+    fn groups<'s>(&'s self, p: &Plan, r1: Resolved, r2: Resolved, zero_start: bool, extremes: Option<(bool, &[Frames])>, labels: &mut Labels<'s>) -> Result<HashMap<GroupKey, i64>> {
         let s = &self.schema;
         let m = &s.metrics[p.metric.0 as usize];
         let levels = &s.cuboids[p.cuboid as usize].levels;
-        let label = |c: u32, i: usize, l: u8| -> &str {
+        let node = |c: u32, i: usize, l: u8| -> (usize, NodeId) {
             let d = &s.dims[m.dims[i] as usize];
             let n = NodeId(s.nodes_of(crate::schema::CellId(c))[i]);
-            d.label(d.ancestor(n, l.min(levels[i])))
+            (m.dims[i] as usize, d.ancestor(n, l.min(levels[i])))
+        };
+        let label = |c: u32, i: usize, l: u8| -> &str {
+            let (d, n) = node(c, i, l);
+            s.dims[d].label(n)
         };
         let cells: Vec<u32> = s.cells_of(p.cuboid).iter().copied().filter(|&c| p.filters.iter().all(|(i, l, v)| v.iter().any(|x| x == label(c, *i, *l)))).collect();
+        let mut key_of = |c: u32| -> GroupKey {
+            let mut k = [0u32; MAX_BY];
+            for (j, &(i, l)) in p.by.iter().enumerate() {
+                let (d, n) = node(c, i, l);
+                k[j] = labels.id(d, n, || s.dims[d].label(n));
+            }
+            k
+        };
+        let mut out: HashMap<GroupKey, i64> = HashMap::new();
         if let Some((max, cover)) = extremes {
             // Per cell, the extreme of the buckets of the cover that had updates.
-            let mut out: BTreeMap<Vec<String>, i64> = BTreeMap::new();
             for &c in &cells {
                 let mut best: Option<i64> = None;
                 for &(li, lo, hi) in cover {
                     self.levels[li].each_record(c, lo, hi, |v| best = Some(best.map_or(v, |b| if max { b.max(v) } else { b.min(v) })))?;
                 }
                 if let Some(v) = best {
-                    let key: Vec<String> = p.by.iter().map(|&(i, l)| label(c, i, l).to_string()).collect();
-                    out.entry(key).and_modify(|b| *b = if max { (*b).max(v) } else { (*b).min(v) }).or_insert(v);
+                    out.entry(key_of(c)).and_modify(|b| *b = if max { (*b).max(v) } else { (*b).min(v) }).or_insert(v);
                 }
             }
             return Ok(out);
         }
         let v2 = self.values_at(&cells, r2)?;
         let v1 = if zero_start || r1.at == 0 { vec![0; cells.len()] } else { self.values_at(&cells, r1)? };
-        let mut out: BTreeMap<Vec<String>, i64> = BTreeMap::new();
         for (k, &c) in cells.iter().enumerate() {
             let d = v2[k].wrapping_sub(v1[k]);
-            if d == 0 {
-                continue;
+            if d != 0 {
+                *out.entry(key_of(c)).or_default() += d;
             }
-            let key: Vec<String> = p.by.iter().map(|&(i, l)| label(c, i, l).to_string()).collect();
-            *out.entry(key).or_default() += d;
         }
         Ok(out)
     }
@@ -267,19 +313,23 @@ impl Cube {
         let top = if r2.at >= self.now() { self.levels.iter().filter_map(|l| l.visible_to.map(|v| v * l.spec.granularity_ns)).max().unwrap_or(r2.at).max(r2.at) } else { r2.at };
         let (cover_begin, cover) = if matches!(req.agg, Agg::Min | Agg::Max) { self.cover(if zero_start { 0 } else { r1.at }, top) } else { (r1.at, Vec::new()) };
         let extremes = matches!(req.agg, Agg::Min | Agg::Max).then(|| (req.agg == Agg::Max, cover.as_slice()));
-        let sums = self.groups(&plans.0, r1, r2, zero_start, extremes)?;
-        let rows: Vec<Row> = match &plans.1 {
-            None => sums.into_iter().map(|(group, v)| Row { group, value: v as f64 }).collect(),
+        let mut labels = Labels::default();
+        let sums = self.groups(&plans.0, r1, r2, zero_start, extremes, &mut labels)?;
+        let mut keyed: Vec<(GroupKey, f64)> = match &plans.1 {
+            None => sums.into_iter().map(|(k, v)| (k, v as f64)).collect(),
             Some(cp) => {
-                let counts = self.groups(cp, r1, r2, zero_start, None)?;
-                counts.into_iter().filter(|(_, n)| *n != 0).map(|(g, n)| Row { value: *sums.get(&g).unwrap_or(&0) as f64 / n as f64, group: g }).collect()
+                let counts = self.groups(cp, r1, r2, zero_start, None, &mut labels)?;
+                counts.into_iter().filter(|(_, n)| *n != 0).map(|(k, n)| (k, *sums.get(&k).unwrap_or(&0) as f64 / n as f64)).collect()
             }
         };
-        let mut rows = rows;
-        rows.sort_by(|a, b| b.value.total_cmp(&a.value).then_with(|| a.group.cmp(&b.group)));
+        // By decreasing value, then group labels; labels are made only for the rows kept.
+        let nby = plans.0.by.len();
+        let strs = |k: &GroupKey| k[..nby].iter().map(|&id| labels.text[id as usize]).collect::<Vec<&str>>();
+        keyed.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| strs(&a.0).cmp(&strs(&b.0))));
         if let Some(k) = req.top {
-            rows.truncate(k);
+            keyed.truncate(k);
         }
+        let rows: Vec<Row> = keyed.iter().map(|(k, v)| Row { group: strs(k).into_iter().map(str::to_string).collect(), value: *v }).collect();
         let g = |r: Resolved| self.levels[r.level].spec.granularity_ns;
         if extremes.is_some() {
             let begin = cover_begin.max(r1.at).min(r2.at);

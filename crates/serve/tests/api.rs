@@ -23,7 +23,7 @@ fn fixture() -> &'static Fixture {
         let dir = tempfile::tempdir().unwrap();
         let cfg = synth::SynthConfig { cpus: 2, events: 30_000, seed: 7, ..Default::default() };
         let s = synth::generate(&cfg, dir.path()).unwrap();
-        let (c, _) = cube::build_from_trace(&s.trace_dir, &cube::BuildOptions { config: cube::CubeConfig::fine(), threads: 1 }).unwrap();
+        let (c, _) = cube_feed::build_from_trace(&s.trace_dir, &cube_feed::BuildOptions { config: cube::CubeConfig::fine(), threads: 1, ..Default::default() }).unwrap();
         let cube = Arc::new(RwLock::new(c));
         let server = serve::spawn("127.0.0.1:0".parse().unwrap(), cube.clone(), false).unwrap();
         Fixture { cube, server, _dir: dir }

@@ -7,5 +7,6 @@ pub mod demo;
 pub mod dump;
 pub mod export;
 pub mod info;
+pub mod progress;
 pub mod serve;
 pub mod synth;
