@@ -106,6 +106,23 @@ impl Dimension {
         NodeId(c)
     }
 
+    /// The members at `level` (`all` for level 0), in creation order.
+    pub fn members_at(&self, level: u8) -> Vec<NodeId> {
+        (0..self.nodes.len() as u32).filter(|&i| self.nodes[i as usize].level == level).map(NodeId).collect()
+    }
+
+    /// The labels from the level below `all` down to the member (empty for `all`).
+    pub fn labels(&self, n: NodeId) -> Vec<&str> {
+        let mut v = Vec::new();
+        let mut c = n.0;
+        while c != 0 {
+            v.push(&*self.nodes[c as usize].label);
+            c = self.nodes[c as usize].parent;
+        }
+        v.reverse();
+        v
+    }
+
     /// `a > b > c` path of a member.
     pub fn path(&self, n: NodeId) -> String {
         let mut v = Vec::new();
@@ -169,6 +186,9 @@ mod tests {
         assert_eq!(d.ancestor(a, 3), d.ancestor(b, 3));
         assert_eq!(d.label(d.ancestor(a, 2)), "nginx");
         assert_eq!(d.path(b), "web > nginx > 10 > 12");
+        assert_eq!(d.labels(b), ["web", "nginx", "10", "12"]);
+        assert_eq!(d.members_at(4), [a, b, c]);
+        assert_eq!(d.members_at(0), [NodeId(0)]);
         let mut e = d.clone();
         e.reindex();
         assert_eq!(e.member(&["web", "nginx", "10", "11"]), a);

@@ -17,6 +17,9 @@ use crate::error::{CubeError, Result};
 use crate::schema::MetricId;
 use crate::time::format_duration;
 
+/// The most windows one query may ask for (`every`).
+pub const MAX_WINDOWS: u64 = 100_000;
+
 /// How cell values combine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -409,10 +412,11 @@ impl Cube {
         let windows = match req.every {
             Some(e) if e > 0 && t2 > t1 => {
                 let n = (t2 - t1).div_ceil(e);
-                if n > 100_000 {
+                if n > MAX_WINDOWS {
                     return Err(CubeError::Query(format!("{n} windows: use a larger --every")));
                 }
-                (0..n).map(|i| self.window(req, &plans, t1 + i * e, (t1 + (i + 1) * e).min(t2))).collect::<Result<_>>()?
+                // `(i + 1) * e` may pass u64::MAX on an unbounded range: saturate.
+                (0..n).map(|i| self.window(req, &plans, t1 + i * e, t1.saturating_add((i + 1).saturating_mul(e)).min(t2))).collect::<Result<_>>()?
             }
             _ => vec![self.window(req, &plans, t1, t2)?],
         };

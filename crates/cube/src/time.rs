@@ -64,11 +64,19 @@ pub fn parse_iso8601(s: &str) -> Result<u64> {
     let hh: u64 = tp.next().ok_or_else(bad)?.parse().map_err(|_| bad())?;
     let mm: u64 = tp.next().unwrap_or("0").parse().map_err(|_| bad())?;
     let sec = parse_duration(&format!("{}s", tp.next().unwrap_or("0")))?;
+    // Years past 9999 are typos; the arithmetic below is checked all the same (u64
+    // nanoseconds end in 2554).
+    if !(1..=9999).contains(&y) || hh > 23 || mm > 59 || sec > 60_999_999_999 {
+        return Err(bad());
+    }
     let days = days_from_civil(y, m, d);
     if days < 0 {
         return Err(bad());
     }
-    Ok(days as u64 * 86_400_000_000_000 + hh * 3_600_000_000_000 + mm * 60_000_000_000 + sec)
+    (days as u64)
+        .checked_mul(86_400_000_000_000)
+        .and_then(|v| v.checked_add(hh * 3_600_000_000_000 + mm * 60_000_000_000 + sec))
+        .ok_or_else(bad)
 }
 
 /// Parses an instant: absolute ns (`1700000000000000000`), ISO-8601, or an offset
@@ -114,5 +122,9 @@ mod tests {
         assert_eq!(parse_instant("42", 100).unwrap(), 42);
         assert_eq!(parse_instant("1970-01-02T00:00:01.5Z", 0).unwrap(), 86_401_500_000_000);
         assert_eq!(parse_iso8601("2000-03-01T00:00:00Z").unwrap() / 1_000_000_000, 951_868_800);
+        // Out of range: an error, not an overflow.
+        assert!(parse_iso8601("9999-01-01T00:00:00Z").is_err());
+        assert!(parse_iso8601("99999999999-01-01T00:00:00Z").is_err());
+        assert!(parse_iso8601("2024-01-01T25:00:00Z").is_err());
     }
 }

@@ -32,6 +32,10 @@ enum Command {
     Cube(cmd::cube::CubeArgs),
     /// Query a cube: point, range, top-k, windows, roll-up, drill-down, slice, dice.
     Query(cmd::cube::QueryArgs),
+    /// Export analysis results (of a TRACE) or series (of a cube) as Parquet, CSV or JSON.
+    Export(cmd::export::ExportArgs),
+    /// Serve a cube: HTTP/JSON API (`/api/openapi.json`) and a web page of charts.
+    Serve(cmd::serve::ServeArgs),
     /// Write a realistic synthetic LTTng kernel trace and its true statistics.
     Synth(cmd::synth::SynthArgs),
     /// The built-in example: synthesize a small kernel trace and analyse it.
@@ -54,6 +58,8 @@ fn main() {
         Command::Bench(a) => cmd::analyze::bench(a),
         Command::Cube(a) => cmd::cube::run(a),
         Command::Query(a) => cmd::cube::query(a),
+        Command::Export(a) => cmd::export::run(a),
+        Command::Serve(a) => cmd::serve::run(a),
         Command::Synth(a) => cmd::synth::run(a),
         Command::Demo(a) => cmd::demo::run(a),
     };

@@ -17,6 +17,9 @@ pub struct DemoArgs {
     /// Keep the trace in this directory instead of a temporary one.
     #[arg(long)]
     pub keep: Option<std::path::PathBuf>,
+    /// Also save the demo's cube in this directory (then `tracecube serve DIR`).
+    #[arg(long)]
+    pub cube: Option<std::path::PathBuf>,
 }
 
 /// Runs `demo`.
@@ -72,11 +75,15 @@ pub fn run(a: DemoArgs) -> Result<()> {
         }
     }
     let t0 = std::time::Instant::now();
-    let (c, _) = cube_feed::build_from_trace(&s.trace_dir, &cube_feed::BuildOptions { config: cube::CubeConfig::fine(), ..Default::default() })?;
+    let (mut c, _) = cube_feed::build_from_trace(&s.trace_dir, &cube_feed::BuildOptions { config: cube::CubeConfig::fine(), ..Default::default() })?;
     println!("4. built the statistics cube in {:.2?}; a few queries:", t0.elapsed());
     for line in cube::cli::demo_queries(&c)?.lines() {
         println!("   {line}");
     }
-    println!("Try: tracecube info DIR, tracecube dump DIR | head, tracecube analyze DIR -a cpu, with --keep DIR to keep the trace.");
+    if let Some(dir) = &a.cube {
+        cube::save(&mut c, dir).with_context(|| format!("saving the cube to {}", dir.display()))?;
+        println!("5. saved the cube to {}: tracecube serve {0} shows it in a browser", dir.display());
+    }
+    println!("Try: tracecube info DIR, tracecube dump DIR | head, tracecube analyze DIR -a cpu, with --keep DIR to keep the trace; --cube DIR keeps the cube for tracecube serve.");
     Ok(())
 }

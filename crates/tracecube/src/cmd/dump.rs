@@ -13,9 +13,16 @@ use ctf::trace::TraceSet;
 pub struct DumpArgs {
     /// Trace directory (searched recursively for `metadata` files).
     pub trace: PathBuf,
-    /// Human-readable text instead of JSON lines.
+    /// Human-readable text instead of JSON lines (same as `--format text`).
     #[arg(long)]
     pub text: bool,
+    /// Output format: json (JSON lines, default), text, or parquet (one table per
+    /// event class in the `--output` directory, for DuckDB and friends).
+    #[arg(long, default_value = "json")]
+    pub format: String,
+    /// Output directory of `--format parquet`.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
 }
 
 /// Arguments of `print`.
@@ -27,13 +34,19 @@ pub struct PrintArgs {
 
 impl From<PrintArgs> for DumpArgs {
     fn from(p: PrintArgs) -> Self {
-        DumpArgs { trace: p.trace, text: true }
+        DumpArgs { trace: p.trace, text: true, format: "text".into(), output: None }
     }
 }
 
 /// Runs `dump`: every item in time order to stdout; a decoding error ends the output
 /// after everything decoded before it, and is returned.
-pub fn run(a: DumpArgs) -> Result<()> {
+pub fn run(mut a: DumpArgs) -> Result<()> {
+    match a.format.as_str() {
+        "json" => {}
+        "text" => a.text = true,
+        "parquet" => return parquet(&a),
+        f => anyhow::bail!("unknown format {f:?} (json, text or parquet)"),
+    }
     let set = TraceSet::open(&a.trace)?;
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
@@ -81,6 +94,20 @@ pub fn run(a: DumpArgs) -> Result<()> {
     w.write_all(&buf).context("writing output")?;
     w.flush().context("writing output")?;
     result
+}
+
+/// `dump --format parquet`: one Parquet file per event class.
+fn parquet(a: &DumpArgs) -> Result<()> {
+    let dir = a.output.as_ref().ok_or_else(|| anyhow::anyhow!("--format parquet needs --output DIR (one file per event class)"))?;
+    let set = TraceSet::open(&a.trace)?;
+    let rep = export::events::export_events(&set, dir, export::Format::Parquet)?;
+    for (name, path, rows) in &rep.tables {
+        eprintln!("{rows:>9} rows  {name}  {}", path.display());
+    }
+    if rep.lost_values > 0 {
+        eprintln!("warning: {} values did not fit their column's type and are null", rep.lost_values);
+    }
+    Ok(())
 }
 
 /// Babeltrace's warning for a discarded-events or lost-packets notice (the text view

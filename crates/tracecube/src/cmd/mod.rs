@@ -5,6 +5,8 @@ pub mod count;
 pub mod cube;
 pub mod demo;
 pub mod dump;
+pub mod export;
 pub mod info;
 pub mod progress;
+pub mod serve;
 pub mod synth;

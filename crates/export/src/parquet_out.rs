@@ -1,0 +1,195 @@
+//! Parquet files through the `parquet` crate's column writers (no Arrow: it would
+//! triple the build for nothing these flat tables need). Every column is OPTIONAL;
+//! types: signed → INT64, unsigned → INT64 annotated `UINT_64`, floats → DOUBLE,
+//! text → BYTE_ARRAY annotated `STRING`, booleans → BOOLEAN; a column with only
+//! nulls in the first batch is STRING. Snappy-compressed, one row group per batch.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+use parquet::basic::{Compression, LogicalType, Repetition, Type as Physical};
+use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
+use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::Type;
+
+use crate::table::{Table, Value, Values};
+use crate::{ExportError, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Int,
+    UInt,
+    Float,
+    Text,
+    Bool,
+}
+
+fn kind_of(v: &Values) -> Kind {
+    match v {
+        Values::Int(_) => Kind::Int,
+        Values::UInt(_) => Kind::UInt,
+        Values::Float(_) => Kind::Float,
+        Values::Bool(_) => Kind::Bool,
+        Values::Text(_) | Values::Unknown(_) => Kind::Text,
+    }
+}
+
+fn err(path: &Path) -> impl FnOnce(parquet::errors::ParquetError) -> ExportError + '_ {
+    move |e| ExportError::Parquet { path: path.into(), reason: e.to_string() }
+}
+
+/// A Parquet file whose columns are those of its first batch.
+pub(crate) struct ParquetOut {
+    w: SerializedFileWriter<File>,
+    cols: Vec<(String, Kind)>,
+}
+
+impl ParquetOut {
+    /// Starts a file with the columns (and types) of `first`.
+    pub(crate) fn new(file: File, first: &Table, path: &Path) -> Result<ParquetOut> {
+        let cols: Vec<(String, Kind)> = first.columns.iter().map(|c| (c.name.clone(), kind_of(&c.values))).collect();
+        let fields = cols
+            .iter()
+            .map(|(name, k)| {
+                let (phys, logical) = match k {
+                    Kind::Int => (Physical::INT64, Some(LogicalType::Integer { bit_width: 64, is_signed: true })),
+                    Kind::UInt => (Physical::INT64, Some(LogicalType::Integer { bit_width: 64, is_signed: false })),
+                    Kind::Float => (Physical::DOUBLE, None),
+                    Kind::Text => (Physical::BYTE_ARRAY, Some(LogicalType::String)),
+                    Kind::Bool => (Physical::BOOLEAN, None),
+                };
+                Type::primitive_type_builder(name, phys).with_repetition(Repetition::OPTIONAL).with_logical_type(logical).build().map(Arc::new)
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(err(path))?;
+        let schema = Arc::new(Type::group_type_builder("schema").with_fields(fields).build().map_err(err(path))?);
+        let props = Arc::new(WriterProperties::builder().set_compression(Compression::SNAPPY).set_created_by("tracecube".into()).build());
+        let w = SerializedFileWriter::new(file, schema, props).map_err(err(path))?;
+        Ok(ParquetOut { w, cols })
+    }
+
+    /// The file's column names.
+    pub(crate) fn column_names(&self) -> Vec<String> {
+        self.cols.iter().map(|(n, _)| n.clone()).collect()
+    }
+
+    /// Writes `t` as one row group (its columns matched by name; missing ones null;
+    /// a value of another type than the column's is written as text in a text
+    /// column, else null).
+    pub(crate) fn write(&mut self, t: &Table, path: &Path) -> Result<()> {
+        if t.rows() == 0 {
+            return Ok(());
+        }
+        let n = t.rows();
+        let mut rg = self.w.next_row_group().map_err(err(path))?;
+        for (name, kind) in &self.cols {
+            let Some(mut col) = rg.next_column().map_err(err(path))? else { break };
+            let src = t.columns.iter().find(|c| &c.name == name).map(|c| &c.values);
+            let get = |r: usize| src.map_or(Value::Null, |v| v.get(r));
+            let mut defs = Vec::with_capacity(n);
+            match kind {
+                Kind::Int | Kind::UInt => {
+                    let mut vals = Vec::with_capacity(n);
+                    for r in 0..n {
+                        let x = match get(r) {
+                            Value::Int(x) => Some(x),
+                            // Unsigned values keep their bits (UINT_64 annotation).
+                            Value::UInt(x) => Some(x as i64),
+                            _ => None,
+                        };
+                        defs.push(x.is_some() as i16);
+                        vals.extend(x);
+                    }
+                    col.typed::<Int64Type>().write_batch(&vals, Some(&defs), None).map_err(err(path))?;
+                }
+                Kind::Float => {
+                    let mut vals = Vec::with_capacity(n);
+                    for r in 0..n {
+                        let x = match get(r) {
+                            Value::Float(x) => Some(x),
+                            Value::Int(x) => Some(x as f64),
+                            Value::UInt(x) => Some(x as f64),
+                            _ => None,
+                        };
+                        defs.push(x.is_some() as i16);
+                        vals.extend(x);
+                    }
+                    col.typed::<DoubleType>().write_batch(&vals, Some(&defs), None).map_err(err(path))?;
+                }
+                Kind::Bool => {
+                    let mut vals = Vec::with_capacity(n);
+                    for r in 0..n {
+                        let x = match get(r) {
+                            Value::Bool(x) => Some(x),
+                            _ => None,
+                        };
+                        defs.push(x.is_some() as i16);
+                        vals.extend(x);
+                    }
+                    col.typed::<BoolType>().write_batch(&vals, Some(&defs), None).map_err(err(path))?;
+                }
+                Kind::Text => {
+                    let mut vals = Vec::with_capacity(n);
+                    for r in 0..n {
+                        let x = match get(r) {
+                            Value::Null => None,
+                            Value::Text(s) => Some(s),
+                            Value::Int(x) => Some(x.to_string()),
+                            Value::UInt(x) => Some(x.to_string()),
+                            Value::Float(x) => Some(x.to_string()),
+                            Value::Bool(x) => Some(x.to_string()),
+                        };
+                        defs.push(x.is_some() as i16);
+                        vals.extend(x.map(|s| ByteArray::from(s.into_bytes())));
+                    }
+                    col.typed::<ByteArrayType>().write_batch(&vals, Some(&defs), None).map_err(err(path))?;
+                }
+            }
+            col.close().map_err(err(path))?;
+        }
+        rg.close().map_err(err(path))?;
+        Ok(())
+    }
+
+    /// Writes the footer.
+    pub(crate) fn finish(self, path: &Path) -> Result<()> {
+        self.w.close().map_err(err(path))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    use crate::sink::{write_table, Format, TableFile};
+    use crate::table::{Table, Value};
+
+    #[test]
+    fn types_nulls_and_batches_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = Table::new("t");
+        t.push_row([("i", Value::Int(-5)), ("u", Value::UInt(u64::MAX)), ("f", Value::Float(0.5)), ("s", Value::Text("é".into())), ("b", Value::Bool(true)), ("n", Value::Null)]);
+        t.push_row([("i", Value::Null), ("u", Value::UInt(7)), ("s", Value::Null)]);
+        let mut f = TableFile::create(dir.path(), "t", Format::Parquet).unwrap();
+        f.write(&t).unwrap();
+        let mut more = t.emptied();
+        more.push_row([("i", Value::Int(9)), ("n", Value::UInt(3))]);
+        f.write(&more).unwrap();
+        let path = f.finish().unwrap();
+        let r = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+        assert_eq!(r.metadata().num_row_groups(), 2);
+        assert_eq!(r.metadata().file_metadata().num_rows(), 3);
+        let rows: Vec<String> = r.get_row_iter(None).unwrap().map(|row| row.unwrap().to_string()).collect();
+        assert_eq!(rows[0], "{i: -5, u: 18446744073709551615, f: 0.5, s: \"é\", b: true, n: null}");
+        assert_eq!(rows[1], "{i: null, u: 7, f: null, s: null, b: null, n: null}");
+        // `n` was all null in the first batch, so it is text.
+        assert_eq!(rows[2], "{i: 9, u: null, f: null, s: null, b: null, n: \"3\"}");
+        let empty = write_table(dir.path(), &t.emptied(), Format::Parquet).unwrap();
+        let r = SerializedFileReader::new(std::fs::File::open(&empty).unwrap()).unwrap();
+        assert_eq!(r.metadata().file_metadata().num_rows(), 0);
+        assert_eq!(r.metadata().file_metadata().schema_descr().num_columns(), 6);
+    }
+}

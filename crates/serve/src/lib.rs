@@ -1,0 +1,119 @@
+//! The tracecube server (requirements C7, E4): an HTTP/JSON API over a statistics
+//! [`cube::Cube`] and a web page of charts, with its assets embedded in the binary.
+//!
+//! Where it sits: above `cube` only (it knows no trace). `tracecube serve FILE.cube`
+//! serves a saved cube; `tracecube live ... --serve` serves the cube it is filling,
+//! shared behind a lock ([`SharedCube`]): queries take a read lock.
+//!
+//! Endpoints (described by the OpenAPI document served at `/api/openapi.json`):
+//!
+//! | path | answer |
+//! | --- | --- |
+//! | `GET /api/query?metric=M&agg=&at=&range=&last=&by=&where=&top=&every=` | what `tracecube query --format json` prints for the same arguments (`by` and `where` repeatable) |
+//! | `GET /api/metrics` | the metrics, their finest levels and aggregates |
+//! | `GET /api/dimensions` | the dimensions and their levels |
+//! | `GET /api/members?dim=D&level=L&within=LEVEL=LABEL` | the members of a dimension at a level (the tree, level by level) |
+//! | `GET /api/info` | time span, `now`, tilted-frame levels, updates, live or not |
+//! | `GET /` | the web page |
+//!
+//! A bad request gets a 4xx answer `{"error": "what is wrong"}`; a handler never
+//! panics on input (and a panic would still only fail its own request).
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod api;
+mod assets;
+mod params;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, RwLock};
+
+use axum::routing::get;
+use axum::Router;
+
+pub use params::{MAX_TOP, MAX_WINDOWS};
+
+/// A cube shared between the thread that fills it (live mode) and the server.
+pub type SharedCube = Arc<RwLock<cube::Cube>>;
+
+/// What every handler sees.
+#[derive(Clone)]
+pub(crate) struct AppState {
+    pub cube: SharedCube,
+    pub live: bool,
+}
+
+/// The application: API routes, the page and its assets. `live: true` tells the page
+/// to refresh on its own.
+pub fn router(cube: SharedCube, live: bool) -> Router {
+    Router::new()
+        .route("/", get(assets::index))
+        .route("/assets/{file}", get(assets::asset))
+        .route("/api/openapi.json", get(assets::openapi))
+        .route("/api/query", get(api::query))
+        .route("/api/metrics", get(api::metrics))
+        .route("/api/dimensions", get(api::dimensions))
+        .route("/api/members", get(api::members))
+        .route("/api/info", get(api::info))
+        .fallback(api::not_found)
+        .with_state(AppState { cube, live })
+}
+
+/// A server running on its own thread; see [`spawn`].
+pub struct ServerHandle {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<std::io::Result<()>>>,
+}
+
+impl ServerHandle {
+    /// The address the server listens on (with the port chosen when asked for 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops accepting connections, lets the open ones finish, and waits for the
+    /// server thread.
+    pub fn shutdown(mut self) -> anyhow::Result<()> {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        self.join()
+    }
+
+    /// Waits until the server stops (it runs until [`ServerHandle::shutdown`] or
+    /// the end of the process; `tracecube serve` waits here).
+    pub fn join(mut self) -> anyhow::Result<()> {
+        match self.thread.take().map(|t| t.join()) {
+            Some(Ok(r)) => Ok(r?),
+            Some(Err(_)) => anyhow::bail!("the server thread panicked"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Binds `addr` and serves [`router`] on a background thread with its own tokio
+/// runtime. Dropping the handle leaves the server running until the process ends.
+pub fn spawn(addr: SocketAddr, cube: SharedCube, live: bool) -> anyhow::Result<ServerHandle> {
+    let listener = std::net::TcpListener::bind(addr).map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+    listener.set_nonblocking(true)?;
+    let local = listener.local_addr()?;
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("tracecube-http").enable_io().build()?;
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let app = router(cube, live);
+    let thread = std::thread::Builder::new().name("tracecube-serve".into()).spawn(move || {
+        rt.block_on(async move {
+            let l = tokio::net::TcpListener::from_std(listener)?;
+            axum::serve(l, app)
+                .with_graceful_shutdown(async move {
+                    // A dropped handle (sender gone without a message) keeps serving.
+                    if rx.await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                })
+                .await
+        })
+    })?;
+    Ok(ServerHandle { addr: local, stop: Some(tx), thread: Some(thread) })
+}

@@ -1,0 +1,26 @@
+//! `tracecube serve`: the HTTP/JSON API and the web page over a saved cube.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use anyhow::{Context, Result};
+
+/// Arguments of `serve`.
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Cube directory (made by `cube build`).
+    pub cube: PathBuf,
+    /// Address to listen on; localhost unless told otherwise (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:8321")]
+    pub addr: SocketAddr,
+}
+
+/// Runs `serve` until the process is stopped.
+pub fn run(a: ServeArgs) -> Result<()> {
+    let c = cube::open(&a.cube).with_context(|| format!("opening the cube {}", a.cube.display()))?;
+    let server = serve::spawn(a.addr, Arc::new(RwLock::new(c)), false)?;
+    // One line, flushed, that scripts (and the tests) read to find the port.
+    println!("serving {} on http://{}/ (API: /api/openapi.json)", a.cube.display(), server.local_addr());
+    server.join()
+}

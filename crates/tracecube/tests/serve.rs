@@ -1,0 +1,66 @@
+//! `tracecube serve` answers what `tracecube query --format json` prints, and
+//! refuses bad queries with a 400 and a message.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tracecube"))
+}
+
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `GET target` → (status, body), HTTP/1.1 with `Connection: close`.
+fn get(addr: &str, target: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(s, "GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    assert!(!head.to_ascii_lowercase().contains("chunked"), "small answers come whole");
+    (head.split(' ').nth(1).unwrap().parse().unwrap(), body.to_string())
+}
+
+#[test]
+fn serve_answers_equal_query_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace");
+    assert!(bin().args(["synth", "--cpus", "2", "--events", "20000", "--seed", "5", "-o"]).arg(&trace).status().unwrap().success());
+    let cube = dir.path().join("c.cube");
+    let out = bin().args(["cube", "build"]).arg(&trace).arg("-o").arg(&cube).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut child = bin().arg("serve").arg(&cube).args(["--addr", "127.0.0.1:0"]).stdout(Stdio::piped()).spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let _server = Server(child);
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).unwrap();
+    let addr = line.split("http://").nth(1).and_then(|s| s.split('/').next()).unwrap_or_else(|| panic!("{line}")).to_string();
+
+    for (query, args) in [
+        ("metric=cpu_time&by=process:tid&top=5", &["--metric", "cpu_time", "--by", "process:tid", "--top", "5"][..]),
+        ("metric=events&by=operation:kind&every=100ms", &["--metric", "events", "--by", "operation:kind", "--every", "100ms"]),
+        ("metric=bytes_read&by=file:d1&where=process:name=rustc,bash&range=%2B0s..%2B1s", &["--metric", "bytes_read", "--by", "file:d1", "--where", "process:name=rustc,bash", "--range", "+0s..+1s"]),
+        ("metric=bytes_written&agg=avg&last=500ms", &["--metric", "bytes_written", "--agg", "avg", "--last", "500ms"]),
+    ] {
+        let out = bin().arg("query").arg(&cube).args(args).args(["--format", "json"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let want: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let (status, body) = get(&addr, &format!("/api/query?{query}"));
+        assert_eq!(status, 200, "{query}: {body}");
+        let got: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(got, want, "{query}");
+        let rows: usize = want["windows"].as_array().unwrap().iter().map(|w| w["rows"].as_array().unwrap().len()).sum();
+        assert!(rows > 0 || query.contains("where"), "{query}: some rows");
+    }
+    let (status, body) = get(&addr, "/api/query?metric=cpu_tme");
+    assert_eq!(status, 400);
+    assert!(body.contains("no metric \\\"cpu_tme\\\""), "{body}");
+}
