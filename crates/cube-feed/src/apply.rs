@@ -5,7 +5,7 @@
 //! Semantics, as `analysis`'s `count`, `cpu` and `io` (so that a cube range equals the
 //! analyses' difference of prefixes, see `tests/exactness.rs`):
 //! * `events`: 1 per event, by operation and CPU — added per frame from the log's
-//!   counts (at the frame's last event, so the cube's span is the events' span);
+//!   counts (at the frame's first event; the cube's span is the events' span);
 //! * `cpu_ns`: time a non-idle thread was switched in, by thread and CPU. At a
 //!   `sched_switch` the switched-out thread gets the time since it was switched in;
 //!   when the stream crosses a finest-frame boundary, every running thread is credited
@@ -395,12 +395,20 @@ impl Applier {
         Ok(())
     }
 
-    /// Adds a frame's event counts at the frame's last event.
+    /// Adds a frame's event counts at the frame's first event, and extends the cube's
+    /// span to its last (so that the cube's span is the events' span however the
+    /// events were cut into logs).
     fn frame_counts(&mut self, cube: &mut Cube, log: &SliceLog, block: usize) -> Result<()> {
+        let b = log.blocks[block];
+        let r = self.add_counts(cube, log, b);
+        cube.observe(b.last as u64)?;
+        r
+    }
+
+    fn add_counts(&mut self, cube: &mut Cube, log: &SliceLog, b: crate::log::Block) -> Result<()> {
         if self.m_events.is_empty() {
             return Ok(());
         }
-        let b = log.blocks[block];
         let n_streams = self.streams.len().max(1);
         for &(slot, n) in &log.counts[b.start as usize..b.end as usize] {
             let (cpu, op) = match self.ev_nodes.get(slot as usize).copied().flatten() {
@@ -417,7 +425,7 @@ impl Applier {
                     (cpu, op)
                 }
             };
-            self.update(cube, b.last, |a| &mut a.m_events, [self.machine.0, cpu.0, 0, 0, op.0], Delta { sum: i64::from(n), updates: i64::from(n), each: 1 })?;
+            self.update(cube, b.first, |a| &mut a.m_events, [self.machine.0, cpu.0, 0, 0, op.0], Delta { sum: i64::from(n), updates: i64::from(n), each: 1 })?;
         }
         Ok(())
     }

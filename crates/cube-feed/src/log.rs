@@ -75,6 +75,8 @@ pub struct Block {
     pub start: u32,
     /// End of the range.
     pub end: u32,
+    /// Timestamp of the frame's first event in this log.
+    pub first: i64,
     /// Timestamp of the frame's last event in this log.
     pub last: i64,
 }
@@ -163,7 +165,7 @@ impl SliceLog {
             self.block_open = true;
             self.facts.push(Fact::Frame { t, prev: self.last, block: self.blocks.len() as u32 });
             let start = self.counts.len() as u32;
-            self.blocks.push(Block { start, end: start, last: t });
+            self.blocks.push(Block { start, end: start, first: t, last: t });
             self.frame_end = t.div_euclid(self.g0).saturating_mul(self.g0).saturating_add(self.g0);
         }
         self.last = Some(t);
@@ -254,7 +256,7 @@ impl SliceLog {
                 Fact::OtherEntry { .. } | Fact::Exit { .. } => {}
             }
         }
-        self.blocks.extend(later.blocks.iter().map(|b| Block { start: b.start + counts0, end: b.end + counts0, last: b.last }));
+        self.blocks.extend(later.blocks.iter().map(|b| Block { start: b.start + counts0, end: b.end + counts0, ..*b }));
         self.counts.extend(later.counts);
         for (slot, cpu) in later.slot_cpu {
             self.slot_cpu.entry(slot).or_insert(cpu);

@@ -75,6 +75,8 @@ fn check(set: &ctf::trace::TraceSet, rounds: usize, what: &str) {
     let (cube, rep) = build_from_set(set, &BuildOptions { config: common::config(), threads: 1, ..Default::default() }).unwrap();
     assert!(rep.events > 0, "{what}: events");
     let (first, last) = cube.span().unwrap();
+    let Report::Count(all) = analyze(set, AnalysisKind::Count, None, None) else { unreachable!() };
+    assert_eq!((Some(first as i64), Some(last as i64)), (all.begin_ns, all.end_ns), "{what}: the cube's span is the events' span");
     // Whole trace: the cube equals the analyses.
     let end = last / MS * MS + MS;
     let full = prefix(set, last + 1);

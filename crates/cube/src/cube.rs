@@ -92,6 +92,18 @@ impl Cube {
         Ok(())
     }
 
+    /// Records that the data reaches time `t` without an update (the span grows, frames
+    /// ending at or before `t` close). Times must not decrease.
+    pub fn observe(&mut self, t: u64) -> Result<()> {
+        if t >= self.frame_end {
+            self.advance(t)?;
+        }
+        if let Some(s) = &mut self.span {
+            s.1 = s.1.max(t);
+        }
+        Ok(())
+    }
+
     /// Moves time to `t`: closes every finest frame ending at or before `t`.
     pub fn advance(&mut self, t: u64) -> Result<()> {
         let g0 = self.levels[0].spec.granularity_ns;
