@@ -138,6 +138,22 @@ impl KernelFeed {
         }
     }
 
+    /// Adapts the feed to a set whose metadata or streams changed (a live session:
+    /// new event classes, new streams appended after the existing ones). Per-stream
+    /// state is kept by stream index; stream `i` must still be the same stream.
+    pub fn relayout(&mut self, set: &TraceSet) {
+        self.layout = Layout::new(set);
+        if self.streams.len() < set.streams.len() {
+            self.streams.resize(set.streams.len(), StreamState::default());
+        }
+        self.ev_nodes = vec![None; self.layout.names.len() * self.streams.len().max(1)];
+    }
+
+    /// Streams the feed keeps state for.
+    pub fn stream_count(&self) -> usize {
+        self.streams.len()
+    }
+
     fn update(&mut self, cube: &mut Cube, t: i64, metrics: &[MetricId], ctx: [u32; 5], delta: i64) -> Result<()> {
         for &m in metrics {
             let metric = &cube.schema.metrics[m.0 as usize];
