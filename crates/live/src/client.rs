@@ -29,6 +29,8 @@ pub enum Metadata {
     NoNew,
     /// The session is gone.
     Hup,
+    /// The relay no longer knows the stream (closed: all its metadata was sent).
+    Closed,
 }
 
 /// What `GET_PACKET` gave.
@@ -205,6 +207,7 @@ impl Client {
                 Ok(Metadata::Data(self.recv(Command::GetMetadata, len as usize)?))
             }
             2 => Ok(Metadata::NoNew),
+            3 => Ok(Metadata::Closed),
             4 => Ok(Metadata::Hup),
             s => Err(self.protocol(Command::GetMetadata, format!("stream {stream}: status {s}"))),
         }

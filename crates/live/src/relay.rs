@@ -225,7 +225,8 @@ fn attach_and_follow(
         }
         if need_meta {
             need_meta = false;
-            for m in &meta {
+            let mut gone = Vec::new();
+            for (mi, m) in meta.iter().enumerate() {
                 let tid = traces[&m.path];
                 loop {
                     match c.metadata(m.id)? {
@@ -240,9 +241,16 @@ fn attach_and_follow(
                                 tx.send(Msg::Metadata { trace: tid, bytes: b[skip..].to_vec() }).map_err(closed)?;
                             }
                         }
+                        Metadata::Closed | Metadata::Hup => {
+                            gone.push(mi);
+                            break;
+                        }
                         _ => break,
                     }
                 }
+            }
+            for mi in gone.into_iter().rev() {
+                meta.remove(mi);
             }
         }
         let mut progressed = false;

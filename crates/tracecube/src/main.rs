@@ -32,6 +32,12 @@ enum Command {
     Cube(cmd::cube::CubeArgs),
     /// Query a cube: point, range, top-k, windows, roll-up, drill-down, slice, dice.
     Query(cmd::cube::QueryArgs),
+    /// Follow a live source into the cube: an LTTng relay daemon's session
+    /// (`net://HOST/host/HOSTNAME/SESSION`; `--list net://HOST` lists them) or a trace
+    /// directory being written; periodic summary, optional `--serve ADDR`.
+    Live(cmd::live::LiveArgs),
+    /// Feed a trace through the live pipeline at its own pace, or `--speed X` faster.
+    Replay(cmd::live::ReplayArgs),
     /// Write a realistic synthetic LTTng kernel trace and its true statistics.
     Synth(cmd::synth::SynthArgs),
     /// The built-in example: synthesize a small kernel trace and analyse it.
@@ -54,6 +60,8 @@ fn main() {
         Command::Bench(a) => cmd::analyze::bench(a),
         Command::Cube(a) => cmd::cube::run(a),
         Command::Query(a) => cmd::cube::query(a),
+        Command::Live(a) => cmd::live::run(a),
+        Command::Replay(a) => cmd::live::replay(a),
         Command::Synth(a) => cmd::synth::run(a),
         Command::Demo(a) => cmd::demo::run(a),
     };

@@ -6,4 +6,5 @@ pub mod cube;
 pub mod demo;
 pub mod dump;
 pub mod info;
+pub mod live;
 pub mod synth;
