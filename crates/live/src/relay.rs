@@ -69,6 +69,8 @@ struct Delivered {
     next_offset: u64,
     packets: u64,
     last_ts_end: Option<u64>,
+    /// The pipeline was told the stream ended.
+    ended: bool,
 }
 
 struct Followed {
@@ -89,10 +91,11 @@ pub fn follow(opts: &RelayOptions, tx: &Sender<Msg>, stop: &AtomicBool) -> Resul
     let mut rep = RelayReport::default();
     let mut delivered: HashMap<String, Delivered> = HashMap::new();
     let mut traces: HashMap<String, u64> = HashMap::new();
-    let mut meta_sent: HashMap<String, u64> = HashMap::new();
+    let mut meta_store: HashMap<String, Vec<u8>> = HashMap::new();
+    let mut generation = 0u64;
     let mut first = true;
     loop {
-        let r = attach_and_follow(opts, tx, stop, &mut rep, &mut delivered, &mut traces, &mut meta_sent, first);
+        let r = attach_and_follow(opts, tx, stop, &mut rep, &mut delivered, &mut traces, &mut meta_store, &mut generation, first);
         first = false;
         match r {
             Ok(Outcome::Ended) | Ok(Outcome::Stopped) => return Ok(rep),
@@ -135,6 +138,19 @@ pub fn follow(opts: &RelayOptions, tx: &Sender<Msg>, stop: &AtomicBool) -> Resul
                 rep.losses.push(msg.clone());
                 let _ = tx.send(Msg::Notice(msg));
             }
+            Err(LiveError::NoSession { peer, host, name, known }) if !first => {
+                // The relay came back without the session (a restarted relay forgets
+                // its sessions): what the session traced after the loss is gone.
+                let msg = format!("relay {peer}: session {host}/{name} is gone after the reconnection (sessions now: {known}); {}", lost_after(&delivered));
+                rep.losses.push(msg.clone());
+                let _ = tx.send(Msg::Notice(msg));
+                for d in delivered.values_mut().filter(|d| !d.ended) {
+                    d.ended = true;
+                    let _ = tx.send(Msg::StreamEnd { stream: d.id });
+                }
+                let _ = tx.send(Msg::End);
+                return Ok(rep);
+            }
             Err(e) => return Err(e),
         }
     }
@@ -164,7 +180,8 @@ fn attach_and_follow(
     rep: &mut RelayReport,
     delivered: &mut HashMap<String, Delivered>,
     traces: &mut HashMap<String, u64>,
-    meta_sent: &mut HashMap<String, u64>,
+    meta_store: &mut HashMap<String, Vec<u8>>,
+    generation: &mut u64,
     first: bool,
 ) -> Result<Outcome> {
     // Metadata bytes received on this connection, per trace: after a reconnection to
@@ -177,23 +194,49 @@ fn attach_and_follow(
     c.create_viewer_session()?;
     let attached = c.attach(session.id)?;
     let peer = c.peer().to_string();
+    // After a reconnection: the same session (the relay stayed up) resends metadata
+    // we already have; a restarted relay's session with the same name is another
+    // session, whose traces and streams are new even where their paths repeat.
+    let mut prefetched: HashMap<u64, Vec<u8>> = HashMap::new();
+    if !first {
+        let mut same = attached.streams.iter().any(|s| s.metadata);
+        for m in attached.streams.iter().filter(|s| s.metadata) {
+            let mut buf = Vec::new();
+            while let Metadata::Data(b) = c.metadata(m.id)? {
+                if b.is_empty() {
+                    break;
+                }
+                buf.extend_from_slice(&b);
+            }
+            let old = meta_store.get(&format!("{generation}:{}", m.path));
+            same &= old.is_some_and(|o| {
+                let n = o.len().min(buf.len());
+                n > 0 && o[..n] == buf[..n]
+            });
+            prefetched.insert(m.id, buf);
+        }
+        if !same {
+            *generation += 1;
+        }
+    }
+    let gen = *generation;
     let closed = |_: crossbeam_channel::SendError<Msg>| LiveError::Protocol { peer: peer.clone(), cmd: "pipeline", msg: "the pipeline stopped".into() };
     let mut meta: Vec<StreamInfo> = Vec::new();
     let mut data: Vec<Followed> = Vec::new();
     let mut session_hup = false;
     let add = |v: Vec<StreamInfo>, meta: &mut Vec<StreamInfo>, data: &mut Vec<Followed>, traces: &mut HashMap<String, u64>, delivered: &mut HashMap<String, Delivered>| -> Result<()> {
         for s in v {
-            let tkey = s.path.clone();
+            let tkey = format!("{gen}:{}", s.path);
             let next_trace = traces.len() as u64;
             let tid = *traces.entry(tkey.clone()).or_insert_with(|| {
-                let _ = tx.send(Msg::Trace { trace: next_trace, dir: tkey.clone() });
+                let _ = tx.send(Msg::Trace { trace: next_trace, dir: s.path.clone() });
                 next_trace
             });
             if s.metadata {
                 meta.push(s);
                 continue;
             }
-            let key = format!("{}/{}", s.path, s.channel);
+            let key = format!("{gen}:{}/{}", s.path, s.channel);
             let n = delivered.len() as u64;
             if !delivered.contains_key(&key) {
                 delivered.insert(key.clone(), Delivered { id: n, ..Default::default() });
@@ -204,6 +247,22 @@ fn attach_and_follow(
         Ok(())
     };
     add(attached.streams, &mut meta, &mut data, traces, delivered)?;
+    if !first {
+        // Streams of the previous connection that did not come back are over; what
+        // they traced after their last packet received is lost.
+        let gone: Vec<String> = delivered.iter().filter(|(k, d)| !d.ended && !data.iter().any(|s| &s.key == *k)).map(|(k, _)| k.clone()).collect();
+        if !gone.is_empty() {
+            let sub: HashMap<String, Delivered> = gone.iter().map(|k| (k.clone(), delivered[k].clone())).collect();
+            let msg = format!("relay {peer}: streams of the previous connection did not come back; {}", lost_after(&sub));
+            rep.losses.push(msg.clone());
+            tx.send(Msg::Notice(msg)).map_err(closed)?;
+            for k in gone {
+                let d = delivered.get_mut(&k).expect("listed");
+                d.ended = true;
+                tx.send(Msg::StreamEnd { stream: d.id }).map_err(closed)?;
+            }
+        }
+    }
     let mut need_meta = true;
     let mut need_streams = data.is_empty();
     loop {
@@ -227,25 +286,36 @@ fn attach_and_follow(
             need_meta = false;
             let mut gone = Vec::new();
             for (mi, m) in meta.iter().enumerate() {
-                let tid = traces[&m.path];
+                let tkey = format!("{gen}:{}", m.path);
+                let tid = traces[&tkey];
+                let mut chunks: Vec<Vec<u8>> = prefetched.remove(&m.id).into_iter().collect();
                 loop {
-                    match c.metadata(m.id)? {
-                        Metadata::Data(b) if !b.is_empty() => {
-                            let here = meta_here.entry(m.path.clone()).or_default();
-                            let sent = meta_sent.entry(m.path.clone()).or_default();
-                            let start = *here;
-                            *here += b.len() as u64;
-                            if *here > *sent {
-                                let skip = sent.saturating_sub(start) as usize;
-                                *sent = *here;
-                                tx.send(Msg::Metadata { trace: tid, bytes: b[skip..].to_vec() }).map_err(closed)?;
+                    let chunk = match chunks.pop() {
+                        Some(b) => b,
+                        None => {
+                            let r = c.metadata(m.id)?;
+                            if debug() {
+                                eprintln!("[live] metadata stream {}: {:?}", m.id, match &r { Metadata::Data(b) => format!("{} bytes", b.len()), o => format!("{o:?}") });
+                            }
+                            match r {
+                                Metadata::Data(b) if !b.is_empty() => b,
+                                Metadata::Closed | Metadata::Hup => {
+                                    gone.push(mi);
+                                    break;
+                                }
+                                _ => break,
                             }
                         }
-                        Metadata::Closed | Metadata::Hup => {
-                            gone.push(mi);
-                            break;
-                        }
-                        _ => break,
+                    };
+                    // Forward only what goes beyond what was already sent.
+                    let here = meta_here.entry(tkey.clone()).or_default();
+                    let store = meta_store.entry(tkey.clone()).or_default();
+                    let start = *here as usize;
+                    *here += chunk.len() as u64;
+                    if *here as usize > store.len() {
+                        let skip = store.len().saturating_sub(start);
+                        store.extend_from_slice(&chunk[skip..]);
+                        tx.send(Msg::Metadata { trace: tid, bytes: chunk[skip..].to_vec() }).map_err(closed)?;
                     }
                 }
             }
@@ -256,11 +326,15 @@ fn attach_and_follow(
         let mut progressed = false;
         for s in data.iter_mut().filter(|s| !s.done) {
             let idx = match s.pending.take() {
-                Some(i) => i,
+                // Its flags were acted upon when it was set aside.
+                Some(i) => crate::proto::Index { flags: 0, ..i },
                 None => c.next_index(s.info.id)?,
             };
             if idx.flags & FLAG_NEW_STREAM != 0 {
                 need_streams = true;
+            }
+            if debug() {
+                eprintln!("[live] stream {} {}: index {:?}", s.info.id, s.key, idx);
             }
             let d = delivered.get_mut(&s.key).expect("registered");
             match idx.status {
@@ -295,6 +369,7 @@ fn attach_and_follow(
                         Packet::Retry => s.pending = Some(idx),
                         Packet::Eof => {
                             s.done = true;
+                            d.ended = true;
                             tx.send(Msg::StreamEnd { stream: d.id }).map_err(closed)?;
                         }
                     }
@@ -306,6 +381,7 @@ fn attach_and_follow(
                 }
                 IndexStatus::Hup | IndexStatus::Eof => {
                     s.done = true;
+                    d.ended = true;
                     tx.send(Msg::StreamEnd { stream: d.id }).map_err(closed)?;
                 }
                 IndexStatus::Err | IndexStatus::Unknown(_) => {
@@ -338,4 +414,23 @@ fn attach_and_follow(
             std::thread::sleep(opts.poll);
         }
     }
+}
+
+/// Protocol tracing on stderr when `TRACECUBE_LIVE_DEBUG` is set.
+fn debug() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("TRACECUBE_LIVE_DEBUG").is_some())
+}
+
+/// "lost: everything after …" per stream, from what was delivered.
+fn lost_after(delivered: &HashMap<String, Delivered>) -> String {
+    let mut v: Vec<String> = delivered
+        .iter()
+        .map(|(k, d)| match d.last_ts_end {
+            Some(t) => format!("{k}: {} packets received, everything after clock value {t} lost", d.packets),
+            None => format!("{k}: nothing received, everything lost"),
+        })
+        .collect();
+    v.sort();
+    format!("lost: {}", v.join("; "))
 }
