@@ -40,6 +40,9 @@ use cube::Cube;
 use crate::error::{LiveError, Result};
 use crate::msg::Msg;
 
+/// A batch stops taking packets from the ring buffer beyond this many bytes waiting.
+pub const MAX_BATCH_BYTES: usize = 32 << 20;
+
 /// The live cube, shared with query threads (and `--serve`).
 pub type SharedCube = Arc<RwLock<Cube>>;
 
@@ -218,6 +221,7 @@ impl Processor {
         let high_water = (self.opts.capacity * 3 / 4).max(1);
         let mut last_batch = Instant::now();
         let mut ended = false;
+        let mut stalled = false;
         while !ended {
             match rx.recv_timeout(self.opts.interval) {
                 Ok(m) => ended |= self.handle(m)?,
@@ -228,7 +232,9 @@ impl Processor {
             let backlog = rx.len() + 1;
             // Take what is waiting, at most one buffer's worth per batch.
             let mut taken = 0;
-            while !ended && taken < self.opts.capacity {
+            // (Unless the last batch could consume nothing: what unblocks it, a beacon
+            // or a packet of a stream we wait for, may be behind in the buffer.)
+            while !ended && taken < self.opts.capacity && (stalled || self.pending_bytes < MAX_BATCH_BYTES) {
                 match rx.try_recv() {
                     Ok(m) => ended |= self.handle(m)?,
                     Err(_) => break,
@@ -247,7 +253,9 @@ impl Processor {
                 if overloaded && self.opts.overload == Overload::Drop && !ended {
                     self.drop_pending()?;
                 } else {
+                    let before = self.pending_bytes;
                     self.batch(ended)?;
+                    stalled = self.pending_bytes > 0 && self.pending_bytes == before;
                 }
                 if !self.opts.consumer_delay.is_zero() {
                     std::thread::sleep(self.opts.consumer_delay);
