@@ -19,6 +19,7 @@
 #![warn(missing_docs)]
 
 pub mod client;
+pub mod day;
 pub mod error;
 pub mod msg;
 pub mod pipeline;

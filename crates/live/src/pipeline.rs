@@ -41,7 +41,7 @@ use crate::error::{LiveError, Result};
 use crate::msg::Msg;
 
 /// A batch stops taking packets from the ring buffer beyond this many bytes waiting.
-pub const MAX_BATCH_BYTES: usize = 32 << 20;
+pub const MAX_BATCH_BYTES: usize = 8 << 20;
 
 /// The live cube, shared with query threads (and `--serve`).
 pub type SharedCube = Arc<RwLock<Cube>>;
@@ -223,25 +223,28 @@ impl Processor {
         let mut ended = false;
         let mut stalled = false;
         while !ended {
-            match rx.recv_timeout(self.opts.interval) {
-                Ok(m) => ended |= self.handle(m)?,
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => ended = true,
-            }
+            let full = self.pending_bytes >= MAX_BATCH_BYTES && !stalled;
             // The backlog before taking anything: how far behind we are.
-            let backlog = rx.len() + 1;
-            // Take what is waiting, at most one buffer's worth per batch.
-            let mut taken = 0;
-            // (Unless the last batch could consume nothing: what unblocks it, a beacon
-            // or a packet of a stream we wait for, may be behind in the buffer.)
-            while !ended && taken < self.opts.capacity && (stalled || self.pending_bytes < MAX_BATCH_BYTES) {
-                match rx.try_recv() {
+            let backlog = rx.len();
+            if !full {
+                match rx.recv_timeout(self.opts.interval) {
                     Ok(m) => ended |= self.handle(m)?,
-                    Err(_) => break,
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => ended = true,
                 }
-                taken += 1;
+                // Take what is waiting, at most one buffer's worth per batch (unless the
+                // last batch could consume nothing: what unblocks it, a beacon or a
+                // packet of a stream we wait for, may be behind in the buffer).
+                let mut taken = 0;
+                while !ended && taken < self.opts.capacity && (stalled || self.pending_bytes < MAX_BATCH_BYTES) {
+                    match rx.try_recv() {
+                        Ok(m) => ended |= self.handle(m)?,
+                        Err(_) => break,
+                    }
+                    taken += 1;
+                }
             }
-            if ended || last_batch.elapsed() >= self.opts.interval {
+            if ended || full || self.pending_bytes >= MAX_BATCH_BYTES || last_batch.elapsed() >= self.opts.interval {
                 let overloaded = backlog >= high_water;
                 {
                     let mut st = self.stats.lock().unwrap_or_else(|e| e.into_inner());

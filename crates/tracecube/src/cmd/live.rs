@@ -98,10 +98,12 @@ fn start_serve(addr: &str, cube: SharedCube) -> Result<Box<dyn std::any::Any>> {
     bail!("--serve {addr}: this tracecube was built without the serve crate (not built); see crates/tracecube/src/cmd/live.rs")
 }
 
+/// Anonymous resident memory (heap, buffers; not the mapped trace files), bytes.
 fn rss_bytes() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: u64 = s.split_whitespace().nth(1)?.parse().ok()?;
-    Some(pages * 4096)
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let l = s.lines().find(|l| l.starts_with("RssAnon:"))?;
+    let kb: u64 = l.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// Runs the pipeline with `source` and the options; prints summaries and the final
@@ -134,7 +136,7 @@ where
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicBool::new(false));
     // The summary (and memory sampling) thread reads the cube while it grows.
-    let memory: Arc<Mutex<Vec<(f64, f64, u64)>>> = Arc::default();
+    let memory: Arc<Mutex<Vec<(f64, f64, u64, u64)>>> = Arc::default();
     let watcher = {
         let (cube, stats, done, memory) = (cube.clone(), stats.clone(), done.clone(), memory.clone());
         let (every, window, top) = (a.summary_every, a.window, a.top);
@@ -143,7 +145,7 @@ where
             let mut next_summary = every;
             let mut next_mem = 0.0;
             while !done.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(100));
+                std::thread::sleep(Duration::from_millis(20));
                 let el = t0.elapsed().as_secs_f64();
                 if let Some(m) = mem_every {
                     if el >= next_mem {
@@ -155,7 +157,7 @@ where
                             _ => 0.0,
                         };
                         let cube_mem = cube.read().map(|c| c.memory()).unwrap_or(0);
-                        memory.lock().unwrap_or_else(|e| e.into_inner()).push((el, stream_s, rss_bytes().unwrap_or(0).max(cube_mem)));
+                        memory.lock().unwrap_or_else(|e| e.into_inner()).push((el, stream_s, rss_bytes().unwrap_or(0), cube_mem));
                     }
                 }
                 if every > 0.0 && el >= next_summary {
@@ -188,7 +190,7 @@ where
             "stats": st,
             "lag_mean_s": st.lag_mean_s(),
             "source": src,
-            "memory": mem.iter().map(|(w, s, b)| serde_json::json!({"wall_s": w, "stream_s": s, "rss_bytes": b})).collect::<Vec<_>>(),
+            "memory": mem.iter().map(|(w, s, b, c)| serde_json::json!({"wall_s": w, "stream_s": s, "rss_anon_bytes": b, "cube_bytes": c})).collect::<Vec<_>>(),
         });
         std::fs::write(p, serde_json::to_string_pretty(&j)?).with_context(|| format!("writing {}", p.display()))?;
     }
