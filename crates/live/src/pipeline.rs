@@ -15,13 +15,15 @@
 //!
 //! # Overload (D2)
 //!
-//! When a batch starts with the ring buffer fuller than the high-water mark:
+//! When a batch starts with more than 3/4 of the ring buffer's capacity in packets
+//! waiting (in the ring, or taken from it and not yet fed):
 //! - [`Overload::Wait`] takes everything waiting into one larger batch: the cube is
 //!   updated less often and lag grows, nothing is lost (counted as `slow_batches`);
 //! - [`Overload::Drop`] counts the events of every packet received so far and drops
 //!   them (`dropped_events`, `dropped_packets`): lag stays bounded, the loss is exact.
 //!
-//! Memory is bounded by the ring buffer's capacity plus the packets of one batch.
+//! Memory is bounded by the ring buffer's capacity plus one batch: at most a buffer's
+//! worth of packets, or [`MAX_BATCH_BYTES`], is taken from the ring before a batch.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -76,7 +78,8 @@ pub struct PipelineOptions {
     pub capacity: usize,
     /// Longest time between two batches when data is waiting.
     pub interval: Duration,
-    /// Test and benchmark knob: extra time spent per batch (simulates a slow consumer).
+    /// Test and benchmark knob: extra time spent per packet fed to the cube (simulates
+    /// a slow consumer; dropping packets costs no such time).
     pub consumer_delay: Duration,
 }
 
@@ -223,9 +226,10 @@ impl Processor {
         let mut ended = false;
         let mut stalled = false;
         while !ended {
-            let full = self.pending_bytes >= MAX_BATCH_BYTES && !stalled;
-            // The backlog before taking anything: how far behind we are.
-            let backlog = rx.len();
+            let full = self.is_full() && !stalled;
+            // How far behind we are: packets waiting in the ring buffer and taken but
+            // not yet fed.
+            let backlog = rx.len() + self.pending_packets();
             if !full {
                 match rx.recv_timeout(self.opts.interval) {
                     Ok(m) => ended |= self.handle(m)?,
@@ -236,7 +240,7 @@ impl Processor {
                 // last batch could consume nothing: what unblocks it, a beacon or a
                 // packet of a stream we wait for, may be behind in the buffer).
                 let mut taken = 0;
-                while !ended && taken < self.opts.capacity && (stalled || self.pending_bytes < MAX_BATCH_BYTES) {
+                while !ended && taken < self.opts.capacity && (stalled || !self.is_full()) {
                     match rx.try_recv() {
                         Ok(m) => ended |= self.handle(m)?,
                         Err(_) => break,
@@ -244,7 +248,7 @@ impl Processor {
                     taken += 1;
                 }
             }
-            if ended || full || self.pending_bytes >= MAX_BATCH_BYTES || last_batch.elapsed() >= self.opts.interval {
+            if ended || full || self.is_full() || last_batch.elapsed() >= self.opts.interval {
                 let overloaded = backlog >= high_water;
                 {
                     let mut st = self.stats.lock().unwrap_or_else(|e| e.into_inner());
@@ -259,9 +263,6 @@ impl Processor {
                     let before = self.pending_bytes;
                     self.batch(ended)?;
                     stalled = self.pending_bytes > 0 && self.pending_bytes == before;
-                }
-                if !self.opts.consumer_delay.is_zero() {
-                    std::thread::sleep(self.opts.consumer_delay);
                 }
                 last_batch = Instant::now();
             }
@@ -279,6 +280,17 @@ impl Processor {
         let mut st = self.stats.lock().unwrap_or_else(|e| e.into_inner());
         st.ended = true;
         Ok(st.clone())
+    }
+
+    /// Packets taken from the ring buffer and not yet fed.
+    fn pending_packets(&self) -> usize {
+        self.streams.iter().map(|s| s.pending.len()).sum()
+    }
+
+    /// Whether a batch must run before taking more: a buffer's worth of packets, or
+    /// [`MAX_BATCH_BYTES`], is waiting.
+    fn is_full(&self) -> bool {
+        self.pending_bytes >= MAX_BATCH_BYTES || self.pending_packets() >= self.opts.capacity
     }
 
     /// Handles one message; true at the end.
@@ -535,10 +547,12 @@ impl Processor {
         drop(cube);
         self.last_fed = last_fed;
         // Keep, per stream, the packets not fully consumed and the one before them.
+        let mut packets_done = 0usize;
         for (i, &(s, start)) in order.iter().enumerate() {
             let (pidx, n, e) = progress[i];
             let ls = &mut self.streams[s];
             let consumed = pidx.saturating_sub(start).min(ls.pending.len());
+            packets_done += consumed;
             if consumed > 0 {
                 let mut rest = ls.pending.split_off(consumed);
                 std::mem::swap(&mut rest, &mut ls.pending);
@@ -546,6 +560,9 @@ impl Processor {
                 ls.prev = rest.pop();
             }
             ls.skip = (n, e);
+        }
+        if !self.opts.consumer_delay.is_zero() {
+            std::thread::sleep(self.opts.consumer_delay * packets_done as u32);
         }
         let lag = first_ts.map(|t| self.lag_s(t));
         let mut st = self.stats.lock().unwrap_or_else(|e| e.into_inner());

@@ -116,10 +116,12 @@ pub struct FollowOptions {
     pub poll: Duration,
     /// End after the directory has not grown for this long (`None`: never).
     pub until_idle: Option<Duration>,
+    /// After this long without growth, every stream is taken as caught up.
+    pub quiet: Duration,
 }
 
 /// Follows a trace directory that a tracer is writing: sends each new complete packet,
-/// and new metadata. When nothing grew during a poll, every stream is taken as known
+/// and new metadata. When nothing grew for `quiet`, every stream is taken as known
 /// up to the latest packet end seen (a stream that later delivers older data has those
 /// events counted as late).
 pub fn follow_dir(path: &Path, opts: &FollowOptions, tx: &Sender<Msg>, stop: &AtomicBool) -> Result<ReplayReport> {
@@ -181,7 +183,7 @@ pub fn follow_dir(path: &Path, opts: &FollowOptions, tx: &Sender<Msg>, stop: &At
         }
         if grew {
             last_growth = Instant::now();
-        } else {
+        } else if last_growth.elapsed() >= opts.quiet {
             // Quiet: every stream is taken as caught up to the latest end seen.
             if let Some(&mx) = latest_end.values().max() {
                 for &(id, _) in files.values() {

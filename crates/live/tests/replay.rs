@@ -93,10 +93,54 @@ fn overloaded_consumer_drops_are_counted_exactly() {
     let s = synth::generate(&cfg, dir.path()).unwrap();
     let set = TraceSet::open(&s.trace_dir).unwrap();
     let total = offline_dump(&set).split(|b| *b == b'\n').filter(|l| l.starts_with(b"{\"ts\"")).count() as u64;
-    let opts = PipelineOptions { capacity: 4, interval: Duration::from_millis(1), overload: Overload::Drop, consumer_delay: Duration::from_millis(5) };
+    let opts = PipelineOptions { capacity: 4, interval: Duration::from_millis(1), overload: Overload::Drop, consumer_delay: Duration::from_millis(2) };
     let (_, st, got) = run_replay(&s.trace_dir, opts, 0.0);
     let fed_lines = got.split(|b| *b == b'\n').filter(|l| l.starts_with(b"{\"ts\"")).count() as u64;
     assert!(st.dropped_events > 0, "the consumer was overloaded: {st:?}");
     assert_eq!(fed_lines, st.events);
     assert_eq!(st.events + st.dropped_events, total, "fed + dropped = every event of the trace");
+}
+
+/// A trace written packet by packet while it is followed (D3): the same events as the
+/// finished trace, in the same order.
+#[test]
+fn growing_directory_is_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = synth::SynthConfig { cpus: 2, events: 20_000, seed: 5, packet_size: 4096, ..Default::default() };
+    let s = synth::generate(&cfg, dir.path()).unwrap();
+    let set = TraceSet::open(&s.trace_dir).unwrap();
+    let want = offline_dump(&set);
+    // The packets of every stream, in the order a tracer closes them.
+    let mut packets: Vec<(u64, std::path::PathBuf, Vec<u8>)> = Vec::new();
+    for st in &set.streams {
+        for p in &st.packets {
+            let (_, f) = set.packet_file(p);
+            let a = p.info.offset as usize;
+            packets.push((p.info.ts_end.unwrap(), f.path.file_name().unwrap().into(), f.bytes[a..a + (p.info.total_bits / 8) as usize].to_vec()));
+        }
+    }
+    packets.sort_by_key(|p| p.0);
+    let out = tempfile::tempdir().unwrap();
+    let grow = out.path().to_path_buf();
+    let metadata = std::fs::read(s.trace_dir.join("metadata")).unwrap();
+    let writer = std::thread::spawn(move || {
+        std::fs::write(grow.join("metadata"), &metadata).unwrap();
+        for (_, name, bytes) in packets {
+            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(grow.join(name)).unwrap();
+            f.write_all(&bytes).unwrap();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    });
+    let cube = Arc::new(RwLock::new(Cube::new(config()).unwrap()));
+    let stats = Arc::new(Mutex::new(live::Stats::default()));
+    let dump = Shared::default();
+    let p = Processor::new("dir", cube, stats, Some(Box::new(dump.clone())), PipelineOptions::default());
+    let path = out.path().to_path_buf();
+    let opts = live::replay::FollowOptions { poll: Duration::from_millis(20), until_idle: Some(Duration::from_millis(1500)), quiet: Duration::from_millis(500) };
+    let (st, rep) = live::run(p, 64, Arc::new(AtomicBool::new(false)), move |tx, stop| live::replay::follow_dir(&path, &opts, tx, stop)).unwrap();
+    writer.join().unwrap();
+    assert_eq!(rep.packets as usize, set.packet_count());
+    assert_eq!(st.late_events, 0);
+    let got = dump.0.lock().unwrap().clone();
+    assert!(got == want, "followed dump differs ({} vs {} bytes)", got.len(), want.len());
 }

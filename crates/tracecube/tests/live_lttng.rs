@@ -325,7 +325,7 @@ fn overload(s: &Setup) {
     let relay = start_relay([free_port(), free_port(), free_port()], &dir.join("relay"));
     let name = format!("tc-overload-{}", std::process::id());
     create_session(&name, &relay, "4K");
-    let mut tc = tracecube_live(&relay, &name, &dir, &["--overload", "drop", "--buffer", "4", "--interval-ms", "1", "--consumer-delay-ms", "40"]);
+    let mut tc = tracecube_live(&relay, &name, &dir, &["--overload", "drop", "--buffer", "4", "--interval-ms", "1", "--consumer-delay-us", "20000"]);
     let mut a = app(&s.apps[0], 4, 20000, 0);
     wait_for(&mut a, Duration::from_secs(60), "app a");
     end_session(&name);

@@ -46,9 +46,9 @@ pub struct PipelineArgs {
     /// Longest time between two cube updates, ms.
     #[arg(long, default_value_t = 50)]
     pub interval_ms: u64,
-    /// Benchmark and test knob: extra time the processor spends per batch, ms.
+    /// Benchmark and test knob: extra time the processor spends per packet, µs.
     #[arg(long, default_value_t = 0, hide = true)]
-    pub consumer_delay_ms: u64,
+    pub consumer_delay_us: u64,
 }
 
 /// Arguments of `live`.
@@ -131,7 +131,7 @@ where
         overload: a.overload,
         capacity: a.buffer.max(1),
         interval: Duration::from_millis(a.interval_ms.max(1)),
-        consumer_delay: Duration::from_millis(a.consumer_delay_ms),
+        consumer_delay: Duration::from_micros(a.consumer_delay_us),
     };
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicBool::new(false));
@@ -223,7 +223,7 @@ pub fn run(a: LiveArgs) -> Result<()> {
     if !path.is_dir() {
         bail!("{}: neither a net:// URL nor a directory", a.source);
     }
-    let opts = live::replay::FollowOptions { poll: Duration::from_millis(200), until_idle: a.until_idle.map(Duration::from_secs_f64) };
+    let opts = live::replay::FollowOptions { poll: Duration::from_millis(200), until_idle: a.until_idle.map(Duration::from_secs_f64), quiet: Duration::from_secs(1) };
     let p2 = path.clone();
     let rep = run_pipeline(&path.display().to_string(), &a.pipe, None, move |tx, stop| live::replay::follow_dir(&p2, &opts, tx, stop))?;
     eprintln!("directory: {} packets, {} bytes", rep.packets, rep.bytes);
