@@ -120,6 +120,8 @@ pub struct Stats {
     pub lag_max_s: f64,
     /// Sum of per-batch lags (for the mean), s.
     pub lag_sum_s: f64,
+    /// Batches whose lag was measured.
+    pub lag_batches: u64,
     /// Timestamp of the last event fed, ns from origin.
     pub last_ts: Option<i64>,
     /// Source notices (connection losses, what was lost).
@@ -131,7 +133,7 @@ pub struct Stats {
 impl Stats {
     /// Mean per-batch lag, s.
     pub fn lag_mean_s(&self) -> f64 {
-        if self.batches == 0 { 0.0 } else { self.lag_sum_s / self.batches as f64 }
+        if self.lag_batches == 0 { 0.0 } else { self.lag_sum_s / self.lag_batches as f64 }
     }
 }
 
@@ -564,13 +566,16 @@ impl Processor {
         if !self.opts.consumer_delay.is_zero() {
             std::thread::sleep(self.opts.consumer_delay * packets_done as u32);
         }
-        let lag = first_ts.map(|t| self.lag_s(t));
+        let lag = first_ts.and_then(|t| self.lag_s(t));
         let mut st = self.stats.lock().unwrap_or_else(|e| e.into_inner());
         st.events += fed;
         st.late_events += late;
         st.discarded_events += discarded;
         st.lost_packets += lost;
         st.batches += 1;
+        if lag.is_some() {
+            st.lag_batches += 1;
+        }
         if last_fed != i64::MIN {
             st.last_ts = Some(last_fed);
         }
@@ -582,14 +587,15 @@ impl Processor {
         Ok(())
     }
 
-    /// Lag now of an event at `ts` (ns from origin), s.
-    fn lag_s(&self, ts: i64) -> f64 {
+    /// Lag now of an event at `ts` (ns from origin), s; `None` for an unpaced replay
+    /// (`speed` 0), where event times say nothing of when they were sent.
+    fn lag_s(&self, ts: i64) -> Option<f64> {
         let emitted = match self.pace {
             Some((t0, wall0, speed)) if speed > 0.0 => wall0.duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as i128).unwrap_or(0) + ((ts - t0) as f64 / speed) as i128,
-            Some((_, wall0, _)) => wall0.duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as i128).unwrap_or(0),
+            Some(_) => return None,
             None => ts as i128,
         };
-        ((now_ns() - emitted) as f64 / 1e9).max(0.0)
+        Some(((now_ns() - emitted) as f64 / 1e9).max(0.0))
     }
 
     /// Overload with the drop policy: counts and drops every packet received.

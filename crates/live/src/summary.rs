@@ -7,11 +7,14 @@ use cube::Cube;
 
 use crate::pipeline::Stats;
 
-fn top(cube: &Cube, metric: &str, by: &str, last_s: u64, k: usize) -> Vec<(String, f64)> {
+/// The top `k` rows of `metric` by `by` over the last `last_s` s, and the span the
+/// cube answered for (the tilted frame's precision for that age), s.
+fn top(cube: &Cube, metric: &str, by: &str, last_s: u64, k: usize) -> (Vec<(String, f64)>, f64) {
     let a = QueryArgs { metric: metric.into(), last: Some(format!("{last_s}s")), by: vec![by.into()], top: Some(k), ..Default::default() };
-    let Ok(req) = a.to_request(cube) else { return Vec::new() };
-    let Ok(r) = cube.query(&req) else { return Vec::new() };
-    r.windows.first().map(|w| w.rows.iter().filter(|r| r.value != 0.0).map(|r| (r.group.join("/"), r.value)).collect()).unwrap_or_default()
+    let Ok(req) = a.to_request(cube) else { return (Vec::new(), 0.0) };
+    let Ok(r) = cube.query(&req) else { return (Vec::new(), 0.0) };
+    let Some(w) = r.windows.first() else { return (Vec::new(), 0.0) };
+    (w.rows.iter().filter(|r| r.value != 0.0).map(|r| (r.group.join("/"), r.value)).collect(), w.end_ns.saturating_sub(w.begin_ns) as f64 / 1e9)
 }
 
 /// The summary text: pipeline counters, then the top `k` rows of CPU time, bytes read
@@ -28,11 +31,11 @@ pub fn render(cube: &Cube, st: &Stats, last_s: u64, k: usize) -> String {
         ("bytes written", "bytes_written", "process:tid", 1.0),
         ("events", "events", "operation:name", 1.0),
     ] {
-        let rows = top(cube, metric, by, last_s, k);
+        let (rows, span) = top(cube, metric, by, last_s, k);
         if rows.is_empty() {
             continue;
         }
-        s += &format!("  top {title} (last {last_s} s):");
+        s += &format!("  top {title} (last {last_s} s, answered over {span:.0} s):");
         for (g, v) in rows {
             if unit < 1.0 {
                 s += &format!("  {g} {:.3}s", v * unit);
