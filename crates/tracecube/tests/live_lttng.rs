@@ -26,11 +26,34 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tracecube");
 
-/// A child process killed (by its pid) and reaped when dropped.
+/// A child process stopped (SIGTERM to its pid, so that a session daemon takes its
+/// consumer daemons down with it; SIGKILL after 5 s) and reaped when dropped.
 struct Guard(Child);
+
+impl Guard {
+    /// SIGKILL now (a daemon that dies without warning).
+    fn kill9(mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
 
 impl Drop for Guard {
     fn drop(&mut self) {
+        if let Ok(Some(_)) = self.0.try_wait() {
+            return;
+        }
+        // SAFETY: signalling our own child by its pid; it is not reaped yet.
+        unsafe {
+            libc::kill(self.0.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(5) {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
@@ -272,7 +295,7 @@ fn restart(s: &Setup) {
     let mut tc = tracecube_live(&relay, &name, &dir, &["--reconnect-for", "30"]);
     let mut a = app(&s.apps[0], 2, 4000, 20000);
     std::thread::sleep(Duration::from_millis(700));
-    drop(relay); // SIGKILL, mid-session
+    relay._guard.kill9(); // mid-session, without warning
     std::thread::sleep(Duration::from_millis(300));
     let relay2 = start_relay(ports, &dir.join("relay2"));
     wait_for(&mut a, Duration::from_secs(60), "app a");
