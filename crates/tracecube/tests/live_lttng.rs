@@ -67,7 +67,9 @@ fn skip(reason: &str) {
     if std::env::var("TRACECUBE_REQUIRE_LIVE").as_deref() == Ok("1") {
         panic!("live test required (TRACECUBE_REQUIRE_LIVE=1) but: {reason}");
     }
-    eprintln!("SKIPPED live_lttng: {reason}");
+    // Written to stderr directly, past the test harness's capture, so that logs show it.
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED live_lttng: {reason}");
 }
 
 fn free_port() -> u16 {
