@@ -218,10 +218,9 @@ impl Client {
         self.send(Command::GetNextIndex, &stream.to_be_bytes())?;
         let r = self.recv(Command::GetNextIndex, proto::INDEX_LEN)?;
         let i = Index::decode(&r);
-        if i.packet_bits % 8 != 0 || i.content_bits > i.packet_bits || i.packet_bits / 8 > MAX_REPLY {
-            if i.status == proto::IndexStatus::Ok {
-                return Err(self.protocol(Command::GetNextIndex, format!("stream {stream}: bad packet sizes {} / {} bits", i.content_bits, i.packet_bits)));
-            }
+        let bad = !i.packet_bits.is_multiple_of(8) || i.content_bits > i.packet_bits || i.packet_bits / 8 > MAX_REPLY || i.packet_bits == 0;
+        if bad && i.status == proto::IndexStatus::Ok {
+            return Err(self.protocol(Command::GetNextIndex, format!("stream {stream}: bad packet sizes {} / {} bits", i.content_bits, i.packet_bits)));
         }
         Ok(i)
     }

@@ -92,7 +92,7 @@ pub fn write(dir: &Path, cfg: &DayTrace) -> std::io::Result<u64> {
             p.extend_from_slice(&(cpu as u32).to_le_bytes());
             for &t in &ts {
                 let r = lcg(&mut rng);
-                p.extend_from_slice(&((r % 8 == 0) as u32).to_le_bytes());
+                p.extend_from_slice(&(r.is_multiple_of(8) as u32).to_le_bytes());
                 p.extend_from_slice(&t.to_le_bytes());
                 p.extend_from_slice(&(1000 + (r % 16) as u32).to_le_bytes());
                 p.extend_from_slice(&((r >> 8) as u32 % 65536).to_le_bytes());

@@ -35,12 +35,13 @@ fn offline_dump(set: &TraceSet) -> Vec<u8> {
 }
 
 fn config() -> CubeConfig {
-    let mut c = CubeConfig::default();
-    c.levels = vec![
-        cube::LevelSpec { granularity_ns: 1_000_000, span_ns: 50_000_000 },
-        cube::LevelSpec { granularity_ns: 10_000_000, span_ns: 10_000_000_000 },
-    ];
-    c
+    CubeConfig {
+        levels: vec![
+            cube::LevelSpec { granularity_ns: 1_000_000, span_ns: 50_000_000 },
+            cube::LevelSpec { granularity_ns: 10_000_000, span_ns: 10_000_000_000 },
+        ],
+        ..Default::default()
+    }
 }
 
 fn run_replay(trace: &std::path::Path, opts: PipelineOptions, speed: f64) -> (Cube, live::Stats, Vec<u8>) {

@@ -334,7 +334,7 @@ fn restart(s: &Setup) {
     if let Some(&p) = points.iter().min() {
         let p_ns = conv.to_ns(p);
         for m in &missing {
-            let ts: i64 = m[6..].split(|c| c == ',' || c == '}').next().unwrap().parse().unwrap();
+            let ts: i64 = m[6..].split([',', '}']).next().unwrap().parse().unwrap();
             assert!(ts > p_ns, "an event before the reported loss point was lost: {m}");
         }
     } else {

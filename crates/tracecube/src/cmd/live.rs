@@ -106,6 +106,9 @@ fn rss_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// `(wall s, stream s, anonymous RSS bytes, cube bytes)`.
+type MemorySample = (f64, f64, u64, u64);
+
 /// Runs the pipeline with `source` and the options; prints summaries and the final
 /// report.
 fn run_pipeline<R, F>(name: &str, a: &PipelineArgs, mem_every: Option<f64>, source: F) -> Result<R>
@@ -136,7 +139,7 @@ where
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicBool::new(false));
     // The summary (and memory sampling) thread reads the cube while it grows.
-    let memory: Arc<Mutex<Vec<(f64, f64, u64, u64)>>> = Arc::default();
+    let memory: Arc<Mutex<Vec<MemorySample>>> = Arc::default();
     let watcher = {
         let (cube, stats, done, memory) = (cube.clone(), stats.clone(), done.clone(), memory.clone());
         let (every, window, top) = (a.summary_every, a.window, a.top);
