@@ -12,6 +12,9 @@
 //! 2. the relay daemon killed and restarted mid-session (the session re-created on it):
 //!    tracecube reconnects, receives all of the new session, and its loss report is
 //!    right: every event of the old copy it did not receive is after the reported point;
+//!    And the connection cut twice mid-session (a proxy; the relay stays up):
+//!    tracecube reconnects and its dump still equals the relay's copy exactly (nothing
+//!    twice, nothing missing);
 //! 3. an overloaded consumer with the drop policy: drops counted, equal to the
 //!    difference with the on-disk copy.
 //!
@@ -151,7 +154,11 @@ fn hostname() -> String {
 }
 
 fn tracecube_live(r: &Relay, session: &str, dir: &Path, extra: &[&str]) -> Guard {
-    let url = format!("net://127.0.0.1:{}/host/{}/{session}", r.ports[2], hostname());
+    tracecube_live_at(r.ports[2], session, dir, extra)
+}
+
+fn tracecube_live_at(port: u16, session: &str, dir: &Path, extra: &[&str]) -> Guard {
+    let url = format!("net://127.0.0.1:{port}/host/{}/{session}", hostname());
     let child = Command::new(BIN)
         .args(["live", &url, "--summary-every", "0"])
         .arg("--dump")
@@ -343,6 +350,71 @@ fn restart(s: &Setup) {
     eprintln!("live_lttng restart: received {} of the old copy's {} events, {} lost as reported; {} of the new session", from_old.len(), old.len(), missing.len(), from_new.len());
 }
 
+/// A TCP proxy in front of the relay's live port whose connections the test can cut.
+struct Proxy {
+    port: u16,
+    conns: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl Proxy {
+    fn start(to: u16) -> Proxy {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let conns: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>> = Default::default();
+        let c2 = conns.clone();
+        std::thread::spawn(move || {
+            for client in l.incoming().flatten() {
+                let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", to)) else { continue };
+                let mut list = c2.lock().unwrap();
+                for (a, b) in [(&client, &server), (&server, &client)] {
+                    let (mut r, mut w) = (a.try_clone().unwrap(), b.try_clone().unwrap());
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut r, &mut w);
+                        let _ = w.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+                list.push(client);
+                list.push(server);
+            }
+        });
+        Proxy { port, conns }
+    }
+
+    /// Cuts every connection (the viewer sees the relay go away).
+    fn cut(&self) {
+        for c in self.conns.lock().unwrap().drain(..) {
+            let _ = c.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+/// 2b: the connection to the relay lost twice mid-session (the relay stays up): after
+/// each reconnection nothing is received twice and nothing is missing.
+fn connection_cuts(s: &Setup) {
+    let dir = s.tmp.path().join("cuts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let relay = start_relay([free_port(), free_port(), free_port()], &dir.join("relay"));
+    let proxy = Proxy::start(relay.ports[2]);
+    let name = format!("tc-cuts-{}", std::process::id());
+    create_session(&name, &relay, "16K");
+    let mut tc = tracecube_live_at(proxy.port, &name, &dir, &["--reconnect-for", "30"]);
+    let mut a = app(&s.apps[0], 2, 4000, 20000);
+    for _ in 0..2 {
+        std::thread::sleep(Duration::from_millis(400));
+        proxy.cut();
+    }
+    wait_for(&mut a, Duration::from_secs(60), "app a");
+    end_session(&name);
+    wait_for(&mut tc.0, Duration::from_secs(90), "tracecube live after the cuts");
+    let r = report(&dir);
+    assert!(r["source"]["reconnections"].as_u64().unwrap() >= 2, "reconnected twice: {r}");
+    let got = lines(&dir.join("live.jsonl"));
+    let want = dump_of(&relay.out);
+    assert_eq!(got.len(), 2 * 4800, "every event once");
+    assert!(got == want, "the live dump differs from the relay's copy after reconnections");
+    eprintln!("live_lttng cuts: {} reconnections, {} packets already received skipped", r["source"]["reconnections"], r["source"]["duplicates_skipped"]);
+}
+
 /// 3: an overloaded consumer with the drop policy.
 fn overload(s: &Setup) {
     let dir = s.tmp.path().join("overload");
@@ -368,5 +440,6 @@ fn live_session_from_a_relay_daemon() {
     let Some(s) = setup() else { return };
     exact(&s);
     restart(&s);
+    connection_cuts(&s);
     overload(&s);
 }
