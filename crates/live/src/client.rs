@@ -168,7 +168,7 @@ impl Client {
         let streams = self.records(Command::AttachSession, count, proto::STREAM_LEN)?.iter().map(|b| StreamInfo::decode(b)).collect();
         let why = match status {
             1 => return Ok(Attached { streams }),
-            2 => "another viewer is attached",
+            2 => return Err(LiveError::Busy { peer: self.peer.clone(), session: id }),
             3 => "unknown session id",
             4 => "the session is not live",
             5 => "seek error",

@@ -24,6 +24,15 @@ pub enum LiveError {
         /// What was wrong.
         msg: String,
     },
+    /// Another viewer is attached to the session (after a reconnection: the relay has
+    /// not yet noticed that our previous connection is gone).
+    #[error("relay {peer}: ATTACH_SESSION: session {session}: another viewer is attached")]
+    Busy {
+        /// `host:port` of the relay daemon.
+        peer: String,
+        /// The relay's session id.
+        session: u64,
+    },
     /// A bad `net://` URL.
     #[error("bad live URL {url:?}: {msg}")]
     Url {

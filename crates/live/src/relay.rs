@@ -71,6 +71,8 @@ struct Delivered {
     last_ts_end: Option<u64>,
     /// The pipeline was told the stream ended.
     ended: bool,
+    /// The relay's id of the stream, and of its session, on the last connection.
+    relay_ids: (u64, u64),
 }
 
 struct Followed {
@@ -192,7 +194,16 @@ fn attach_and_follow(
     let wait = if first { Duration::ZERO } else { opts.reconnect_for };
     let session = find_session(&mut c, &opts.url, wait, stop)?;
     c.create_viewer_session()?;
-    let attached = c.attach(session.id)?;
+    let t0 = Instant::now();
+    let attached = loop {
+        match c.attach(session.id) {
+            // Our previous connection may not be closed on the relay's side yet.
+            Err(LiveError::Busy { .. }) if !first && t0.elapsed() < opts.reconnect_for && !stop.load(Ordering::Relaxed) => {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            r => break r?,
+        }
+    };
     let peer = c.peer().to_string();
     // After a reconnection: the same session (the relay stayed up) resends metadata
     // we already have; a restarted relay's session with the same name is another
@@ -215,11 +226,20 @@ fn attach_and_follow(
             });
             prefetched.insert(m.id, buf);
         }
+        if prefetched.values().all(|b| b.is_empty()) {
+            // Nothing resent (the relay keeps what it sent per trace): the same
+            // session has the same session and stream ids for the streams we know.
+            let known: std::collections::HashSet<(u64, u64)> = delivered.values().filter(|d| !d.ended).map(|d| d.relay_ids).collect();
+            let data = || attached.streams.iter().filter(|s| !s.metadata);
+            same = data().any(|s| known.contains(&(s.id, session.id)))
+                && data().all(|s| known.contains(&(s.id, session.id)) || !delivered.contains_key(&format!("{generation}:{}/{}", s.path, s.channel)));
+        }
         if !same {
             *generation += 1;
         }
     }
     let gen = *generation;
+    let session_id = session.id;
     let closed = |_: crossbeam_channel::SendError<Msg>| LiveError::Protocol { peer: peer.clone(), cmd: "pipeline", msg: "the pipeline stopped".into() };
     let mut meta: Vec<StreamInfo> = Vec::new();
     let mut data: Vec<Followed> = Vec::new();
@@ -241,6 +261,9 @@ fn attach_and_follow(
             if !delivered.contains_key(&key) {
                 delivered.insert(key.clone(), Delivered { id: n, ..Default::default() });
                 tx.send(Msg::Stream { stream: n, trace: tid, name: s.channel.clone() }).map_err(closed)?;
+            }
+            if let Some(d) = delivered.get_mut(&key) {
+                d.relay_ids = (s.id, session_id);
             }
             data.push(Followed { info: s, key, pending: None, done: false });
         }
@@ -265,6 +288,7 @@ fn attach_and_follow(
     }
     let mut need_meta = true;
     let mut need_streams = data.is_empty();
+    let mut stuck_since: Option<Instant> = None;
     loop {
         if stop.load(Ordering::Relaxed) {
             return Ok(Outcome::Stopped);
@@ -324,6 +348,7 @@ fn attach_and_follow(
             }
         }
         let mut progressed = false;
+        let mut wants_metadata = false;
         for s in data.iter_mut().filter(|s| !s.done) {
             let idx = match s.pending.take() {
                 // Its flags were acted upon when it was set aside.
@@ -374,7 +399,7 @@ fn attach_and_follow(
                         }
                     }
                 }
-                IndexStatus::Retry => {}
+                IndexStatus::Retry => wants_metadata |= idx.flags & FLAG_NEW_METADATA != 0,
                 IndexStatus::Inactive => {
                     rep.beacons += 1;
                     tx.send(Msg::Beacon { stream: d.id, ts: idx.ts_end }).map_err(closed)?;
@@ -406,6 +431,23 @@ fn attach_and_follow(
         if data.is_empty() && session_hup {
             tx.send(Msg::End).map_err(closed)?;
             return Ok(Outcome::Ended);
+        }
+        // lttng-relayd 2.13 can be left, after a viewer's connection was cut, asking
+        // for new metadata (index RETRY + NEW_METADATA) while it has none to give:
+        // after a while in that state, connect again (a fresh viewer session).
+        if wants_metadata && !progressed {
+            let since = *stuck_since.get_or_insert_with(Instant::now);
+            if since.elapsed() > Duration::from_millis(500) {
+                return Err(LiveError::Io {
+                    peer: c.peer().into(),
+                    cmd: "GET_NEXT_INDEX",
+                    source: std::io::Error::other("the relay asks for metadata it does not send (stuck viewer state)"),
+                });
+            }
+            need_meta = true;
+            std::thread::sleep(opts.poll);
+        } else {
+            stuck_since = None;
         }
         if !progressed && !need_meta && !need_streams {
             if data.is_empty() {

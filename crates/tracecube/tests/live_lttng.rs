@@ -174,6 +174,20 @@ fn tracecube_live_at(port: u16, session: &str, dir: &Path, extra: &[&str]) -> Gu
     Guard(child)
 }
 
+/// Waits until a viewer is attached to `session` on the relay's live `port` (else a
+/// short session could end before tracecube attached, and be gone).
+fn wait_viewer(port: u16, session: &str) {
+    let t0 = Instant::now();
+    loop {
+        let (_, out) = sh(Command::new(BIN).args(["live", "--list", &format!("net://127.0.0.1:{port}")]));
+        if out.lines().any(|l| l.contains(&format!("/{session} ")) && l.contains(" 1 viewers")) {
+            return;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "tracecube did not attach to {session}: {out}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn lines(p: &Path) -> Vec<String> {
     std::fs::read_to_string(p).unwrap_or_default().lines().filter(|l| l.starts_with("{\"ts\"")).map(str::to_string).collect()
 }
@@ -257,6 +271,7 @@ fn exact(s: &Setup) {
     let name = format!("tc-exact-{}", std::process::id());
     create_session(&name, &relay, "16K");
     let mut tc = tracecube_live(&relay, &name, &dir, &[]);
+    wait_viewer(relay.ports[2], &name);
     let mut a = app(&s.apps[0], 4, 3000, 2000);
     wait_for(&mut a, Duration::from_secs(60), "app a");
     // A second program: its event classes reach the metadata mid-session.
@@ -302,6 +317,7 @@ fn restart(s: &Setup) {
     let name = format!("tc-restart-{}", std::process::id());
     create_session(&name, &relay, "16K");
     let mut tc = tracecube_live(&relay, &name, &dir, &["--reconnect-for", "30"]);
+    wait_viewer(relay.ports[2], &name);
     let mut a = app(&s.apps[0], 2, 4000, 20000);
     std::thread::sleep(Duration::from_millis(700));
     relay._guard.kill9(); // mid-session, without warning
@@ -310,6 +326,7 @@ fn restart(s: &Setup) {
     wait_for(&mut a, Duration::from_secs(60), "app a");
     end_session(&name);
     create_session(&name, &relay2, "16K");
+    wait_viewer(relay2.ports[2], &name);
     let mut b = app(&s.apps[1], 2, 1000, 2000);
     wait_for(&mut b, Duration::from_secs(60), "app b");
     end_session(&name);
@@ -398,7 +415,8 @@ fn connection_cuts(s: &Setup) {
     let name = format!("tc-cuts-{}", std::process::id());
     create_session(&name, &relay, "16K");
     let mut tc = tracecube_live_at(proxy.port, &name, &dir, &["--reconnect-for", "30"]);
-    let mut a = app(&s.apps[0], 2, 4000, 20000);
+    wait_viewer(relay.ports[2], &name);
+    let mut a = app(&s.apps[0], 2, 10000, 20000);
     for _ in 0..2 {
         std::thread::sleep(Duration::from_millis(400));
         proxy.cut();
@@ -410,7 +428,8 @@ fn connection_cuts(s: &Setup) {
     assert!(r["source"]["reconnections"].as_u64().unwrap() >= 2, "reconnected twice: {r}");
     let got = lines(&dir.join("live.jsonl"));
     let want = dump_of(&relay.out);
-    assert_eq!(got.len(), 2 * 4800, "every event once");
+    let err = std::fs::read_to_string(dir.join("live.err")).unwrap_or_default();
+    assert_eq!(got.len(), 2 * 12000, "every event once; tracecube said: {err}");
     assert!(got == want, "the live dump differs from the relay's copy after reconnections");
     eprintln!("live_lttng cuts: {} reconnections, {} packets already received skipped", r["source"]["reconnections"], r["source"]["duplicates_skipped"]);
 }
