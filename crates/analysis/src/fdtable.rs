@@ -29,6 +29,29 @@ pub struct Call {
     pub a2: i64,
 }
 
+/// A syscall between its entry and its exit: the call, the interned path an open
+/// names, and the file its fd named at entry (the kernel looks it up then).
+#[derive(Debug, Clone, Copy)]
+pub struct PendingCall {
+    /// The call.
+    pub call: Call,
+    /// Open: the interned path argument.
+    pub path: Option<u32>,
+    /// Read/write/dup: the fd's file at entry.
+    pub file: Option<u32>,
+}
+
+/// Bytes a read or write moved, as its exit reports them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transfer {
+    /// True for the read family.
+    pub read: bool,
+    /// Bytes (`ret > 0`).
+    pub bytes: u64,
+    /// The file, when its fd was known.
+    pub file: Option<u32>,
+}
+
 /// The fd tables of every process, by pid.
 #[derive(Debug, Clone, Default)]
 pub struct FdTables {
@@ -69,6 +92,31 @@ impl FdTables {
     pub fn exec(&mut self, pid: i32) {
         if let Some(m) = self.by_pid.get_mut(&pid) {
             m.retain(|_, f| !f.cloexec);
+        }
+    }
+
+    /// The entry of `call` (with an open's interned `path`) by a thread of `pid`.
+    #[inline]
+    pub fn enter(&self, pid: i32, call: Call, path: Option<u32>) -> PendingCall {
+        PendingCall { call, path, file: self.file_at_entry(pid, call.sc, call.a0) }
+    }
+
+    /// The exit returning `ret` of a call entered by [`FdTables::enter`] whose exit
+    /// names syscall `sc` (`None`: a generic exit): a mismatched exit is ignored; a read
+    /// or write that moved bytes is returned; other calls update the tables (a
+    /// successful open without a path argument names `unknown()`).
+    pub fn exit(&mut self, pid: i32, p: PendingCall, sc: Option<Sc>, ret: i64, unknown: impl FnOnce() -> u32) -> Option<Transfer> {
+        if sc.is_some_and(|s| s != p.call.sc) {
+            return None;
+        }
+        match p.call.sc {
+            Sc::Read | Sc::Write if ret > 0 => Some(Transfer { read: p.call.sc == Sc::Read, bytes: ret as u64, file: p.file }),
+            Sc::Read | Sc::Write => None,
+            sc => {
+                let opened = (sc == Sc::Open && ret >= 0).then(|| p.path.unwrap_or_else(unknown));
+                self.on_exit(pid, p.call, ret, opened, p.file);
+                None
+            }
         }
     }
 

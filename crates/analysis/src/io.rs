@@ -31,7 +31,7 @@ use engine::{Analysis, Ctx};
 use serde::Serialize;
 
 use crate::cpu::HeadPolicy;
-use crate::fdtable::{Call, FdTables};
+use crate::fdtable::{Call, FdTables, PendingCall};
 use crate::kernel::{i32_of, Kind, Layout, Sc, O_CLOEXEC};
 use crate::model::{FxMap, Info, Span};
 
@@ -84,23 +84,21 @@ enum Pend {
     Rw(usize),
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Pending {
-    sc: Sc,
-    a0: i64,
-    a1: i64,
-    a2: i64,
-    /// Open: the interned path argument.
-    path: Option<u32>,
-    /// Read/write/dup: the fd's file when the syscall began (the kernel looks it up then).
-    file: Option<u32>,
+/// The id of path `p` in `paths` (added with zero bytes if new).
+fn intern_in(paths: &mut Vec<(Arc<str>, u64, u64)>, path_ids: &mut FxMap<Arc<str>, u32>, p: Arc<str>) -> u32 {
+    let n = paths.len() as u32;
+    let i = *path_ids.entry(p.clone()).or_insert(n);
+    if i == n {
+        paths.push((p, 0, 0));
+    }
+    i
 }
 
 /// What the replay knows of one thread.
 #[derive(Debug, Clone, Default)]
 struct ThreadSlot {
     pid: Option<i32>,
-    pending: Option<Pending>,
+    pending: Option<PendingCall>,
     /// Bytes read and written.
     bytes: (u64, u64),
     /// Whether bytes were credited (a read or write exit with `ret > 0`).
@@ -133,12 +131,7 @@ impl Replay {
     }
 
     fn intern(&mut self, p: Arc<str>) -> u32 {
-        let n = self.paths.len() as u32;
-        let i = *self.path_ids.entry(p.clone()).or_insert(n);
-        if i == n {
-            self.paths.push((p, 0, 0));
-        }
-        i
+        intern_in(&mut self.paths, &mut self.path_ids, p)
     }
 
     fn key(&self, tid: i32) -> i32 {
@@ -173,9 +166,8 @@ impl Replay {
             Rec::Entry { who: Who::Tid(t), sc, a0, a1, a2, path } => {
                 let i = self.slot(t);
                 let pid = self.slots[i].pid.unwrap_or(t);
-                let file = self.fds.file_at_entry(pid, sc, a0);
                 let path = path.map(|p| self.intern(p));
-                self.slots[i].pending = Some(Pending { sc, a0, a1, a2, path, file });
+                self.slots[i].pending = Some(self.fds.enter(pid, Call { sc, a0, a1, a2 }, path));
             }
             Rec::OtherEntry { who: Who::Tid(t) } => {
                 if let Some(&i) = self.tids.get(&t) {
@@ -186,24 +178,16 @@ impl Replay {
                 let Some(&i) = self.tids.get(&t) else { return };
                 let slot = &mut self.slots[i as usize];
                 let Some(e) = slot.pending.take() else { return };
-                if sc.is_some_and(|s| s != e.sc) {
-                    return;
-                }
                 let pid = slot.pid.unwrap_or(t);
-                match e.sc {
-                    Sc::Read | Sc::Write if ret > 0 => {
-                        let n = ret as u64;
-                        let read = e.sc == Sc::Read;
-                        slot.io = true;
-                        if read { slot.bytes.0 += n } else { slot.bytes.1 += n }
-                        if let Some(f) = e.file {
-                            let x = &mut self.paths[f as usize];
-                            if read { x.1 += n } else { x.2 += n }
-                        }
-                    }
-                    sc => {
-                        let opened = (sc == Sc::Open && ret >= 0).then(|| e.path.unwrap_or_else(|| self.intern(Arc::from("unknown"))));
-                        self.fds.on_exit(pid, Call { sc, a0: e.a0, a1: e.a1, a2: e.a2 }, ret, opened, e.file);
+                let (paths, path_ids) = (&mut self.paths, &mut self.path_ids);
+                let unknown = || intern_in(paths, path_ids, Arc::from("unknown"));
+                if let Some(x) = self.fds.exit(pid, e, sc, ret, unknown) {
+                    let slot = &mut self.slots[i as usize];
+                    slot.io = true;
+                    if x.read { slot.bytes.0 += x.bytes } else { slot.bytes.1 += x.bytes }
+                    if let Some(f) = x.file {
+                        let p = &mut self.paths[f as usize];
+                        if x.read { p.1 += x.bytes } else { p.2 += x.bytes }
                     }
                 }
             }

@@ -121,19 +121,24 @@ pub enum Report {
 
 /// Runs analysis `which` over `set`, then applies the `tids` filter and `limit`.
 pub fn run(set: &TraceSet, which: AnalysisKind, opts: &RunOptions) -> Result<Report, AnalysisError> {
+    run_with_progress(set, which, opts, None)
+}
+
+/// [`run`], calling `progress(bytes done, bytes in all)` as slices are merged.
+pub fn run_with_progress(set: &TraceSet, which: AnalysisKind, opts: &RunOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<Report, AnalysisError> {
     let e = opts.engine();
     let keep = |t: i32| opts.tids.is_empty() || opts.tids.contains(&t);
     let lim = opts.limit.unwrap_or(usize::MAX);
     Ok(match which {
-        AnalysisKind::Count => Report::Count(engine::run(&count::Count::new(set), set, &e)?),
+        AnalysisKind::Count => Report::Count(engine::run_with_progress(&count::Count::new(set), set, &e, progress)?),
         AnalysisKind::Cpu => {
-            let mut r = engine::run(&cpu::Cpu::new(set, opts.head), set, &e)?;
+            let mut r = engine::run_with_progress(&cpu::Cpu::new(set, opts.head), set, &e, progress)?;
             r.threads.retain(|t| keep(t.tid));
             r.threads.truncate(lim);
             Report::Cpu(r)
         }
         AnalysisKind::Io => {
-            let mut r = engine::run(&io::Io::new(set, opts.head), set, &e)?;
+            let mut r = engine::run_with_progress(&io::Io::new(set, opts.head), set, &e, progress)?;
             r.threads.retain(|t| keep(t.tid));
             r.processes.retain(|p| keep(p.pid) || opts.tids.is_empty());
             r.threads.truncate(lim);

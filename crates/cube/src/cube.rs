@@ -15,6 +15,8 @@ pub struct Cube {
     pub(crate) levels: Vec<Level>,
     /// Running cumulative value per cell (`C(now)`).
     pub(crate) cum: Vec<i64>,
+    /// Whether `cum` holds the running totals (false in a cube read from a file).
+    pub(crate) cum_live: bool,
     /// Per cell: how its updates combine.
     pub(crate) kinds: Vec<Combine>,
     /// End of the current finest frame, ns (0 before the first update).
@@ -40,7 +42,7 @@ impl Cube {
         config.validate()?;
         let schema = Schema::new(&config)?;
         let levels = config.levels.iter().enumerate().map(|(i, s)| Level::new(*s, if i == 0 { 64 } else { 48 })).collect();
-        Ok(Cube { schema, config, levels, cum: Vec::new(), kinds: Vec::new(), frame_end: 0, span: None, updates: 0 })
+        Ok(Cube { schema, config, levels, cum: Vec::new(), cum_live: true, kinds: Vec::new(), frame_end: 0, span: None, updates: 0 })
     }
 
     /// The finest cell of `metric` at `nodes` (created if new).
@@ -242,6 +244,11 @@ impl Cube {
 
     /// `C(r.at)` of each cell.
     pub fn values_at(&self, cells: &[u32], r: Resolved) -> Result<Vec<i64>> {
+        if self.cum_live && self.span.is_some_and(|(_, last)| r.at > last) {
+            // After the last update every cumulative value is the running total (the
+            // common "window ending now" case costs no look-up).
+            return Ok(cells.iter().map(|&c| self.cum.get(c as usize).copied().unwrap_or(0)).collect());
+        }
         let l = &self.levels[r.level];
         l.values_at(cells, r.at / l.spec.granularity_ns)
     }

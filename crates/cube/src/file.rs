@@ -107,6 +107,7 @@ pub fn open(dir: &Path) -> Result<Cube> {
     schema.reindex();
     cube.schema = schema;
     cube.sync_cells();
+    cube.cum_live = false;
     cube.span = cat.span;
     cube.updates = cat.updates;
     cube.levels = cat

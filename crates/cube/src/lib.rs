@@ -2,9 +2,8 @@
 //! metrics between them, a tilted time frame of cumulative histories, and OLAP
 //! queries whose range answers cost two stabbing queries per cell.
 //!
-//! Where it sits: above `store` (histories) and, for the kernel adapter only
-//! ([`feed`], [`build`]), `analysis`'s kernel model and `ctf`. The core ([`Cube`],
-//! [`query`]) knows nothing of traces: it ingests `(time, cell, delta)` updates.
+//! Where it sits: above `store` (histories). It knows nothing of traces: it ingests
+//! `(time, cell, delta)` updates; the `cube-feed` crate turns kernel events into them.
 //! Design, file format and invariants: [`design`] (the crate's `DESIGN.md`).
 //!
 //! ```
@@ -34,19 +33,16 @@ pub mod design {
 
 pub mod bench;
 pub mod cli;
-pub mod build;
 pub mod config;
 mod cube;
 pub mod dims;
 mod error;
-pub mod feed;
 pub mod file;
 pub mod query;
 pub mod schema;
 pub mod tilt;
 pub mod time;
 
-pub use build::{build_from_trace, BuildOptions, BuildReport};
 pub use config::{CubeConfig, LevelSpec, Materialization};
 pub use cube::{Cube, Resolved};
 pub use error::{CubeError, Result};

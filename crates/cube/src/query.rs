@@ -7,12 +7,12 @@
 //! grouping at a level coarser than a materialized cuboid is aggregated on the fly
 //! from the smallest materialized cuboid that is fine enough.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use serde::Serialize;
 
 use crate::cube::{Cube, Resolved};
-use crate::dims::NodeId;
+use crate::dims::{Dimension, NodeId};
 use crate::error::{CubeError, Result};
 use crate::schema::MetricId;
 use crate::time::format_duration;
@@ -125,6 +125,77 @@ pub struct Response {
     pub windows: Vec<Window>,
 }
 
+/// At most this many `by` entries (one per dimension).
+const MAX_BY: usize = 8;
+
+/// A group: label ids of its `by` entries.
+type GroupKey = [u32; MAX_BY];
+
+
+/// Label ids of one answer: equal labels share an id, so members with equal labels
+/// (a pid under two names after `exec`) fall in one group.
+#[derive(Default)]
+struct Labels<'s> {
+    /// Per dimension: member → id + 1 (0: not seen yet).
+    by_node: Vec<Vec<u32>>,
+    /// Label → id.
+    by_text: HashMap<&'s str, u32>,
+    /// Id → label.
+    text: Vec<&'s str>,
+}
+
+impl<'s> Labels<'s> {
+    fn id(&mut self, dim: &'s Dimension, d: usize, n: NodeId) -> u32 {
+        if self.by_node.len() <= d {
+            self.by_node.resize_with(d + 1, Vec::new);
+        }
+        let slots = &mut self.by_node[d];
+        if slots.len() < dim.len() {
+            slots.resize(dim.len(), 0);
+        }
+        match slots[n.0 as usize] {
+            0 => {
+                let t = dim.label(n);
+                let next = self.text.len() as u32;
+                let i = *self.by_text.entry(t).or_insert(next);
+                if i == next {
+                    self.text.push(t);
+                }
+                slots[n.0 as usize] = i + 1;
+                i
+            }
+            i => i - 1,
+        }
+    }
+}
+
+/// Groups and their values, sorted by key.
+type Grouped = Vec<(GroupKey, i64)>;
+
+/// Folds `(key, value)` pairs into groups with `f`: a dense table for a single `by`
+/// entry (keys are label ids), a hash map otherwise.
+fn fold_groups(pairs: impl Iterator<Item = (GroupKey, i64)>, nby: usize, f: impl Fn(i64, i64) -> i64) -> Grouped {
+    let mut out: Grouped = if nby <= 1 {
+        let mut dense: Vec<Option<i64>> = Vec::new();
+        for (k, v) in pairs {
+            let i = k[0] as usize;
+            if dense.len() <= i {
+                dense.resize(i + 1, None);
+            }
+            dense[i] = Some(dense[i].map_or(v, |o| f(o, v)));
+        }
+        dense.into_iter().enumerate().filter_map(|(i, v)| v.map(|v| ([i as u32, 0, 0, 0, 0, 0, 0, 0], v))).collect()
+    } else {
+        let mut m: HashMap<GroupKey, i64> = HashMap::new();
+        for (k, v) in pairs {
+            m.entry(k).and_modify(|o| *o = f(*o, v)).or_insert(v);
+        }
+        m.into_iter().collect()
+    };
+    out.sort_unstable_by_key(|x| x.0);
+    out
+}
+
 /// Frames of one level: `(level, first, last)` boundary indices of their ends.
 type Frames = (usize, u64, u64);
 
@@ -148,6 +219,9 @@ impl Cube {
             }
             Ok((i, l))
         };
+        if req.by.len() > MAX_BY {
+            return Err(CubeError::Query(format!("{} `by` entries (at most {MAX_BY})", req.by.len())));
+        }
         let by: Vec<(usize, u8)> = req.by.iter().map(|b| pos(b)).collect::<Result<_>>()?;
         let filters: Vec<(usize, u8, Vec<String>)> = req.filters.iter().map(|(f, v)| pos(f).map(|(i, l)| (i, l, v.clone()))).collect::<Result<_>>()?;
         let mut need = vec![0u8; m.dims.len()];
@@ -208,44 +282,52 @@ impl Cube {
     }
 
     /// Per group: the sums of `C(r2) - C(r1)`, or with `extremes = Some((max, cover))`
-    /// the min / max of the bucket records of the cover.
-    fn groups(&self, p: &Plan, r1: Resolved, r2: Resolved, zero_start: bool, extremes: Option<(bool, &[Frames])>) -> Result<BTreeMap<Vec<String>, i64>> {
+    /// the min / max of the bucket records of the cover. Groups are keyed by label ids
+    /// of `labels` (equal labels merge, whatever member they come from).
+    fn groups<'s>(&'s self, p: &Plan, r1: Resolved, r2: Resolved, zero_start: bool, extremes: Option<(bool, &[Frames])>, labels: &mut Labels<'s>) -> Result<Grouped> {
         let s = &self.schema;
         let m = &s.metrics[p.metric.0 as usize];
         let levels = &s.cuboids[p.cuboid as usize].levels;
-        let label = |c: u32, i: usize, l: u8| -> &str {
+        let node = |c: u32, i: usize, l: u8| -> (usize, NodeId) {
             let d = &s.dims[m.dims[i] as usize];
             let n = NodeId(s.nodes_of(crate::schema::CellId(c))[i]);
-            d.label(d.ancestor(n, l.min(levels[i])))
+            (m.dims[i] as usize, d.ancestor(n, l.min(levels[i])))
+        };
+        let label = |c: u32, i: usize, l: u8| -> &str {
+            let (d, n) = node(c, i, l);
+            s.dims[d].label(n)
         };
         let cells: Vec<u32> = s.cells_of(p.cuboid).iter().copied().filter(|&c| p.filters.iter().all(|(i, l, v)| v.iter().any(|x| x == label(c, *i, *l)))).collect();
+        let mut key_of = |c: u32| -> GroupKey {
+            let mut k = [0u32; MAX_BY];
+            for (j, &(i, l)) in p.by.iter().enumerate() {
+                let (d, n) = node(c, i, l);
+                k[j] = labels.id(&s.dims[d], d, n);
+            }
+            k
+        };
+        let nby = p.by.len();
         if let Some((max, cover)) = extremes {
             // Per cell, the extreme of the buckets of the cover that had updates.
-            let mut out: BTreeMap<Vec<String>, i64> = BTreeMap::new();
+            let mut pairs = Vec::new();
             for &c in &cells {
                 let mut best: Option<i64> = None;
                 for &(li, lo, hi) in cover {
                     self.levels[li].each_record(c, lo, hi, |v| best = Some(best.map_or(v, |b| if max { b.max(v) } else { b.min(v) })))?;
                 }
                 if let Some(v) = best {
-                    let key: Vec<String> = p.by.iter().map(|&(i, l)| label(c, i, l).to_string()).collect();
-                    out.entry(key).and_modify(|b| *b = if max { (*b).max(v) } else { (*b).min(v) }).or_insert(v);
+                    pairs.push((key_of(c), v));
                 }
             }
-            return Ok(out);
+            return Ok(fold_groups(pairs.into_iter(), nby, |a, b| if max { a.max(b) } else { a.min(b) }));
         }
         let v2 = self.values_at(&cells, r2)?;
         let v1 = if zero_start || r1.at == 0 { vec![0; cells.len()] } else { self.values_at(&cells, r1)? };
-        let mut out: BTreeMap<Vec<String>, i64> = BTreeMap::new();
-        for (k, &c) in cells.iter().enumerate() {
+        let pairs: Vec<(GroupKey, i64)> = cells.iter().enumerate().filter_map(|(k, &c)| {
             let d = v2[k].wrapping_sub(v1[k]);
-            if d == 0 {
-                continue;
-            }
-            let key: Vec<String> = p.by.iter().map(|&(i, l)| label(c, i, l).to_string()).collect();
-            *out.entry(key).or_default() += d;
-        }
-        Ok(out)
+            (d != 0).then(|| (key_of(c), d))
+        }).collect();
+        Ok(fold_groups(pairs.into_iter(), nby, i64::wrapping_add))
     }
 
     fn window(&self, req: &Request, plans: &(Plan, Option<Plan>), t1: u64, t2: u64) -> Result<Window> {
@@ -264,19 +346,31 @@ impl Cube {
         let top = if r2.at >= self.now() { self.levels.iter().filter_map(|l| l.visible_to.map(|v| v * l.spec.granularity_ns)).max().unwrap_or(r2.at).max(r2.at) } else { r2.at };
         let (cover_begin, cover) = if matches!(req.agg, Agg::Min | Agg::Max) { self.cover(if zero_start { 0 } else { r1.at }, top) } else { (r1.at, Vec::new()) };
         let extremes = matches!(req.agg, Agg::Min | Agg::Max).then(|| (req.agg == Agg::Max, cover.as_slice()));
-        let sums = self.groups(&plans.0, r1, r2, zero_start, extremes)?;
-        let rows: Vec<Row> = match &plans.1 {
-            None => sums.into_iter().map(|(group, v)| Row { group, value: v as f64 }).collect(),
+        let mut labels = Labels::default();
+        let sums = self.groups(&plans.0, r1, r2, zero_start, extremes, &mut labels)?;
+        let mut keyed: Vec<(GroupKey, f64)> = match &plans.1 {
+            None => sums.into_iter().map(|(k, v)| (k, v as f64)).collect(),
             Some(cp) => {
-                let counts = self.groups(cp, r1, r2, zero_start, None)?;
-                counts.into_iter().filter(|(_, n)| *n != 0).map(|(g, n)| Row { value: *sums.get(&g).unwrap_or(&0) as f64 / n as f64, group: g }).collect()
+                let counts = self.groups(cp, r1, r2, zero_start, None, &mut labels)?;
+                let sum_of = |k: &GroupKey| sums.binary_search_by_key(k, |x| x.0).map_or(0, |i| sums[i].1);
+                counts.into_iter().filter(|(_, n)| *n != 0).map(|(k, n)| (k, sum_of(&k) as f64 / n as f64)).collect()
             }
         };
-        let mut rows = rows;
-        rows.sort_by(|a, b| b.value.total_cmp(&a.value).then_with(|| a.group.cmp(&b.group)));
-        if let Some(k) = req.top {
-            rows.truncate(k);
+        // By decreasing value, then group labels; labels are made only for the rows kept.
+        let nby = plans.0.by.len();
+        let text = |id: u32| labels.text[id as usize];
+        let order = |a: &(GroupKey, f64), b: &(GroupKey, f64)| b.1.total_cmp(&a.1).then_with(|| a.0[..nby].iter().map(|&i| text(i)).cmp(b.0[..nby].iter().map(|&i| text(i))));
+        if let Some(k) = req.top.filter(|&k| k < keyed.len()) {
+            // Top-k: select the k first, then sort only them.
+            if k == 0 {
+                keyed.clear();
+            } else {
+                keyed.select_nth_unstable_by(k - 1, order);
+                keyed.truncate(k);
+            }
         }
+        keyed.sort_by(order);
+        let rows: Vec<Row> = keyed.iter().map(|(k, v)| Row { group: k[..nby].iter().map(|&i| text(i).to_string()).collect(), value: *v }).collect();
         let g = |r: Resolved| self.levels[r.level].spec.granularity_ns;
         if extremes.is_some() {
             let begin = cover_begin.max(r1.at).min(r2.at);

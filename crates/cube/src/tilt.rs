@@ -82,7 +82,8 @@ pub struct Level {
     /// Granularity and span.
     pub spec: LevelSpec,
     pub(crate) segs: VecDeque<Segment>,
-    /// Latest value written per cell.
+    /// Latest value written per cell: `C(written_to)` of every cell (in a level being
+    /// written; empty in a level read from a file).
     pub(crate) last: Vec<i64>,
     /// Cells changed since this level's previous boundary.
     pub(crate) dirty: Vec<u32>,
@@ -254,6 +255,11 @@ impl Level {
 
     /// `C(idx × granularity)` of each cell (caller checked [`Level::available`]).
     pub(crate) fn values_at(&self, cells: &[u32], idx: u64) -> Result<Vec<i64>> {
+        if self.written_to == Some(idx) && !self.last.is_empty() {
+            // The latest boundary (a window ending now): the running values, no look-up.
+            // Cells created since hold zero there.
+            return Ok(cells.iter().map(|&c| self.last.get(c as usize).copied().unwrap_or(0)).collect());
+        }
         let Some(seg) = self.segs.iter().rev().find(|s| s.start <= idx) else {
             // Before the first segment (nothing expired): every value is zero.
             return Ok(vec![0; cells.len()]);

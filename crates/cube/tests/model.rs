@@ -206,3 +206,4 @@ fn moving_and_whole_windows_state_the_data_interval() {
     assert_eq!((m.windows[0].begin_ns, m.windows[0].end_ns, m.windows[0].rows[0].value), (sum.windows[0].begin_ns, 4_310, 2.0));
 }
 
+

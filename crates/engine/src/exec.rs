@@ -51,6 +51,27 @@ pub fn run<A: Analysis>(a: &A, set: &TraceSet, opts: &EngineOptions) -> Result<A
 
 /// Processes given slices (time-ordered) and returns the merged state, before `finish`.
 pub fn run_slices<A: Analysis>(a: &A, set: &TraceSet, slices: &[Slice], opts: &EngineOptions) -> Result<A::State, EngineError> {
+    run_slices_with_progress(a, set, slices, opts, None)
+}
+
+/// [`run`], calling `progress(bytes merged, bytes in all)` after each slice is merged
+/// (for a progress bar; bytes are the slices' packet bytes).
+pub fn run_with_progress<A: Analysis>(a: &A, set: &TraceSet, opts: &EngineOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<A::Output, EngineError> {
+    let slices = partition(set, opts.partition, opts.chunk_size);
+    let st = run_slices_with_progress(a, set, &slices, opts, progress)?;
+    Ok(a.finish(st))
+}
+
+/// [`run_slices`] with a progress callback (see [`run_with_progress`]).
+pub fn run_slices_with_progress<A: Analysis>(a: &A, set: &TraceSet, slices: &[Slice], opts: &EngineOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<A::State, EngineError> {
+    let total: u64 = if progress.is_some() { slices.iter().map(|s| s.bytes(set)).sum() } else { 0 };
+    let mut done = 0u64;
+    let mut tick = |s: &Slice| {
+        if let Some(p) = progress {
+            done += s.bytes(set);
+            p(done.min(total), total);
+        }
+    };
     let workers = opts.worker_count().min(slices.len()).max(1);
     let range = (opts.begin.unwrap_or(i64::MIN), opts.end.unwrap_or(i64::MAX));
     if workers == 1 {
@@ -58,6 +79,7 @@ pub fn run_slices<A: Analysis>(a: &A, set: &TraceSet, slices: &[Slice], opts: &E
         for s in slices {
             let st = process_slice(a, set, s, range)?;
             acc = a.merge(acc, st);
+            tick(s);
         }
         return Ok(acc);
     }
@@ -108,6 +130,7 @@ pub fn run_slices<A: Analysis>(a: &A, set: &TraceSet, slices: &[Slice], opts: &E
             while let Some(st) = pending.remove(&want) {
                 let prev = acc.take().expect("accumulator present");
                 acc = Some(a.merge(prev, st));
+                tick(&slices[want]);
                 want += 1;
                 *merged.0.lock().unwrap_or_else(|e| e.into_inner()) = want;
                 merged.1.notify_all();

@@ -36,7 +36,7 @@ pub mod bench;
 pub mod exec;
 pub mod partition;
 
-pub use exec::{run, run_slices, Ctx, EngineError};
+pub use exec::{run, run_slices, run_slices_with_progress, run_with_progress, Ctx, EngineError};
 pub use partition::{partition, Partition, PartitionError, Slice};
 
 use ctf::stream::{EventRef, Notice, PacketCount, StreamCursor};

@@ -36,7 +36,7 @@ use ctf::clock::ClockConv;
 use ctf::merge::Merger;
 use ctf::stream::{Item, StreamCursor};
 use ctf::trace::TraceSet;
-use cube::feed::KernelFeed;
+use cube_feed::KernelFeed;
 use cube::Cube;
 
 use crate::error::{LiveError, Result};
@@ -271,10 +271,10 @@ impl Processor {
         }
         {
             let mut cube = self.cube.write().unwrap_or_else(|e| e.into_inner());
-            if let Some(f) = &mut self.feed {
-                f.finish(&mut cube)?;
+            match &mut self.feed {
+                Some(f) => f.finish(&mut cube)?,
+                None => cube.finish()?,
             }
-            cube.finish()?;
         }
         if let Some(d) = &mut self.dump {
             d.flush().map_err(|source| LiveError::Output { what: "dump".into(), source })?;
@@ -435,17 +435,18 @@ impl Processor {
         order
     }
 
-    fn ensure_feed(&mut self) {
+    fn ensure_feed(&mut self) -> Result<()> {
         let mut cube = self.cube.write().unwrap_or_else(|e| e.into_inner());
         match &mut self.feed {
             None => {
                 self.feed = Some(KernelFeed::new(&self.set, &mut cube));
             }
-            Some(f) if self.relayout => f.relayout(&self.set),
+            Some(f) if self.relayout || self.feed_streams != self.set.streams.len() => f.relayout(&mut cube, &self.set)?,
             Some(_) => {}
         }
         self.feed_streams = self.set.streams.len();
         self.relayout = false;
+        Ok(())
     }
 
     /// Consumes what can be consumed (everything when `flush`).
@@ -460,7 +461,7 @@ impl Processor {
             return Ok(());
         }
         if self.feed.is_none() || self.relayout || self.feed_streams != self.set.streams.len() {
-            self.ensure_feed();
+            self.ensure_feed()?;
         }
         let set = &self.set;
         // Per set stream: (packet index being consumed, notices, events consumed in it).
@@ -543,6 +544,8 @@ impl Processor {
             }
         }
         drop(merger);
+        // Make what was fed visible to queries.
+        feed.flush(&mut cube)?;
         if let Some(d) = &mut self.dump {
             d.write_all(&buf).map_err(|source| LiveError::Output { what: "dump".into(), source })?;
         }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use ctf::merge::Merger;
 use ctf::trace::TraceSet;
 use cube::cli::QueryArgs;
-use cube::{BuildOptions, Cube, CubeConfig};
+use cube::{Cube, CubeConfig};
 use live::{Overload, PipelineOptions, Processor};
 
 #[derive(Clone, Default)]
@@ -82,7 +82,7 @@ fn replay_equals_offline_decode_and_cube() {
     let (w, g) = (String::from_utf8_lossy(&want), String::from_utf8_lossy(&got));
     assert_eq!(w.lines().count(), g.lines().count());
     assert!(w == g, "live dump differs from the offline dump");
-    let (offline, rep) = cube::build::build_from_set(&set, &BuildOptions { config: config(), threads: 1 }).unwrap();
+    let (offline, rep) = cube_feed::build_from_set(&set, &cube_feed::BuildOptions { config: config(), threads: 1, ..Default::default() }).unwrap();
     assert_eq!(st.events, rep.events);
     assert_eq!(answers(&live_cube), answers(&offline));
 }

@@ -133,7 +133,7 @@ impl HistoryStore {
         if start.0 < state.last_end || end < start {
             return Err(Error::OutOfOrder { key, start, end, prev_end: Timestamp(state.last_end) });
         }
-        push_record(state, &self.config, &mut self.buffered, start.0, end.0, value.to_bits());
+        push_record(state, &mut self.buffered, start.0, end.0, value.to_bits());
         self.records += 1;
         if state.chunk.as_ref().is_some_and(|c| c.body.len() >= self.config.chunk_bytes) {
             let chunk = state.chunk.take();
@@ -304,8 +304,10 @@ impl HistoryStore {
 
 /// Appends a validated record to the key's open chunk.
 #[inline]
-pub(crate) fn push_record(state: &mut KeyState, config: &Config, buffered: &mut usize, start: u64, end: u64, bits: u64) {
-    let chunk = state.chunk.get_or_insert_with(|| ChunkBuilder::new(state.kind, start, config.chunk_bytes + 32));
+pub(crate) fn push_record(state: &mut KeyState, buffered: &mut usize, start: u64, end: u64, bits: u64) {
+    // Start small: with many keys most chunks hold a few records before a commit
+    // seals them; the body grows by doubling up to the chunk size.
+    let chunk = state.chunk.get_or_insert_with(|| ChunkBuilder::new(state.kind, start, 16));
     let before = chunk.body.len();
     chunk.push(start, end, bits);
     *buffered += chunk.body.len() - before;

@@ -148,7 +148,11 @@ pub fn run(a: AnalyzeArgs) -> Result<()> {
     let which: AnalysisKind = a.analysis.parse().map_err(|e| anyhow!("{e}"))?;
     let set = TraceSet::open(&a.trace)?;
     let opts = options(&a, &set)?;
-    let report = analysis::run(&set, which, &opts)?;
+    let report = {
+        let bar = super::progress::Progress::bytes(which.name());
+        let cb = bar.callback();
+        analysis::run_with_progress(&set, which, &opts, Some(&cb))?
+    };
     match a.format {
         Format::Text => print!("{}", analysis::output::to_text(&report)),
         Format::Json => println!("{}", serde_json::to_string_pretty(&analysis::output::to_json(&report))?),

@@ -21,6 +21,12 @@ pub struct CubeArgs {
     /// Worker threads (0: all cores).
     #[arg(short = 'j', long, default_value_t = 0)]
     pub threads: usize,
+    /// Approximate chunk size (bytes; K, M, G suffixes).
+    #[arg(long, default_value = "4M")]
+    pub chunk_size: String,
+    /// Partition scheme: hybrid (default), time or stream.
+    #[arg(long, default_value = "hybrid")]
+    pub partition: String,
 }
 
 /// Arguments of `query`.
@@ -69,7 +75,18 @@ pub fn run(a: CubeArgs) -> Result<()> {
         Some(p) => cube::CubeConfig::load(p).with_context(|| format!("reading {}", p.display()))?,
         None => cube::CubeConfig::default(),
     };
-    let (mut c, rep) = cube::build_from_trace(&a.trace, &cube::BuildOptions { config, threads: a.threads })?;
+    let opts = cube_feed::BuildOptions {
+        config,
+        threads: a.threads,
+        chunk_size: super::analyze::parse_size(&a.chunk_size)?,
+        partition: a.partition.parse().map_err(|e| anyhow::anyhow!("{e}"))?,
+    };
+    let set = ctf::trace::TraceSet::open(&a.trace)?;
+    let (mut c, rep) = {
+        let bar = super::progress::Progress::bytes("cube build");
+        let cb = bar.callback();
+        cube_feed::build_with_progress(&set, &opts, Some(&cb))?
+    };
     cube::save(&mut c, &a.output)?;
     eprint!("{}", rep.to_text());
     eprintln!("cube written to {}", a.output.display());

@@ -72,7 +72,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
         }
     }
     let t0 = std::time::Instant::now();
-    let (c, _) = cube::build_from_trace(&s.trace_dir, &cube::BuildOptions { config: cube::CubeConfig::fine(), threads: 0 })?;
+    let (c, _) = cube_feed::build_from_trace(&s.trace_dir, &cube_feed::BuildOptions { config: cube::CubeConfig::fine(), ..Default::default() })?;
     println!("4. built the statistics cube in {:.2?}; a few queries:", t0.elapsed());
     for line in cube::cli::demo_queries(&c)?.lines() {
         println!("   {line}");

@@ -7,4 +7,5 @@ pub mod demo;
 pub mod dump;
 pub mod info;
 pub mod live;
+pub mod progress;
 pub mod synth;

@@ -1,0 +1,449 @@
+//! The serial side of the build: [`SliceLog`]s applied to a cube in time order, with
+//! the kernel model's state (running thread per CPU, thread names and pids, fd
+//! tables, pending syscalls).
+//!
+//! Semantics, as `analysis`'s `count`, `cpu` and `io` (so that a cube range equals the
+//! analyses' difference of prefixes, see `tests/exactness.rs`):
+//! * `events`: 1 per event, by operation and CPU — added per frame from the log's
+//!   counts (at the frame's last event, so the cube's span is the events' span);
+//! * `cpu_ns`: time a non-idle thread was switched in, by thread and CPU. At a
+//!   `sched_switch` the switched-out thread gets the time since it was switched in;
+//!   when the stream crosses a finest-frame boundary, every running thread is credited
+//!   up to the last event before the boundary (what `analyze --end B-1` credits as the
+//!   trace's tail); the thread running before a CPU's first switch gets the time from
+//!   the trace's first event at that switch (`HeadPolicy::FromStart`), and syscalls
+//!   before that switch belong to it (found by [`prescan_first_switch`]);
+//! * `bytes_read` / `bytes_written`: exit `ret > 0` of read- and write-family syscalls
+//!   whose entry was seen, by thread and file.
+//!
+//! Members appear as the stream reveals them: thread names and pids from
+//! `sched_switch`, `sched_process_fork`/`exec` and the statedump; fd → path from
+//! open/dup/close/fcntl, fork, exec (`O_CLOEXEC`) and the statedump.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use analysis::fdtable::{Call, FdTables, PendingCall};
+use analysis::kernel::{comm_of_path, Kind, Layout, Sc, O_CLOEXEC};
+use analysis::model::FxMap;
+use ctf::stream::{Item, StreamCursor};
+use ctf::trace::TraceSet;
+use cube::dims::{file_path_labels, operation_kind, NodeId};
+use cube::{CellId, Cube, MetricId, Result};
+
+use crate::log::{Fact, SliceLog};
+
+const MACHINE: usize = 0;
+const CPU: usize = 1;
+const PROCESS: usize = 2;
+const FILE: usize = 3;
+const OPERATION: usize = 4;
+
+#[derive(Debug, Default)]
+struct Thread {
+    pid: Option<i32>,
+    comm: Option<String>,
+    node: Option<NodeId>,
+    pending: Option<PendingCall>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct StreamState {
+    cur: Option<i32>,
+    since: i64,
+    first_prev: Option<i32>,
+    switched: bool,
+    cpu: Option<NodeId>,
+}
+
+/// How one update combines into a metric's cells: the measure's sum, the number of
+/// updates it stands for, and the value each of them had (for min / max).
+#[derive(Debug, Clone, Copy)]
+struct Delta {
+    sum: i64,
+    updates: i64,
+    each: i64,
+}
+
+/// The id of path `p` (its File member created if new).
+fn intern_path(path_ids: &mut HashMap<Arc<str>, u32>, paths: &mut Vec<NodeId>, cube: &mut Cube, p: &str) -> u32 {
+    if let Some(&i) = path_ids.get(p) {
+        return i;
+    }
+    let labels = file_path_labels(p);
+    let refs: Vec<&str> = labels.iter().map(String::as_str).collect();
+    let n = cube.schema.dims[FILE].member(&refs);
+    let i = paths.len() as u32;
+    paths.push(n);
+    path_ids.insert(Arc::from(p), i);
+    i
+}
+
+/// The `prev_tid` of each stream's first `sched_switch` (who ran before it).
+pub fn prescan_first_switch(set: &TraceSet, layout: &Layout) -> Vec<Option<i32>> {
+    (0..set.streams.len())
+        .map(|i| {
+            let mut cur = StreamCursor::new(set, i);
+            while let Ok(Some(item)) = cur.next() {
+                if let Item::Event(ev) = item {
+                    if let Some(Kind::Switch { prev_tid, .. }) = layout.class(&ev).map(|c| c.kind) {
+                        return ev.int(prev_tid).map(|v| v as i32);
+                    }
+                }
+            }
+            None
+        })
+        .collect()
+}
+
+/// The kernel model's state; it feeds the cube given to [`Applier::apply`].
+pub struct Applier {
+    names: Vec<Box<str>>,
+    streams: Vec<StreamState>,
+    threads: FxMap<i32, Thread>,
+    fds: FdTables,
+    path_ids: HashMap<Arc<str>, u32>,
+    paths: Vec<NodeId>,
+    machine: NodeId,
+    m_events: Vec<MetricId>,
+    m_cpu: Vec<MetricId>,
+    m_read: Vec<MetricId>,
+    m_write: Vec<MetricId>,
+    cells: FxMap<(u16, [u32; 5]), u32>,
+    /// Per slot (name × streams + stream): the CPU and operation nodes.
+    ev_nodes: Vec<Option<(NodeId, NodeId)>>,
+    first_ts: Option<i64>,
+    last_ts: i64,
+    next_boundary: i64,
+    g0: i64,
+    /// Events consumed.
+    pub events: u64,
+}
+
+impl Applier {
+    /// A model with no history, for `cube`; `first_switch` from
+    /// [`prescan_first_switch`]; `host` names the Machine member.
+    pub fn new(cube: &mut Cube, layout: &Layout, first_switch: &[Option<i32>], host: &str) -> Applier {
+        let streams: Vec<StreamState> = first_switch.iter().map(|&f| StreamState { first_prev: f, ..Default::default() }).collect();
+        let machine = cube.schema.dims[MACHINE].member(&[host]);
+        let s = &cube.schema;
+        let (m_events, m_cpu, m_read, m_write) = (s.metrics_of("events"), s.metrics_of("cpu_ns"), s.metrics_of("bytes_read"), s.metrics_of("bytes_written"));
+        let g0 = cube.config.levels[0].granularity_ns as i64;
+        Applier {
+            ev_nodes: vec![None; layout.names.len() * streams.len().max(1)],
+            names: layout.names.clone(),
+            streams,
+            threads: FxMap::default(),
+            fds: FdTables::default(),
+            path_ids: HashMap::new(),
+            paths: Vec::new(),
+            machine,
+            m_events,
+            m_cpu,
+            m_read,
+            m_write,
+            cells: FxMap::default(),
+            first_ts: None,
+            last_ts: 0,
+            next_boundary: i64::MIN,
+            g0,
+            events: 0,
+        }
+    }
+
+    /// Adapts to a new layout (event names renumbered) and at least `streams` streams
+    /// (new ones appended; existing ones keep their state).
+    pub fn relayout(&mut self, layout: &Layout, streams: usize) {
+        if self.streams.len() < streams {
+            self.streams.resize(streams, StreamState::default());
+        }
+        self.names = layout.names.clone();
+        self.ev_nodes = vec![None; self.names.len() * self.streams.len().max(1)];
+    }
+
+    /// Streams the model keeps state for.
+    pub fn stream_count(&self) -> usize {
+        self.streams.len()
+    }
+
+    /// The finest granularity, ns.
+    pub fn g0(&self) -> i64 {
+        self.g0
+    }
+
+    fn update(&mut self, cube: &mut Cube, t: i64, which: fn(&mut Applier) -> &mut Vec<MetricId>, ctx: [u32; 5], d: Delta) -> Result<()> {
+        let metrics = std::mem::take(which(self));
+        let r = self.update_metrics(cube, t, &metrics, ctx, d);
+        *which(self) = metrics;
+        r
+    }
+
+    fn update_metrics(&mut self, cube: &mut Cube, t: i64, metrics: &[MetricId], ctx: [u32; 5], d: Delta) -> Result<()> {
+        for &m in metrics {
+            let metric = &cube.schema.metrics[m.0 as usize];
+            let (count, extremes) = (metric.count, metric.extremes);
+            let mut key = [0u32; 5];
+            for &dim in &metric.dims {
+                key[dim as usize] = ctx[dim as usize];
+            }
+            let cell = match self.cells.get(&(m.0, key)) {
+                Some(&c) => c,
+                None => {
+                    let nodes: Vec<NodeId> = metric.dims.iter().zip(&metric.leaf).map(|(&dim, &l)| cube.schema.dims[dim as usize].ancestor(NodeId(key[dim as usize]), l)).collect();
+                    let c = cube.cell(m, &nodes).0;
+                    for cm in count.into_iter().chain(extremes.into_iter().flat_map(|(a, b)| [a, b])) {
+                        let cc = cube.cell(cm, &nodes).0;
+                        self.cells.insert((cm.0, key), cc);
+                    }
+                    self.cells.insert((m.0, key), c);
+                    c
+                }
+            };
+            cube.add(t as u64, CellId(cell), d.sum)?;
+            if let Some(cm) = count {
+                cube.add(t as u64, CellId(self.cells[&(cm.0, key)]), d.updates)?;
+            }
+            if let Some((lo, hi)) = extremes {
+                for x in [lo, hi] {
+                    cube.add(t as u64, CellId(self.cells[&(x.0, key)]), d.each)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn thread(&mut self, tid: i32) -> &mut Thread {
+        self.threads.entry(tid).or_default()
+    }
+
+    fn set_comm(&mut self, tid: i32, b: &[u8]) {
+        let t = self.thread(tid);
+        if t.comm.as_deref().map(str::as_bytes) != Some(b) {
+            t.comm = Some(String::from_utf8_lossy(b).into_owned());
+            t.node = None;
+        }
+    }
+
+    fn set_pid(&mut self, tid: i32, pid: i32) {
+        let t = self.thread(tid);
+        if t.pid != Some(pid) {
+            t.pid = Some(pid);
+            t.node = None;
+        }
+    }
+
+    fn pid_of(&self, tid: i32) -> i32 {
+        self.threads.get(&tid).and_then(|x| x.pid).unwrap_or(tid)
+    }
+
+    fn process_node(&mut self, cube: &mut Cube, tid: i32) -> NodeId {
+        if let Some(n) = self.threads.get(&tid).and_then(|t| t.node) {
+            return n;
+        }
+        let t = self.threads.entry(tid).or_default();
+        let comm = t.comm.clone().unwrap_or_else(|| "?".into());
+        let pid = t.pid.unwrap_or(tid).to_string();
+        let group = cube.config.group_of(&comm).to_string();
+        let n = cube.schema.dims[PROCESS].member(&[&group, &comm, &pid, &tid.to_string()]);
+        t.node = Some(n);
+        n
+    }
+
+    fn intern(&mut self, cube: &mut Cube, p: &str) -> u32 {
+        intern_path(&mut self.path_ids, &mut self.paths, cube, p)
+    }
+
+    fn cpu_node(cube: &mut Cube, cpu_id: u32, s: usize) -> NodeId {
+        let label = if cpu_id & 0x8000_0000 == 0 { cpu_id.to_string() } else { format!("stream{s}") };
+        cube.schema.dims[CPU].member(&[&label])
+    }
+
+    fn credit_cpu(&mut self, cube: &mut Cube, s: usize, tid: i32, d: i64, t: i64) -> Result<()> {
+        if tid == 0 || d <= 0 || self.m_cpu.is_empty() {
+            return Ok(());
+        }
+        let Some(cpu) = self.streams[s].cpu else { return Ok(()) };
+        let p = self.process_node(cube, tid);
+        self.update(cube, t, |a| &mut a.m_cpu, [self.machine.0, cpu.0, p.0, 0, 0], Delta { sum: d, updates: 1, each: d })
+    }
+
+    /// Credits every running thread up to the last event (a frame boundary is crossed).
+    fn cross_boundary(&mut self, cube: &mut Cube) -> Result<()> {
+        let last = self.last_ts;
+        for s in 0..self.streams.len() {
+            let st = self.streams[s];
+            if let (Some(tid), true) = (st.cur, st.switched) {
+                if last > st.since {
+                    self.credit_cpu(cube, s, tid, last - st.since, last)?;
+                    self.streams[s].since = last;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies the log of the slice that follows everything applied so far.
+    pub fn apply(&mut self, cube: &mut Cube, log: &SliceLog) -> Result<()> {
+        self.events += log.events;
+        for f in &log.facts {
+            self.fact(cube, log, f)?;
+        }
+        if let Some(t) = log.last {
+            self.last_ts = t;
+        }
+        Ok(())
+    }
+
+    fn who(&self, s: usize) -> Option<i32> {
+        let st = &self.streams[s];
+        if st.switched { st.cur } else { st.first_prev }
+    }
+
+    fn fact(&mut self, cube: &mut Cube, log: &SliceLog, f: &Fact) -> Result<()> {
+        let t = f.t();
+        match *f {
+            Fact::Frame { t, prev, block } => {
+                if let Some(p) = prev {
+                    self.last_ts = p;
+                }
+                if self.first_ts.is_none() {
+                    self.first_ts = Some(t);
+                }
+                if t >= self.next_boundary {
+                    if self.next_boundary != i64::MIN {
+                        self.cross_boundary(cube)?;
+                    }
+                    self.next_boundary = t.div_euclid(self.g0) * self.g0 + self.g0;
+                }
+                self.frame_counts(cube, log, block as usize)?;
+            }
+            Fact::Switch { s, cpu, prev, next, prev_comm, next_comm, .. } => {
+                let s = s as usize;
+                for (tid, n) in [(prev, prev_comm), (next, next_comm)] {
+                    if let (Some(tid), Some(n)) = (tid, n) {
+                        if tid != 0 {
+                            self.set_comm(tid as i32, log.str(n));
+                        }
+                    }
+                }
+                let (Some(prev), Some(next)) = (prev, next) else { return Ok(()) };
+                if self.streams[s].cpu.is_none() {
+                    self.streams[s].cpu = Some(Self::cpu_node(cube, cpu, s));
+                }
+                let st = self.streams[s];
+                if st.switched {
+                    if let Some(tid) = st.cur {
+                        self.credit_cpu(cube, s, tid, t - st.since, t)?;
+                    }
+                } else {
+                    self.streams[s].switched = true;
+                    let head = self.first_ts.unwrap_or(t);
+                    self.credit_cpu(cube, s, prev as i32, t - head, t)?;
+                }
+                self.streams[s].cur = Some(next as i32);
+                self.streams[s].since = t;
+            }
+            Fact::Fork { child_tid, child_pid, parent_tid, parent_pid, child_comm, .. } => {
+                if let Some(n) = child_comm {
+                    self.set_comm(child_tid, log.str(n));
+                }
+                let cp = child_pid.unwrap_or(child_tid);
+                self.set_pid(child_tid, cp);
+                if let Some(parent) = parent_pid.or_else(|| parent_tid.map(|pt| self.pid_of(pt))) {
+                    self.fds.fork(parent, cp);
+                }
+            }
+            Fact::Exec { s, tid, filename, .. } => {
+                if let (Some(tt), Some(n)) = (tid, filename) {
+                    self.set_comm(tt, comm_of_path(log.str(n)));
+                }
+                let st = &self.streams[s as usize];
+                if let Some(tt) = tid.or(if st.switched { st.cur } else { None }) {
+                    let pid = self.pid_of(tt);
+                    self.fds.exec(pid);
+                }
+            }
+            Fact::ProcState { tid, pid, name, .. } => {
+                if let Some(n) = name {
+                    self.set_comm(tid, log.str(n));
+                }
+                if let Some(p) = pid {
+                    self.set_pid(tid, p);
+                }
+            }
+            Fact::FdDump { pid, fd, filename, flags, .. } => {
+                let path = filename.map(|n| String::from_utf8_lossy(log.str(n)).into_owned()).unwrap_or_else(|| "unknown".into());
+                let file = self.intern(cube, &path);
+                self.fds.insert(pid, fd, file, flags >= 0 && flags & O_CLOEXEC != 0);
+            }
+            Fact::Entry { s, sc, a0, a1, a2, path, .. } => {
+                let Some(tid) = self.who(s as usize) else { return Ok(()) };
+                let path = path.map(|n| self.intern(cube, &String::from_utf8_lossy(log.str(n))));
+                let p = self.fds.enter(self.pid_of(tid), Call { sc, a0, a1, a2 }, path);
+                self.thread(tid).pending = Some(p);
+            }
+            Fact::OtherEntry { s, .. } => {
+                if let Some(tid) = self.who(s as usize) {
+                    if let Some(x) = self.threads.get_mut(&tid) {
+                        x.pending = None;
+                    }
+                }
+            }
+            Fact::Exit { s, sc, ret, .. } => self.exit(cube, s as usize, t, sc, ret)?,
+        }
+        self.last_ts = t;
+        Ok(())
+    }
+
+    /// Adds a frame's event counts at the frame's last event.
+    fn frame_counts(&mut self, cube: &mut Cube, log: &SliceLog, block: usize) -> Result<()> {
+        if self.m_events.is_empty() {
+            return Ok(());
+        }
+        let b = log.blocks[block];
+        let n_streams = self.streams.len().max(1);
+        for &(slot, n) in &log.counts[b.start as usize..b.end as usize] {
+            let (cpu, op) = match self.ev_nodes.get(slot as usize).copied().flatten() {
+                Some(x) => x,
+                None => {
+                    let s = slot as usize % n_streams;
+                    let cpu_id = log.slot_cpu.get(&slot).copied().unwrap_or(0x8000_0000 | s as u32);
+                    let cpu = Self::cpu_node(cube, cpu_id, s);
+                    let name = &self.names[slot as usize / n_streams];
+                    let op = cube.schema.dims[OPERATION].member(&[operation_kind(name), name]);
+                    if let Some(e) = self.ev_nodes.get_mut(slot as usize) {
+                        *e = Some((cpu, op));
+                    }
+                    (cpu, op)
+                }
+            };
+            self.update(cube, b.last, |a| &mut a.m_events, [self.machine.0, cpu.0, 0, 0, op.0], Delta { sum: i64::from(n), updates: i64::from(n), each: 1 })?;
+        }
+        Ok(())
+    }
+
+    fn exit(&mut self, cube: &mut Cube, s: usize, t: i64, sc: Option<Sc>, ret: i64) -> Result<()> {
+        let Some(tid) = self.who(s) else { return Ok(()) };
+        let Some(x) = self.threads.get_mut(&tid) else { return Ok(()) };
+        let Some(e) = x.pending.take() else { return Ok(()) };
+        let pid = x.pid.unwrap_or(tid);
+        let (path_ids, paths) = (&mut self.path_ids, &mut self.paths);
+        let moved = self.fds.exit(pid, e, sc, ret, || intern_path(path_ids, paths, cube, "unknown"));
+        let Some(m) = moved else { return Ok(()) };
+        let p = self.process_node(cube, tid);
+        let f = match m.file {
+            Some(f) => self.paths[f as usize],
+            None => cube.schema.dims[FILE].member(&["?", "?", "?", "?"]),
+        };
+        let which: fn(&mut Applier) -> &mut Vec<MetricId> = if m.read { |a| &mut a.m_read } else { |a| &mut a.m_write };
+        let n = m.bytes as i64;
+        self.update(cube, t, which, [self.machine.0, 0, p.0, f.0, 0], Delta { sum: n, updates: 1, each: n })
+    }
+
+    /// Credits the running threads up to the last event (end of the trace) and closes
+    /// the cube's frames.
+    pub fn finish(&mut self, cube: &mut Cube) -> Result<()> {
+        self.cross_boundary(cube)?;
+        cube.finish()
+    }
+}

@@ -1,0 +1,274 @@
+//! Building a cube from a trace, in parallel (C8), and the event-at-a-time feed.
+//!
+//! The build is an [`engine::Analysis`]: workers turn slices of the trace into
+//! [`SliceLog`]s (decoding, the partial history of event counts, the state-dependent
+//! facts), and the engine's ordered, pipelined merge hands them in time order to the
+//! [`Applier`], which holds the cube and the kernel state. The applier is the
+//! accumulator of the merge: `merge(applier, log)` applies the log, `merge(log, log)`
+//! concatenates (associative). One worker runs the same code inline, so the serial
+//! build is the one-thread case and every thread count and chunking gives the same
+//! cube (`tests/parallel.rs`).
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use analysis::kernel::Layout;
+use ctf::stream::EventRef;
+use ctf::trace::TraceSet;
+use cube::{Cube, CubeConfig, CubeError, Result};
+use engine::{Analysis, Ctx, EngineOptions, Partition};
+use serde::Serialize;
+
+use crate::apply::{prescan_first_switch, Applier};
+use crate::log::SliceLog;
+
+/// Options of [`build_from_trace`].
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// The cube's configuration.
+    pub config: CubeConfig,
+    /// Worker threads (0: all cores).
+    pub threads: usize,
+    /// Approximate bytes of stream data per slice.
+    pub chunk_size: u64,
+    /// Where slices are cut.
+    pub partition: Partition,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        let e = EngineOptions::default();
+        BuildOptions { config: CubeConfig::default(), threads: 0, chunk_size: e.chunk_size, partition: e.partition }
+    }
+}
+
+/// What a build did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BuildReport {
+    /// Events read.
+    pub events: u64,
+    /// Cube updates.
+    pub updates: u64,
+    /// Cells created.
+    pub cells: usize,
+    /// Records written per level.
+    pub records: Vec<u64>,
+    /// Bytes of memory held by the cube.
+    pub memory_bytes: u64,
+    /// Worker threads used.
+    pub threads: usize,
+    /// Wall time, s.
+    pub seconds: f64,
+}
+
+impl BuildReport {
+    /// One line per fact.
+    pub fn to_text(&self) -> String {
+        format!(
+            "events {}\nupdates {}\ncells {}\nrecords per level {:?}\nmemory {:.2} MB\nthreads {}\ntime {:.3} s ({:.1} M events/s)\n",
+            self.events,
+            self.updates,
+            self.cells,
+            self.records,
+            self.memory_bytes as f64 / 1e6,
+            self.threads,
+            self.seconds,
+            self.events as f64 / self.seconds.max(1e-9) / 1e6
+        )
+    }
+}
+
+/// A merge state of the build: the applier (the accumulator, holding the cube) or a
+/// log of slices not yet applied.
+pub enum Part {
+    /// The kernel state and the cube, with the first error met while applying.
+    Cube(Box<(Applier, Cube)>, Option<CubeError>),
+    /// Slices not yet applied.
+    Log(SliceLog),
+}
+
+/// The cube build as an engine analysis (see the module docs).
+pub struct CubeBuild {
+    layout: Layout,
+    streams: usize,
+    g0: i64,
+    applier: Mutex<Option<Box<(Applier, Cube)>>>,
+}
+
+/// The Machine member of a trace set: the directory above its first trace.
+fn host_of(set: &TraceSet) -> String {
+    set.traces.first().and_then(|t| t.dir.parent()).and_then(|p| p.file_name()).map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "localhost".into())
+}
+
+impl CubeBuild {
+    /// A build of `set` into `cube`.
+    pub fn new(set: &TraceSet, mut cube: Cube) -> CubeBuild {
+        let layout = Layout::new(set);
+        let first = prescan_first_switch(set, &layout);
+        let applier = Applier::new(&mut cube, &layout, &first, &host_of(set));
+        CubeBuild { layout, streams: set.streams.len(), g0: applier.g0(), applier: Mutex::new(Some(Box::new((applier, cube)))) }
+    }
+
+    fn empty_log(&self) -> SliceLog {
+        SliceLog::new(self.g0, self.streams, self.layout.names.len())
+    }
+}
+
+impl Analysis for CubeBuild {
+    type State = Part;
+    type Output = Result<(Applier, Cube)>;
+
+    fn new_state(&self) -> Part {
+        Part::Log(self.empty_log())
+    }
+
+    fn initial_state(&self) -> Part {
+        match self.applier.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            Some(a) => Part::Cube(a, None),
+            None => {
+                let mut c = Cube::new(CubeConfig::default()).expect("the default config is valid");
+                let a = Applier::new(&mut c, &self.layout, &[], "localhost");
+                Part::Cube(Box::new((a, c)), Some(CubeError::Trace("a build runs once".into())))
+            }
+        }
+    }
+
+    fn on_event(&self, st: &mut Part, ev: &EventRef<'_, '_>, ctx: &Ctx) {
+        if let Part::Log(log) = st {
+            log.push_event(&self.layout, ev, ctx.stream);
+        }
+    }
+
+    fn merge(&self, earlier: Part, later: Part) -> Part {
+        match (earlier, later) {
+            (Part::Cube(mut a, mut err), Part::Log(mut log)) => {
+                log.seal();
+                if err.is_none() {
+                    let (ap, c) = &mut *a;
+                    if let Err(e) = ap.apply(c, &log) {
+                        err = Some(e);
+                    }
+                }
+                Part::Cube(a, err)
+            }
+            (Part::Log(mut a), Part::Log(b)) => {
+                a.append(b);
+                Part::Log(a)
+            }
+            (Part::Cube(a, err), Part::Cube(..)) | (Part::Log(_), Part::Cube(a, err)) => Part::Cube(a, err.or(Some(CubeError::Trace("cube build: slices merged out of order".into())))),
+        }
+    }
+
+    fn finish(&self, st: Part) -> Result<(Applier, Cube)> {
+        match st {
+            Part::Cube(mut a, None) => {
+                let (ap, c) = &mut *a;
+                ap.finish(c)?;
+                Ok(*a)
+            }
+            Part::Cube(_, Some(e)) => Err(e),
+            Part::Log(_) => Err(CubeError::Trace("cube build: no cube in the merged state".into())),
+        }
+    }
+}
+
+/// Builds an in-memory cube from the trace (set) at `trace`.
+pub fn build_from_trace(trace: &Path, opts: &BuildOptions) -> Result<(Cube, BuildReport)> {
+    let set = TraceSet::open(trace).map_err(|e| CubeError::Trace(e.to_string()))?;
+    build_from_set(&set, opts)
+}
+
+/// Builds an in-memory cube from an open trace set.
+pub fn build_from_set(set: &TraceSet, opts: &BuildOptions) -> Result<(Cube, BuildReport)> {
+    build_with_progress(set, opts, None)
+}
+
+/// [`build_from_set`], calling `progress(bytes done, bytes in all)` as slices are
+/// merged.
+pub fn build_with_progress(set: &TraceSet, opts: &BuildOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<(Cube, BuildReport)> {
+    let t0 = Instant::now();
+    let cube = Cube::new(opts.config.clone())?;
+    let build = CubeBuild::new(set, cube);
+    let e = EngineOptions { threads: opts.threads, chunk_size: opts.chunk_size, partition: opts.partition, ..Default::default() };
+    let slices = engine::partition(set, e.partition, e.chunk_size);
+    let state = engine::run_slices_with_progress(&build, set, &slices, &e, progress).map_err(|e| CubeError::Trace(e.to_string()))?;
+    let (a, c) = build.finish(state)?;
+    let report = BuildReport {
+        events: a.events,
+        updates: c.updates,
+        cells: c.schema.cell_count(),
+        records: c.records(),
+        memory_bytes: c.memory(),
+        threads: e.worker_count().min(slices.len()).max(1),
+        seconds: t0.elapsed().as_secs_f64(),
+    };
+    Ok((c, report))
+}
+
+/// Event-at-a-time feeding (for live sources), with the same semantics as the build.
+/// Events are logged as they come and applied in small batches: call
+/// [`KernelFeed::flush`] before querying the cube.
+pub struct KernelFeed {
+    layout: Layout,
+    log: SliceLog,
+    applier: Applier,
+}
+
+impl KernelFeed {
+    /// A feed for events of `set`'s streams into `cube`.
+    pub fn new(set: &TraceSet, cube: &mut Cube) -> KernelFeed {
+        let layout = Layout::new(set);
+        let first = prescan_first_switch(set, &layout);
+        let applier = Applier::new(cube, &layout, &first, &host_of(set));
+        let log = SliceLog::new(applier.g0(), set.streams.len(), layout.names.len());
+        KernelFeed { layout, log, applier }
+    }
+
+    /// Consumes one event of stream `s` (events in time-merged order); applies the
+    /// batch to `cube` when it is full.
+    pub fn on_event(&mut self, cube: &mut Cube, ev: &EventRef<'_, '_>, s: usize) -> Result<()> {
+        self.log.push_event(&self.layout, ev, s);
+        if self.log.facts.len() >= 4096 || self.log.blocks.len() >= 64 {
+            self.flush(cube)?;
+        }
+        Ok(())
+    }
+
+    /// Applies the events consumed so far to `cube`.
+    pub fn flush(&mut self, cube: &mut Cube) -> Result<()> {
+        self.log.seal();
+        let r = self.applier.apply(cube, &self.log);
+        self.log.clear();
+        r
+    }
+
+    /// Adapts the feed to a set whose metadata or streams changed (a live session: new
+    /// event classes, new streams appended after the existing ones), after applying
+    /// what is pending to `cube`. Per-stream state is kept by stream index: stream `i`
+    /// must still be the same stream.
+    pub fn relayout(&mut self, cube: &mut Cube, set: &TraceSet) -> Result<()> {
+        self.flush(cube)?;
+        self.layout = Layout::new(set);
+        self.applier.relayout(&self.layout, set.streams.len());
+        self.log = SliceLog::new(self.applier.g0(), self.applier.stream_count(), self.layout.names.len());
+        Ok(())
+    }
+
+    /// Streams the feed keeps state for.
+    pub fn stream_count(&self) -> usize {
+        self.applier.stream_count()
+    }
+
+    /// Events consumed (applied or not).
+    pub fn events(&self) -> u64 {
+        self.applier.events + self.log.events
+    }
+
+    /// Ends the stream: applies what is pending, credits the running threads and
+    /// closes the cube's frames.
+    pub fn finish(&mut self, cube: &mut Cube) -> Result<()> {
+        self.flush(cube)?;
+        self.applier.finish(cube)
+    }
+}
