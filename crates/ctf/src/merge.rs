@@ -39,6 +39,19 @@ impl<'t> Merger<'t> {
         Merger { cursors, heap: BinaryHeap::new(), last: None, keys: vec![i64::MIN; n], started: false }
     }
 
+    /// A merger over the given cursors (one per stream, in stream order), each
+    /// possibly limited to a range of packets or already advanced: the merge starts
+    /// from each cursor's next item.
+    pub fn from_cursors(cursors: Vec<StreamCursor<'t>>) -> Self {
+        let n = cursors.len();
+        Merger { cursors, heap: BinaryHeap::new(), last: None, keys: vec![i64::MIN; n], started: false }
+    }
+
+    /// The cursor of stream `i` (e.g. to see which packet the last item came from).
+    pub fn cursor(&self, i: usize) -> &StreamCursor<'t> {
+        &self.cursors[i]
+    }
+
     /// Key of a stream's current item, after advancing it. `None` when exhausted.
     fn advance(&mut self, i: usize) -> Result<Option<i64>> {
         let key = match self.cursors[i].next()? {

@@ -154,6 +154,85 @@ impl TraceSet {
     }
 }
 
+/// In-memory traces (live sources): a trace is built from metadata bytes, then given
+/// owned stream bytes batch after batch. Unlike [`TraceSet::open`], every file is its own
+/// stream, in the order given, so that stream indices stay stable while files are
+/// appended: stream `i` of the set is the `i`-th file, counting the files of trace 0
+/// first, then those of trace 1, and so on.
+impl TraceSet {
+    /// An empty set (no traces yet); `root` only names it in errors and reports.
+    pub fn in_memory(root: &Path) -> TraceSet {
+        TraceSet { root: root.into(), traces: Vec::new(), streams: Vec::new() }
+    }
+
+    /// Adds a trace described by the metadata `bytes` (TSDL plain or packetized, or
+    /// CTF 2), without files; `dir` names it (errors, host labels). Returns its index.
+    pub fn add_memory_trace(&mut self, dir: &Path, bytes: &[u8]) -> Result<usize> {
+        let (class, format, plan) = compile_metadata(dir, bytes)?;
+        let clocks = class.clocks.iter().map(ClockConv::new).collect();
+        self.traces.push(Trace { dir: dir.into(), class, format, plan, clocks, files: Vec::new() });
+        Ok(self.traces.len() - 1)
+    }
+
+    /// Replaces the metadata of trace `index` (it grew: new event classes); the
+    /// decoding plan is compiled again. On error the trace is left unchanged.
+    pub fn replace_metadata(&mut self, index: usize, bytes: &[u8]) -> Result<()> {
+        let t = &mut self.traces[index];
+        let (class, format, plan) = compile_metadata(&t.dir, bytes)?;
+        t.clocks = class.clocks.iter().map(ClockConv::new).collect();
+        t.class = class;
+        t.format = format;
+        t.plan = plan;
+        Ok(())
+    }
+
+    /// Sets the stream files of trace `index` to `files` (name and whole packets,
+    /// concatenated), indexing their packets by reading packet headers, and rebuilds
+    /// the set's streams one per file (see the `impl` docs).
+    pub fn set_memory_files(&mut self, index: usize, files: Vec<(PathBuf, Vec<u8>)>) {
+        let t = &mut self.traces[index];
+        t.files = files
+            .into_iter()
+            .map(|(path, bytes)| {
+                let (packets, error) = scan_packets(&t.plan, &bytes, &path);
+                StreamFile { path, bytes: FileBytes::Owned(bytes), packets, from_index: false, error }
+            })
+            .collect();
+        self.streams = one_stream_per_file(&self.traces);
+    }
+
+    /// Takes the files of trace `index` back (their bytes), leaving it without files.
+    /// The set's streams are rebuilt.
+    pub fn take_memory_files(&mut self, index: usize) -> Vec<(PathBuf, FileBytes)> {
+        let files = std::mem::take(&mut self.traces[index].files);
+        self.streams = one_stream_per_file(&self.traces);
+        files.into_iter().map(|f| (f.path, f.bytes)).collect()
+    }
+}
+
+fn compile_metadata(dir: &Path, bytes: &[u8]) -> Result<(TraceClass, MetadataFormat, Plan)> {
+    let mpath = dir.join("metadata");
+    let (class, format) = crate::metadata::parse_metadata(bytes, &mpath)?;
+    let plan = Plan::compile(&class).map_err(|e| Error::Metadata { path: mpath, line: 0, msg: e.0 })?;
+    Ok((class, format, plan))
+}
+
+fn one_stream_per_file(traces: &[Trace]) -> Vec<Stream> {
+    let mut out = Vec::new();
+    for (ti, t) in traces.iter().enumerate() {
+        for (fi, f) in t.files.iter().enumerate() {
+            let first = f.packets.first();
+            out.push(Stream {
+                class_id: first.map(|p| p.stream_class).unwrap_or(0),
+                instance: first.and_then(|p| p.instance),
+                packets: f.packets.iter().map(|&info| PacketRef { trace: ti as u32, file: fi as u32, info }).collect(),
+                error: f.error.is_some().then_some((ti as u32, fi as u32)),
+            });
+        }
+    }
+    out
+}
+
 fn find_metadata_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<()> {
     let io = |source| Error::Io { path: dir.into(), source };
     let md = std::fs::metadata(dir).map_err(io)?;

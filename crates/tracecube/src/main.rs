@@ -36,6 +36,12 @@ enum Command {
     Export(cmd::export::ExportArgs),
     /// Serve a cube: HTTP/JSON API (`/api/openapi.json`) and a web page of charts.
     Serve(cmd::serve::ServeArgs),
+    /// Follow a live source into the cube: an LTTng relay daemon's session
+    /// (`net://HOST/host/HOSTNAME/SESSION`; `--list net://HOST` lists them) or a trace
+    /// directory being written; periodic summary, optional `--serve ADDR`.
+    Live(cmd::live::LiveArgs),
+    /// Feed a trace through the live pipeline at its own pace, or `--speed X` faster.
+    Replay(cmd::live::ReplayArgs),
     /// Write a realistic synthetic LTTng kernel trace and its true statistics.
     Synth(cmd::synth::SynthArgs),
     /// The built-in example: synthesize a small kernel trace and analyse it.
@@ -60,6 +66,8 @@ fn main() {
         Command::Query(a) => cmd::cube::query(a),
         Command::Export(a) => cmd::export::run(a),
         Command::Serve(a) => cmd::serve::run(a),
+        Command::Live(a) => cmd::live::run(a),
+        Command::Replay(a) => cmd::live::replay(a),
         Command::Synth(a) => cmd::synth::run(a),
         Command::Demo(a) => cmd::demo::run(a),
     };

@@ -7,6 +7,7 @@ pub mod demo;
 pub mod dump;
 pub mod export;
 pub mod info;
+pub mod live;
 pub mod progress;
 pub mod serve;
 pub mod synth;

@@ -22,6 +22,13 @@ pub struct SynthArgs {
     /// Write CTF 2 metadata (JSON text sequence, as LTTng 2.15 does) instead of CTF 1.8.
     #[arg(long)]
     pub ctf2: bool,
+    /// Instead: a sparse UST-like trace of RATE events/s spanning `--span` seconds
+    /// (default a day), for `tracecube replay` tests of long streams (written to DIR).
+    #[arg(long)]
+    pub day_rate: Option<u64>,
+    /// Stream time spanned by `--day-rate` traces, s.
+    #[arg(long, default_value_t = 86_400)]
+    pub span: u64,
     /// Output directory (the trace goes to DIR/kernel, the truth to DIR/truth.json).
     #[arg(short, long)]
     pub output: PathBuf,
@@ -29,6 +36,11 @@ pub struct SynthArgs {
 
 /// Runs `synth`.
 pub fn run(a: SynthArgs) -> Result<()> {
+    if let Some(rate) = a.day_rate {
+        let n = live::day::write(&a.output, &live::day::DayTrace { seconds: a.span, rate, cpus: a.cpus, seed: a.seed }).with_context(|| format!("writing {}", a.output.display()))?;
+        println!("wrote {n} events over {} s of stream time to {}", a.span, a.output.display());
+        return Ok(());
+    }
     let metadata = if a.ctf2 { synth::MetadataKind::Ctf2 } else { synth::MetadataKind::Ctf18 };
     let cfg = synth::SynthConfig { cpus: a.cpus, events: a.events, seed: a.seed, threads: a.threads, metadata, ..Default::default() };
     let s = synth::generate(&cfg, &a.output).with_context(|| format!("writing {}", a.output.display()))?;
