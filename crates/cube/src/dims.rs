@@ -125,14 +125,7 @@ impl Dimension {
 
     /// `a > b > c` path of a member.
     pub fn path(&self, n: NodeId) -> String {
-        let mut v = Vec::new();
-        let mut c = n.0;
-        while c != 0 {
-            v.push(&*self.nodes[c as usize].label);
-            c = self.nodes[c as usize].parent;
-        }
-        v.reverse();
-        v.join(" > ")
+        self.labels(n).join(" > ")
     }
 }
 
