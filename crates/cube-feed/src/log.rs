@@ -108,12 +108,6 @@ pub struct SliceLog {
     dirty: Vec<u32>,
 }
 
-impl PartialEq for SliceLog {
-    fn eq(&self, o: &SliceLog) -> bool {
-        (&self.facts, &self.blocks, &self.counts, &self.slot_cpu, &self.arena, self.events, self.last) == (&o.facts, &o.blocks, &o.counts, &o.slot_cpu, &o.arena, o.events, o.last)
-    }
-}
-
 impl SliceLog {
     /// An empty log for frames of `g0` ns over a set of `streams` streams with
     /// `names` event names.

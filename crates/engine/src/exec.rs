@@ -44,9 +44,7 @@ pub enum EngineError {
 /// Runs `a` over `set` with `opts`: partitions, processes slices on workers, merges in
 /// time order, finishes.
 pub fn run<A: Analysis>(a: &A, set: &TraceSet, opts: &EngineOptions) -> Result<A::Output, EngineError> {
-    let slices = partition(set, opts.partition, opts.chunk_size);
-    let st = run_slices(a, set, &slices, opts)?;
-    Ok(a.finish(st))
+    run_with_progress(a, set, opts, None)
 }
 
 /// Processes given slices (time-ordered) and returns the merged state, before `finish`.

@@ -27,15 +27,9 @@ pub struct AnalyzeArgs {
     /// Which analysis: count, cpu or io.
     #[arg(short, long, default_value = "count")]
     pub analysis: String,
-    /// Worker threads (default: all cores).
-    #[arg(short = 'j', long, default_value_t = 0)]
-    pub threads: usize,
-    /// Approximate chunk size (bytes; K, M, G suffixes).
-    #[arg(long, default_value = "4M")]
-    pub chunk_size: String,
-    /// Partition scheme: hybrid (default), time or stream.
-    #[arg(long, default_value = "hybrid")]
-    pub partition: String,
+    /// Workers and slices.
+    #[command(flatten)]
+    pub chunking: ChunkingArgs,
     /// Start of the time range: ns from origin, or an offset from the trace start
     /// such as `+2.5s`, `+300ms`.
     #[arg(long)]
@@ -52,6 +46,32 @@ pub struct AnalyzeArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+}
+
+/// How a trace is cut and processed in parallel (`analyze`, `cube build`).
+#[derive(clap::Args)]
+pub struct ChunkingArgs {
+    /// Worker threads (0: all cores).
+    #[arg(short = 'j', long, default_value_t = 0)]
+    pub threads: usize,
+    /// Approximate chunk size (bytes; K, M, G suffixes).
+    #[arg(long, default_value = "4M")]
+    pub chunk_size: String,
+    /// Partition scheme: hybrid (default), time or stream.
+    #[arg(long, default_value = "hybrid")]
+    pub partition: String,
+}
+
+impl ChunkingArgs {
+    /// The chunk size in bytes.
+    pub fn chunk_bytes(&self) -> Result<u64> {
+        parse_size(&self.chunk_size)
+    }
+
+    /// The partition scheme.
+    pub fn scheme(&self) -> Result<engine::Partition> {
+        self.partition.parse().map_err(|e| anyhow!("{e}"))
+    }
 }
 
 /// Arguments of `bench`.
@@ -132,9 +152,9 @@ fn options(a: &AnalyzeArgs, set: &TraceSet) -> Result<RunOptions> {
         }
     }
     Ok(RunOptions {
-        threads: a.threads,
-        chunk_size: parse_size(&a.chunk_size)?,
-        partition: a.partition.parse().map_err(|e| anyhow!("{e}"))?,
+        threads: a.chunking.threads,
+        chunk_size: a.chunking.chunk_bytes()?,
+        partition: a.chunking.scheme()?,
         begin,
         end,
         tids: a.tid.clone(),

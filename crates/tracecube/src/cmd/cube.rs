@@ -18,15 +18,9 @@ pub struct CubeArgs {
     /// Cube configuration (TOML: dimensions, groups, metrics, levels, materialization).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Worker threads (0: all cores).
-    #[arg(short = 'j', long, default_value_t = 0)]
-    pub threads: usize,
-    /// Approximate chunk size (bytes; K, M, G suffixes).
-    #[arg(long, default_value = "4M")]
-    pub chunk_size: String,
-    /// Partition scheme: hybrid (default), time or stream.
-    #[arg(long, default_value = "hybrid")]
-    pub partition: String,
+    /// Workers and slices.
+    #[command(flatten)]
+    pub chunking: super::analyze::ChunkingArgs,
 }
 
 /// Arguments of `query`.
@@ -66,20 +60,24 @@ pub struct QueryArgs {
     pub format: String,
 }
 
+/// The cube configuration of `--config FILE`, or the defaults.
+pub fn load_config(path: Option<&Path>) -> Result<cube::CubeConfig> {
+    match path {
+        Some(p) => cube::CubeConfig::load(p).with_context(|| format!("reading {}", p.display())),
+        None => Ok(cube::CubeConfig::default()),
+    }
+}
+
 /// Runs `cube build`.
 pub fn run(a: CubeArgs) -> Result<()> {
     if a.action != "build" {
         bail!("unknown cube action {:?} (expected `build`)", a.action);
     }
-    let config = match &a.config {
-        Some(p) => cube::CubeConfig::load(p).with_context(|| format!("reading {}", p.display()))?,
-        None => cube::CubeConfig::default(),
-    };
     let opts = cube_feed::BuildOptions {
-        config,
-        threads: a.threads,
-        chunk_size: super::analyze::parse_size(&a.chunk_size)?,
-        partition: a.partition.parse().map_err(|e| anyhow::anyhow!("{e}"))?,
+        config: load_config(a.config.as_deref())?,
+        threads: a.chunking.threads,
+        chunk_size: a.chunking.chunk_bytes()?,
+        partition: a.chunking.scheme()?,
     };
     let set = ctf::trace::TraceSet::open(&a.trace)?;
     let (mut c, rep) = {

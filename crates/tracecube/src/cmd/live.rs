@@ -115,10 +115,7 @@ where
     R: Send + 'static + serde::Serialize,
     F: FnOnce(&crossbeam_channel::Sender<live::Msg>, &AtomicBool) -> live::Result<R> + Send + 'static,
 {
-    let config = match &a.config {
-        Some(p) => cube::CubeConfig::load(p).with_context(|| format!("reading {}", p.display()))?,
-        None => cube::CubeConfig::default(),
-    };
+    let config = super::cube::load_config(a.config.as_deref())?;
     let cube: SharedCube = Arc::new(RwLock::new(cube::Cube::new(config)?));
     let stats: SharedStats = Arc::new(Mutex::new(live::Stats::default()));
     let _server = match &a.serve {
