@@ -140,6 +140,15 @@ impl Analysis for Cpu {
         StreamOrder::PerStream
     }
 
+    fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
+        self.layout.mask(trace, stream_class, |k| !matches!(k, Kind::Other | Kind::Entry { .. } | Kind::Exit { .. } | Kind::OtherEntry | Kind::RawEntry { .. } | Kind::RawExit { .. } | Kind::FdDump { .. }))
+    }
+
+    fn on_skipped(&self, st: &mut CpuState, first: i64, last: i64) {
+        st.span.see(Some(first));
+        st.span.see(Some(last));
+    }
+
     fn new_state(&self) -> CpuState {
         CpuState { cpus: vec![CpuSeg::default(); self.streams], ..Default::default() }
     }

@@ -321,12 +321,41 @@ pub struct IoReport {
     pub files: Vec<FileIoRow>,
 }
 
+impl Io {
+    /// Replays resolved records into the complete state `a`, in order, up to the first
+    /// one still naming the unknown task of a stream that has not switched yet (with
+    /// [`HeadPolicy::FromStart`] a later switch will name it); that record and all
+    /// after it are held back in `a.log`, so that order is kept.
+    fn replay_in_order(&self, a: &mut IoState, records: impl Iterator<Item = LRec>) {
+        let mut holding = !a.log.is_empty();
+        for r in records {
+            let waits = self.head == HeadPolicy::FromStart
+                && matches!(r, LRec::R(Rec::Entry { who: Who::Head(_), .. } | Rec::OtherEntry { who: Who::Head(_) } | Rec::Exit { who: Who::Head(_), .. }));
+            holding |= waits;
+            if holding {
+                a.log.push(r);
+            } else {
+                a.replay.apply_l(r);
+            }
+        }
+    }
+}
+
 impl Analysis for Io {
     type State = IoState;
     type Output = IoReport;
 
     fn new_state(&self) -> IoState {
         IoState { cur: vec![(None, None); self.streams], ..Default::default() }
+    }
+
+    fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
+        self.layout.mask(trace, stream_class, |k| !matches!(k, Kind::Other | Kind::Migrate { .. }))
+    }
+
+    fn on_skipped(&self, st: &mut IoState, first: i64, last: i64) {
+        st.span.see(Some(first));
+        st.span.see(Some(last));
     }
 
     fn initial_state(&self) -> IoState {
@@ -399,29 +428,25 @@ impl Analysis for Io {
 
     fn merge(&self, mut a: IoState, b: IoState) -> IoState {
         let complete = a.complete;
-        for r in b.log {
-            let r = match r {
-                LRec::R(r) => r,
-                r @ LRec::Rw { .. } => {
-                    if complete {
-                        a.replay.apply_l(r);
-                    } else {
-                        a.log.push(r);
-                    }
-                    continue;
-                }
-            };
-            let r = match r {
-                Rec::Entry { who, sc, a0, a1, a2, path } => Rec::Entry { who: self.resolve(who, &a.cur, &b.cur, complete), sc, a0, a1, a2, path },
-                Rec::OtherEntry { who } => Rec::OtherEntry { who: self.resolve(who, &a.cur, &b.cur, complete) },
-                Rec::Exit { who, sc, ret } => Rec::Exit { who: self.resolve(who, &a.cur, &b.cur, complete), sc, ret },
+        let resolve = |r: LRec, earlier: &[(Option<i32>, Option<i32>)]| -> LRec {
+            let w = |who| self.resolve(who, earlier, &b.cur, complete);
+            match r {
+                LRec::R(Rec::Entry { who, sc, a0, a1, a2, path }) => LRec::R(Rec::Entry { who: w(who), sc, a0, a1, a2, path }),
+                LRec::R(Rec::OtherEntry { who }) => LRec::R(Rec::OtherEntry { who: w(who) }),
+                LRec::R(Rec::Exit { who, sc, ret }) => LRec::R(Rec::Exit { who: w(who), sc, ret }),
                 r => r,
-            };
-            if complete {
-                a.replay.apply(r);
-            } else {
-                a.log.push(LRec::R(r));
             }
+        };
+        if complete {
+            // Records held back by an earlier merge wait for the first switch of a
+            // stream that had none yet (so `a.cur` knows no task there): `b` may name it.
+            let held = std::mem::take(&mut a.log);
+            let none = vec![(None, None); a.cur.len()];
+            let held = held.into_iter().map(|r| resolve(r, &none));
+            let fresh: Vec<LRec> = b.log.into_iter().map(|r| resolve(r, &a.cur)).collect();
+            self.replay_in_order(&mut a, held.chain(fresh));
+        } else {
+            a.log.extend(b.log.into_iter().map(|r| resolve(r, &a.cur)));
         }
         for (x, y) in a.cur.iter_mut().zip(&b.cur) {
             x.0 = x.0.or(y.0);
@@ -433,7 +458,12 @@ impl Analysis for Io {
     }
 
     fn finish(&self, st: IoState) -> IoReport {
-        let st = if st.complete { st } else { self.merge(self.initial_state(), st) };
+        let mut st = if st.complete { st } else { self.merge(self.initial_state(), st) };
+        // Held-back records whose stream never switched: their syscalls have no known
+        // thread and are dropped, as a serial run drops them.
+        for r in std::mem::take(&mut st.log) {
+            st.replay.apply_l(r);
+        }
         let info = &st.info;
         let mut threads: Vec<ThreadIoRow> = st
             .replay

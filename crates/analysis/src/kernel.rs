@@ -199,7 +199,13 @@ impl Layout {
         self.traces.get(trace)?.iter().find(|(i, _)| *i == id).map(|(_, v)| &v[..])
     }
 
-    /// The class of `ev`.
+    /// A mask over the event classes of stream class `id` of trace `trace`: true where
+    /// `keep` accepts the class's kind (for [`engine::Analysis::interest`]).
+    pub fn mask(&self, trace: usize, id: u64, keep: impl Fn(&Kind) -> bool) -> Option<Vec<bool>> {
+        Some(self.stream_classes(trace, id)?.iter().map(|c| keep(&c.kind)).collect())
+    }
+
+    /// The kernel meaning of an event's class.
     #[inline]
     pub fn class(&self, ev: &EventRef<'_, '_>) -> Option<&EvClass> {
         let sid = ev.stream_plan().id;

@@ -88,3 +88,56 @@ proptest! {
         }
     }
 }
+
+/// Every event's `(timestamp, name)`, by brute force through the reader.
+fn all_events(set: &ctf::trace::TraceSet) -> Vec<(i64, String)> {
+    let mut out = Vec::new();
+    for i in 0..set.streams.len() {
+        let mut c = ctf::stream::StreamCursor::new(set, i);
+        while let Some(item) = c.next().unwrap() {
+            if let ctf::stream::Item::Event(ev) = item {
+                out.push((ev.ts().unwrap(), ev.name().to_string()));
+            }
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, .. ProptestConfig::default() })]
+    /// With `--begin`/`--end`, whatever the chunking: count equals a brute-force count
+    /// of the events in the range (packets counted whole or in part, by clock value),
+    /// and every analysis's span is the range's first and last event (cpu and io pass
+    /// over events they do not read, keeping only their span).
+    #[test]
+    fn ranges_equal_brute_force(threads in 1usize..4, chunk in 1u64..48, scheme in 0u8..3, seed in 0u64..3, a in 0.0f64..1.0, b in 0.0f64..1.0) {
+        let (_d, set, _) = synth_trace(3, 5_000, seed);
+        let events = all_events(&set);
+        let (t0, t1) = (events.iter().map(|e| e.0).min().unwrap(), events.iter().map(|e| e.0).max().unwrap());
+        let at = |f: f64| t0 + ((t1 - t0) as f64 * f) as i64;
+        let (begin, end) = (at(a.min(b)), at(a.max(b)));
+        let inside: Vec<&(i64, String)> = events.iter().filter(|e| e.0 >= begin && e.0 <= end).collect();
+        let partition = [Partition::Hybrid, Partition::Time, Partition::Stream][scheme as usize];
+        let opts = RunOptions { threads, chunk_size: chunk * 1024, partition, begin: Some(begin), end: Some(end), ..Default::default() };
+        let span = (inside.iter().map(|e| e.0).min(), inside.iter().map(|e| e.0).max());
+        for k in AnalysisKind::ALL {
+            let r = run(&set, k, &opts).unwrap();
+            let got = match &r {
+                Report::Count(c) => {
+                    prop_assert_eq!(c.events, inside.len() as u64);
+                    let mut by_name = std::collections::BTreeMap::new();
+                    for e in &inside {
+                        *by_name.entry(e.1.clone()).or_insert(0u64) += 1;
+                    }
+                    prop_assert_eq!(&c.by_name, &by_name);
+                    (c.begin_ns, c.end_ns)
+                }
+                Report::Cpu(c) => (c.begin_ns, c.end_ns),
+                Report::Io(c) => (c.begin_ns, c.end_ns),
+            };
+            prop_assert_eq!(got, span, "{:?}", k);
+            let serial = run(&set, k, &RunOptions { threads: 1, chunk_size: u64::MAX, begin: Some(begin), end: Some(end), ..Default::default() }).unwrap();
+            prop_assert_eq!(r, serial);
+        }
+    }
+}

@@ -8,6 +8,12 @@
 pub fn read_le(buf: &[u8], pos: u64, bits: u32) -> u64 {
     let byte = (pos >> 3) as usize;
     let shift = (pos & 7) as u32;
+    if shift + bits <= 64 {
+        if let Some(s) = buf.get(byte..byte + 8) {
+            let w = u64::from_le_bytes(s.try_into().unwrap_or_default()) >> shift;
+            return if bits == 64 { w } else { w & ((1u64 << bits) - 1) };
+        }
+    }
     let need = ((shift + bits + 7) >> 3) as usize;
     let w = load_le(buf, byte, need);
     let v = w >> shift;
@@ -20,6 +26,12 @@ pub fn read_le(buf: &[u8], pos: u64, bits: u32) -> u64 {
 pub fn read_be(buf: &[u8], pos: u64, bits: u32) -> u64 {
     let byte = (pos >> 3) as usize;
     let shift = (pos & 7) as u32;
+    if shift + bits <= 64 {
+        if let Some(s) = buf.get(byte..byte + 8) {
+            let w = u64::from_be_bytes(s.try_into().unwrap_or_default()) >> (64 - shift - bits);
+            return if bits == 64 { w } else { w & ((1u64 << bits) - 1) };
+        }
+    }
     let need = ((shift + bits + 7) >> 3) as usize;
     let w = load_be(buf, byte, need);
     let total = (need * 8) as u32;

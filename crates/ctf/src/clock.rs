@@ -40,6 +40,41 @@ impl ClockConv {
         self.to_ns_wide(cycles).clamp(i64::MIN as i128, i64::MAX as i128) as i64
     }
 
+    /// The clock values whose timestamps ([`ClockConv::to_ns`]) lie in `[lo, hi]`, as an
+    /// inclusive range of cycles; `None` when there are none. Exact: `to_ns` never
+    /// decreases as cycles grow (each step of the conversion is monotonic, rounding
+    /// included), so the values mapping inside form one range, found by bisection.
+    pub fn cycle_window(&self, lo: i64, hi: i64) -> Option<(u64, u64)> {
+        let first = self.first_at_or_after(lo)?;
+        let last = if hi == i64::MAX {
+            u64::MAX
+        } else {
+            match self.first_at_or_after(hi + 1) {
+                Some(0) => return None,
+                Some(c) => c - 1,
+                None => u64::MAX,
+            }
+        };
+        (first <= last).then_some((first, last))
+    }
+
+    /// The smallest clock value whose timestamp is at least `ns`.
+    fn first_at_or_after(&self, ns: i64) -> Option<u64> {
+        if self.to_ns(0) >= ns {
+            return Some(0);
+        }
+        if self.to_ns(u64::MAX) < ns {
+            return None;
+        }
+        // to_ns(below) < ns <= to_ns(at)
+        let (mut below, mut at) = (0u64, u64::MAX);
+        while at - below > 1 {
+            let mid = below + (at - below) / 2;
+            if self.to_ns(mid) >= ns { at = mid } else { below = mid }
+        }
+        Some(at)
+    }
+
     /// The exact nanoseconds of `cycles` (no floating point at any frequency).
     pub fn exact_ns(&self, cycles: u64) -> i128 {
         self.offset_ns + cycles as i128 * 1_000_000_000 / self.freq as i128
@@ -69,6 +104,34 @@ mod tests {
     fn one_gigahertz_is_exact() {
         let c = ClockConv::new(&clock(1_000_000_000, 10, 5));
         assert_eq!(c.to_ns(7), 10_000_000_012);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn cycle_window_is_exactly_the_preimage(
+            freq in proptest::prop_oneof![proptest::strategy::Just(1_000_000_000u64), 1u64..5_000_000_000],
+            offset_s in -5i64..5_000_000_000, lo_c in 0u64..1 << 40, len in 0u64..1 << 20, probes in proptest::collection::vec(0u64..1 << 41, 1..40),
+        ) {
+            let c = ClockConv::new(&clock(freq, offset_s, 0));
+            let (lo, hi) = (c.to_ns(lo_c), c.to_ns(lo_c + len));
+            let w = c.cycle_window(lo, hi);
+            for p in probes.into_iter().chain([lo_c, lo_c + len, lo_c.saturating_sub(1), lo_c + len + 1]) {
+                let inside = (lo..=hi).contains(&c.to_ns(p));
+                proptest::prop_assert_eq!(inside, w.is_some_and(|(a, b)| (a..=b).contains(&p)), "cycles {} window {:?}", p, w);
+            }
+        }
+    }
+
+    #[test]
+    fn cycle_window_edges() {
+        let c = ClockConv::new(&clock(1_000_000_000, 0, 0));
+        assert_eq!(c.cycle_window(i64::MIN, i64::MAX), Some((0, u64::MAX)));
+        assert_eq!(c.cycle_window(10, 20), Some((10, 20)));
+        assert_eq!(c.cycle_window(20, 10), None);
+        assert_eq!(c.cycle_window(i64::MIN, -1), None);
+        let c = ClockConv::new(&clock(3, 0, 0));
+        assert_eq!(c.cycle_window(1, 333_333_333), Some((1, 1)));
+        assert_eq!(c.cycle_window(1, 333_333_332), None);
     }
 
     #[test]

@@ -232,10 +232,33 @@ impl Decoder {
 
     /// Decodes an LTTng event header through its compiled form. Returns the event id;
     /// updates the clock and the fields' slots as the interpreter would.
-    #[inline]
+    #[inline(always)]
     pub fn decode_fast_header(&mut self, h: &crate::plan::FastHeader, cur: &mut Cursor<'_>) -> Result<u64, DecodeError> {
         cur.align(h.align)?;
         let base = cur.pos;
+        // The common case: a short-form header read from one 8-byte load.
+        if let Some(w) = &h.short_word {
+            let byte = (base >> 3) as usize;
+            if let Some(b) = cur.buf.get(byte..byte + 8) {
+                let b: [u8; 8] = b.try_into().unwrap_or_default();
+                let word = if h.be { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) };
+                let tag = (word >> w.id.0) & w.id.1;
+                if tag >= h.short_range.0 && tag <= h.short_range.1 && cur.end - base >= w.bits {
+                    let ts = (word >> w.ts.0) & w.ts.1;
+                    self.set(h.id.node, tag);
+                    self.set(h.short_ts.node, ts);
+                    self.clock = extend_clock(self.clock, ts, h.short_ts.bits);
+                    cur.pos = base + w.bits;
+                    return Ok(tag);
+                }
+            }
+        }
+        self.decode_header_fields(h, cur, base)
+    }
+
+    /// [`Decoder::decode_fast_header`] by bit-level reads (extended forms, packet ends).
+    #[inline(never)]
+    fn decode_header_fields(&mut self, h: &crate::plan::FastHeader, cur: &mut Cursor<'_>, base: u64) -> Result<u64, DecodeError> {
         #[inline(always)]
         fn read_at(buf: &[u8], be: bool, pos: u64, bits: u32) -> u64 {
             if be { read_be(buf, pos, bits) } else { read_le(buf, pos, bits) }
@@ -359,7 +382,7 @@ impl Decoder {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn set(&mut self, id: NodeId, v: u64) {
         let i = id.0 as usize;
         self.slots[i] = v;

@@ -30,10 +30,22 @@ pub struct FieldHandle {
 pub struct LazyField {
     /// 0: common context, 1: specific context, 2: payload.
     pub scope: u8,
-    /// Alignment of the scope's root structure.
-    pub root_align: u32,
     /// Bit offset from the aligned start of the scope.
     pub offset: u64,
+    /// When the field is an integer: its size in bits, signedness and byte order (read
+    /// in place without consulting its node).
+    pub int: Option<LazyInt>,
+}
+
+/// How to read an integer field in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LazyInt {
+    /// Size in bits.
+    pub bits: u32,
+    /// Signed (sign-extended).
+    pub signed: bool,
+    /// Big-endian.
+    pub be: bool,
 }
 
 /// One decoding step.
@@ -193,6 +205,53 @@ pub struct EventPlan {
     pub payload: Option<NodeId>,
     /// Steps for the common context, the specific context and the payload.
     pub steps: [ScopeStep; 3],
+    /// When every scope present is skipped: the three scopes as one skip.
+    pub skip_all: Option<SkipChain>,
+}
+
+/// The scopes of an event passed over by one skip: every scope present is a
+/// [`ScopeStep::Skip`] whose alignment divides the first one's, so that their offsets
+/// from the first scope's aligned start do not depend on where the event lies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SkipChain {
+    /// Alignment of the first scope present (bits).
+    pub align: u32,
+    /// Offset of each scope's aligned start from the first scope's (absent scopes: the
+    /// offset where they would start).
+    pub starts: [u64; 3],
+    /// Bits from the first scope's aligned start to the end of the last one.
+    pub bits: u64,
+}
+
+impl SkipChain {
+    /// The chain of `steps`, if they form one.
+    fn of(steps: &[ScopeStep; 3]) -> Option<SkipChain> {
+        let mut chain: Option<SkipChain> = None;
+        let mut starts = [0u64; 3];
+        for (k, step) in steps.iter().enumerate() {
+            match *step {
+                ScopeStep::Absent => starts[k] = chain.map_or(0, |c| c.bits),
+                ScopeStep::Decode(_) => return None,
+                ScopeStep::Skip { align, bits } => match chain.as_mut() {
+                    None => {
+                        starts[k] = 0;
+                        chain = Some(SkipChain { align, starts, bits });
+                    }
+                    Some(c) => {
+                        if align > c.align || c.align % align.max(1) != 0 {
+                            return None;
+                        }
+                        let at = align_up(c.bits, align.max(1) as u64);
+                        starts[k] = at;
+                        c.bits = at + bits;
+                    }
+                },
+            }
+        }
+        let mut c = chain.unwrap_or(SkipChain { align: 1, starts, bits: 0 });
+        c.starts = starts;
+        Some(c)
+    }
 }
 
 /// A compiled stream class.
@@ -248,17 +307,52 @@ pub struct FastHeader {
     pub ext_id: FixedInt,
     /// Timestamp of the extended form.
     pub ext_ts: FixedInt,
+    /// When the short form (id and timestamp) lies in the first 64 bits of a
+    /// byte-aligned header: where to find both in one 8-byte load.
+    pub short_word: Option<ShortWord>,
+}
+
+/// The short form of an LTTng event header as bit fields of one 64-bit word, loaded in
+/// the header's byte order from its first byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShortWord {
+    /// Right shift and mask of the id.
+    pub id: (u32, u64),
+    /// Right shift and mask of the timestamp.
+    pub ts: (u32, u64),
+    /// Bits of the short form.
+    pub bits: u64,
+}
+
+impl ShortWord {
+    fn of(h: &FastHeader) -> Option<ShortWord> {
+        let end = h.short_ts.offset + h.short_ts.bits as u64;
+        if h.align % 8 != 0 || end > 64 {
+            return None;
+        }
+        let field = |f: &FixedInt| {
+            let shift = if h.be { 64 - f.offset as u32 - f.bits } else { f.offset as u32 };
+            (shift, if f.bits >= 64 { u64::MAX } else { (1u64 << f.bits) - 1 })
+        };
+        Some(ShortWord { id: field(&h.id), ts: field(&h.short_ts), bits: end })
+    }
 }
 
 impl StreamPlan {
     /// The event class with id `id`.
     #[inline]
     pub fn event(&self, id: u64) -> Option<&EventPlan> {
+        self.event_index(id).map(|i| &self.events[i])
+    }
+
+    /// The index in `events` of the event class with id `id`.
+    #[inline]
+    pub fn event_index(&self, id: u64) -> Option<usize> {
         if let Some(&i) = self.by_id.get(id as usize) {
-            return self.events.get(i as usize);
+            return (i != u32::MAX).then_some(i as usize);
         }
         if self.by_id.is_empty() {
-            return self.events.iter().find(|e| e.id == id);
+            return self.events.iter().position(|e| e.id == id);
         }
         None
     }
@@ -328,7 +422,7 @@ impl Plan {
                 let mut roots = roots.clone();
                 let context = root(&mut p, &ec.context, Scope::EventSpecificContext, &mut roots)?;
                 let payload = root(&mut p, &ec.payload, Scope::EventPayload, &mut roots)?;
-                events.push(EventPlan { id: ec.id, name: ec.name.as_str().into(), context, payload, steps: [ScopeStep::Absent; 3] });
+                events.push(EventPlan { id: ec.id, name: ec.name.as_str().into(), context, payload, steps: [ScopeStep::Absent; 3], skip_all: None });
             }
             let max = events.iter().map(|e| e.id).max().unwrap_or(0);
             let by_id = if max < 1 << 16 {
@@ -350,6 +444,7 @@ impl Plan {
                 let ev = &p.streams[si].events[ei];
                 let steps = [common, ev.context, ev.payload].map(|r| p.scope_step(r));
                 p.streams[si].events[ei].steps = steps;
+                p.streams[si].events[ei].skip_all = SkipChain::of(&steps);
             }
         }
         // TRACECUBE_GENERIC_HEADERS=1 disables the compiled header (to measure it).
@@ -417,7 +512,9 @@ impl Plan {
             }
         }
         let ((short_range, short_ts), (ext_range, ext_id, ext_ts)) = (short?, ext?);
-        Some(FastHeader { align, be, id: FixedInt { node: id, offset: 0, bits: id_bits }, short_range, short_ts, ext_range, ext_id, ext_ts })
+        let mut h = FastHeader { align, be, id: FixedInt { node: id, offset: 0, bits: id_bits }, short_range, short_ts, ext_range, ext_id, ext_ts, short_word: None };
+        h.short_word = ShortWord::of(&h);
+        Some(h)
     }
 
     /// Fills `fixed_size` and `skippable`. Children always precede their parent in the
@@ -514,7 +611,11 @@ impl Plan {
             if let Some(node) = self.find(root, path) {
                 let lazy = if scope < 3 && self.skippable[root.0 as usize] {
                     let offset = self.fixed_offset(root, path)?;
-                    Some(LazyField { scope, root_align: node_align(self.node(root)), offset })
+                    let int = match *self.node(node) {
+                        Node::Int { bits, signed, be, .. } => Some(LazyInt { bits, signed, be }),
+                        _ => None,
+                    };
+                    Some(LazyField { scope, offset, int })
                 } else {
                     None
                 };

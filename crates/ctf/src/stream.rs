@@ -51,6 +51,25 @@ pub enum Item<'c, 't> {
     LostPackets(Notice),
 }
 
+/// Clock values of the events [`StreamCursor::next_wanted`] passed over.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Passed {
+    /// Smallest and largest clock values (cycles) inside the window.
+    pub inside: Option<(u64, u64)>,
+    /// Clock value of the last event passed over, inside the window or not.
+    pub last: Option<u64>,
+}
+
+impl Passed {
+    #[inline(always)]
+    fn see(&mut self, cycles: u64, window: (u64, u64)) {
+        self.last = Some(cycles);
+        if cycles >= window.0 && cycles <= window.1 {
+            self.inside = Some(self.inside.map_or((cycles, cycles), |(f, l)| (f.min(cycles), l.max(cycles))));
+        }
+    }
+}
+
 /// The event the cursor is on.
 #[derive(Debug, Clone, Copy, Default)]
 struct EventPos {
@@ -167,6 +186,54 @@ impl<'t> StreamCursor<'t> {
         }
     }
 
+    /// [`StreamCursor::next`], passing over the events of packets of trace `trace` whose
+    /// class index is false in `wanted` (decoded, every bound checked, not yielded):
+    /// their clock values go to `passed`. Events of another trace are yielded whatever
+    /// their class, so that the caller may change masks.
+    pub fn next_wanted(&mut self, wanted: &[bool], trace: usize, window: (u64, u64), passed: &mut Passed) -> Result<Option<Item<'_, 't>>> {
+        loop {
+            if self.in_packet && !self.done && self.pending.is_empty() && self.trace as usize == trace {
+                // The tight loop: the rest of the packet, event by event.
+                while self.cur.pos < self.cur.end {
+                    if let Err(e) = self.decode_event() {
+                        self.done = true;
+                        return Err(self.stream_error(e));
+                    }
+                    if wanted.get(self.ev.class as usize).copied().unwrap_or(true) {
+                        self.current = None;
+                        return Ok(Some(Item::Event(EventRef { c: self })));
+                    }
+                    passed.see(self.ev.cycles, window);
+                }
+                self.in_packet = false;
+            }
+            match self.advance() {
+                Ok(Some(Step::Notice(n))) => {
+                    self.current = Some(n);
+                    return Ok(Some(self.current()));
+                }
+                Ok(Some(Step::Event)) => {
+                    if self.trace as usize != trace || wanted.get(self.ev.class as usize).copied().unwrap_or(true) {
+                        self.current = None;
+                        return Ok(Some(Item::Event(EventRef { c: self })));
+                    }
+                    passed.see(self.ev.cycles, window);
+                }
+                Ok(None) => return Ok(None),
+                Err(e) => {
+                    self.done = true;
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// Index (in the set) of the trace of the packet being read, or of the first packet.
+    #[inline]
+    pub fn trace_index(&self) -> usize {
+        self.trace as usize
+    }
+
     /// Counts the remaining events per event class (`per_class[class_index] += 1`) and
     /// returns the discarded events and lost packets noticed, decoding exactly what
     /// [`StreamCursor::next`] decodes (every bound checked) without yielding items.
@@ -207,6 +274,13 @@ impl<'t> StreamCursor<'t> {
     /// counting its events per event class; returns what it counted, or `None` at the
     /// end of the range. Notices of that packet are counted, not yielded.
     pub fn count_packet(&mut self, per_class: &mut [u64]) -> Result<Option<PacketCount>> {
+        self.count_packet_in(per_class, (0, u64::MAX))
+    }
+
+    /// [`StreamCursor::count_packet`], counting only the events whose clock value lies
+    /// in `window` (inclusive; all are decoded); `first_cycles` and `last_cycles` are
+    /// those of the counted events.
+    pub fn count_packet_in(&mut self, per_class: &mut [u64], window: (u64, u64)) -> Result<Option<PacketCount>> {
         if !self.in_packet {
             if self.done || self.next_packet >= self.last_packet {
                 // Let `advance` report the stream's error (if any) and finish.
@@ -234,14 +308,18 @@ impl<'t> StreamCursor<'t> {
                 self.done = true;
                 return Err(self.stream_error(e));
             }
+            let cycles = self.ev.cycles;
+            if cycles < window.0 || cycles > window.1 {
+                continue;
+            }
             if let Some(c) = per_class.get_mut(self.ev.class as usize) {
                 *c += 1;
             }
             out.events += 1;
             if out.first_cycles.is_none() {
-                out.first_cycles = Some(self.dec.clock);
+                out.first_cycles = Some(cycles);
             }
-            out.last_cycles = Some(self.dec.clock);
+            out.last_cycles = Some(cycles);
         }
         self.in_packet = false;
         Ok(Some(out))
@@ -408,17 +486,35 @@ impl<'t> StreamCursor<'t> {
                 None => sp.events.first().map(|e| e.id).unwrap_or(0),
             }
         };
-        let class = sp.event(id).ok_or(DecodeError::new(start, K::UnknownEventId(id, sp.id)))?;
-        let class_idx = (class as *const EventPlan as usize - sp.events.as_ptr() as usize) / std::mem::size_of::<EventPlan>();
+        let class_idx = sp.event_index(id).ok_or(DecodeError::new(start, K::UnknownEventId(id, sp.id)))?;
+        let class = &sp.events[class_idx];
         let mut scopes = [0u64; 3];
-        for (k, step) in class.steps.iter().enumerate() {
-            scopes[k] = self.cur.pos;
-            match *step {
-                ScopeStep::Absent => {}
-                // Fixed layout and nothing anyone needs a slot for: skip it; handles read
-                // its fields in place (`LazyField`).
-                ScopeStep::Skip { align, bits } => self.cur.skip(align, bits)?,
-                ScopeStep::Decode(root) => self.dec.decode(plan, root, &mut self.cur, &mut SlotsOnly)?,
+        if let Some(chain) = &class.skip_all {
+            // Every scope is skipped: one bounds check for all.
+            self.cur.align(chain.align)?;
+            let at = self.cur.pos;
+            self.cur.need(chain.bits)?;
+            self.cur.pos = at + chain.bits;
+            scopes = chain.starts.map(|s| at + s);
+        } else {
+            // `scopes` holds each scope's aligned start (what `LazyField` offsets and
+            // `EventRef::visit` start from).
+            for (k, step) in class.steps.iter().enumerate() {
+                match *step {
+                    ScopeStep::Absent => scopes[k] = self.cur.pos,
+                    // Fixed layout and nothing anyone needs a slot for: skip it; handles
+                    // read its fields in place (`LazyField`).
+                    ScopeStep::Skip { align, bits } => {
+                        self.cur.align(align)?;
+                        scopes[k] = self.cur.pos;
+                        self.cur.skip(1, bits)?;
+                    }
+                    ScopeStep::Decode(root) => {
+                        self.cur.align(crate::decode::node_align(plan.node(root)))?;
+                        scopes[k] = self.cur.pos;
+                        self.dec.decode(plan, root, &mut self.cur, &mut SlotsOnly)?;
+                    }
+                }
             }
         }
         if self.cur.pos == start {
@@ -504,7 +600,7 @@ impl<'c, 't> EventRef<'c, 't> {
     }
 
     /// Timestamp in ns from the clock's origin; `None` when the stream has no clock.
-    #[inline]
+    #[inline(always)]
     pub fn ts(&self) -> Option<i64> {
         self.c.conv.map(|c| c.to_ns(self.c.ev.cycles))
     }
@@ -551,7 +647,7 @@ impl<'c, 't> EventRef<'c, 't> {
         self.c.ev.start
     }
 
-    #[inline]
+    #[inline(always)]
     fn valid(&self, h: FieldHandle) -> bool {
         let stamp = self.c.dec.stamps[h.node.0 as usize];
         let since = if h.packet_level { self.c.packet_epoch } else { self.c.ev.epoch_start() };
@@ -559,17 +655,17 @@ impl<'c, 't> EventRef<'c, 't> {
     }
 
     /// Bit position of a lazily read field in the packet.
-    #[inline]
+    #[inline(always)]
     fn lazy_pos(&self, l: &crate::plan::LazyField) -> u64 {
-        crate::plan::align_up(self.c.ev.scopes[l.scope as usize], l.root_align as u64) + l.offset
+        self.c.ev.scopes[l.scope as usize] + l.offset
     }
 
     /// An integer field's value as unsigned (raw bits; signed values sign-extended), if
     /// the event has it.
-    #[inline]
+    #[inline(always)]
     pub fn uint(&self, h: FieldHandle) -> Option<u64> {
         if let Some(l) = h.lazy {
-            let Node::Int { bits, signed, be, .. } = *self.c.plan.node(h.node) else { return None };
+            let crate::plan::LazyInt { bits, signed, be } = l.int?;
             let pos = self.lazy_pos(&l);
             let raw = if be { crate::bits::read_be(self.c.cur.buf, pos, bits) } else { crate::bits::read_le(self.c.cur.buf, pos, bits) };
             return Some(if signed { crate::bits::sign_extend(raw, bits) as u64 } else { raw });
@@ -578,7 +674,7 @@ impl<'c, 't> EventRef<'c, 't> {
     }
 
     /// An integer field's value as signed, if the event has it.
-    #[inline]
+    #[inline(always)]
     pub fn int(&self, h: FieldHandle) -> Option<i64> {
         self.uint(h).map(|v| v as i64)
     }

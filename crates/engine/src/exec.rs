@@ -5,7 +5,8 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
 
-use ctf::stream::{Item, StreamCursor};
+use ctf::clock::ClockConv;
+use ctf::stream::{Item, Passed, StreamCursor};
 use ctf::trace::{PacketRef, TraceSet};
 
 use crate::partition::{partition, Slice};
@@ -152,28 +153,154 @@ fn key(item: &Item<'_, '_>) -> Option<i64> {
 
 /// One stream of a slice being read.
 struct Head<'t> {
+    set: &'t TraceSet,
     stream: usize,
     cur: StreamCursor<'t>,
     /// Time key of the current item.
     key: i64,
     /// Running maximum of the keys (see [`Ctx::order`]).
     order: i64,
+    /// The timestamps this head delivers: the slice's and the range's, inclusive.
+    bounds: (i64, i64),
+    /// What the analysis reads of the trace last seen ([`Analysis::interest`]).
+    interest: Interest,
+    /// Span of the events passed over since the last delivered item, inside `bounds`.
+    skipped: Option<(i64, i64)>,
 }
 
-impl Head<'_> {
-    /// Moves to the next item; false at the end of the chunk.
+/// What a head passes over in one trace.
+struct Filter {
+    /// Event classes delivered, by class index.
+    mask: Vec<bool>,
+    /// The stream's clock in that trace.
+    conv: ClockConv,
+    /// Clock values whose timestamps lie inside the head's bounds (`(1, 0)`: none).
+    window: (u64, u64),
+}
+
+/// The [`Filter`] of the trace last seen by a [`Head`] (`None`: every event).
+#[derive(Default)]
+struct Interest {
+    /// The trace `filter` is for; `None` before the first look-up.
+    trace: Option<usize>,
+    filter: Option<Filter>,
+}
+
+impl Interest {
+    #[inline(always)]
+    fn filter<A: Analysis>(&mut self, a: &A, set: &TraceSet, trace: usize, stream_class: u64, bounds: (i64, i64)) -> Option<&Filter> {
+        if self.trace != Some(trace) {
+            self.refresh(a, set, trace, stream_class, bounds);
+        }
+        self.filter.as_ref()
+    }
+
+    #[inline(never)]
+    fn refresh<A: Analysis>(&mut self, a: &A, set: &TraceSet, trace: usize, stream_class: u64, bounds: (i64, i64)) {
+        self.filter = Filter::new(a, set, trace, stream_class, bounds);
+        self.trace = Some(trace);
+    }
+}
+
+impl Filter {
+    /// The filter of stream class `stream_class` of trace `trace`, if the analysis
+    /// passes over any of its event classes.
+    fn new<A: Analysis>(a: &A, set: &TraceSet, trace: usize, stream_class: u64, bounds: (i64, i64)) -> Option<Filter> {
+        if a.packet_counts(trace, stream_class) {
+            return None;
+        }
+        let mask = a.interest(trace, stream_class).filter(|m| m.contains(&false))?;
+        let (conv, window) = cycle_window(set, trace, stream_class, bounds)?;
+        Some(Filter { mask, conv, window })
+    }
+}
+
+/// The default clock of stream class `stream_class` of trace `trace`, and the clock
+/// values whose timestamps lie in `bounds` (inclusive; `(1, 0)` when none); `None`
+/// when the stream class has no clock.
+fn cycle_window(set: &TraceSet, trace: usize, stream_class: u64, bounds: (i64, i64)) -> Option<(ClockConv, (u64, u64))> {
+    let t = set.traces.get(trace)?;
+    let conv = *t.clocks.get(t.plan.stream(stream_class)?.clock?)?;
+    let window = if bounds.0 <= bounds.1 { conv.cycle_window(bounds.0, bounds.1).unwrap_or((1, 0)) } else { (1, 0) };
+    Some((conv, window))
+}
+
+impl<'t> Head<'t> {
+    fn new(set: &'t TraceSet, stream: usize, packets: Range<usize>, s: &Slice, range: (i64, i64)) -> Self {
+        let hi = if s.hi == i64::MAX { i64::MAX } else { s.hi - 1 };
+        Head {
+            set,
+            stream,
+            cur: StreamCursor::with_packets(set, stream, packets),
+            key: i64::MIN,
+            order: i64::MIN,
+            bounds: (s.lo.max(range.0), hi.min(range.1)),
+            interest: Interest::default(),
+            skipped: None,
+        }
+    }
+
     #[inline]
-    fn advance(&mut self) -> Result<bool, EngineError> {
-        match self.cur.next() {
-            Ok(None) => Ok(false),
-            Ok(Some(item)) => {
-                if let Some(k) = key(&item) {
-                    self.key = k;
+    fn skip(&mut self, first: i64, last: i64) {
+        self.skipped = Some(self.skipped.map_or((first, last), |(f, l)| (f.min(first), l.max(last))));
+    }
+
+    /// Moves to the next item the analysis reads, passing over events it has no
+    /// interest in (their span inside the bounds is kept in `skipped`); false at the end
+    /// of the chunk.
+    #[inline]
+    fn advance<A: Analysis>(&mut self, a: &A) -> Result<bool, EngineError> {
+        let class_id = self.set.streams[self.stream].class_id;
+        loop {
+            let trace = self.cur.trace_index();
+            let mut passed = Passed::default();
+            let filter = self.interest.filter(a, self.set, trace, class_id, self.bounds);
+            let next = match filter {
+                Some(f) => self.cur.next_wanted(&f.mask, trace, f.window, &mut passed),
+                None => self.cur.next(),
+            };
+            if let Some(f) = filter {
+                if let Some(c) = passed.last {
+                    self.key = f.conv.to_ns(c);
+                    self.order = self.order.max(self.key);
                 }
-                self.order = self.order.max(self.key);
-                Ok(true)
+                if let Some((x, y)) = passed.inside {
+                    let (x, y) = (f.conv.to_ns(x), f.conv.to_ns(y));
+                    self.skipped = Some(self.skipped.map_or((x, y), |(f, l)| (f.min(x), l.max(y))));
+                }
             }
-            Err(source) => Err(EngineError::Decode { stream: self.stream, source }),
+            let item = match next {
+                Ok(None) => return Ok(false),
+                Ok(Some(item)) => item,
+                Err(source) => return Err(EngineError::Decode { stream: self.stream, source }),
+            };
+            // Events of the trace just filtered are wanted; one of another trace (a
+            // session rotation) is checked against that trace's filter.
+            let wanted = match &item {
+                Item::Event(ev) if ev.trace_index() != trace => {
+                    self.interest.filter(a, self.set, ev.trace_index(), class_id, self.bounds).is_none_or(|f| f.mask.get(ev.class_index()).copied().unwrap_or(true))
+                }
+                _ => true,
+            };
+            if let Some(k) = key(&item) {
+                self.key = k;
+            }
+            self.order = self.order.max(self.key);
+            if wanted {
+                return Ok(true);
+            }
+            let k = self.key;
+            if k >= self.bounds.0 && k <= self.bounds.1 {
+                self.skip(k, k);
+            }
+        }
+    }
+
+    /// Reports the span of the events passed over so far.
+    #[inline]
+    fn flush_skipped<A: Analysis>(&mut self, a: &A, st: &mut A::State) {
+        if let Some((f, l)) = self.skipped.take() {
+            a.on_skipped(st, f, l);
         }
     }
 }
@@ -181,6 +308,7 @@ impl Head<'_> {
 /// Hands the current item of `h` to the analysis when it is inside the slice and range.
 #[inline(always)]
 fn deliver<A: Analysis>(a: &A, st: &mut A::State, s: &Slice, range: (i64, i64), h: &mut Head<'_>) {
+    h.flush_skipped(a, st);
     let k = h.key;
     if s.contains(k) && k >= range.0 && k <= range.1 {
         let ctx = Ctx { stream: h.stream, order: h.order };
@@ -200,7 +328,7 @@ pub fn process_slice<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: (i64,
     let mut heads: Vec<Head<'_>> = s
         .chunks
         .iter()
-        .map(|(si, r)| Head { stream: *si, cur: StreamCursor::with_packets(set, *si, r.clone()), key: i64::MIN, order: i64::MIN })
+        .map(|(si, r)| Head::new(set, *si, r.clone(), s, range))
         .collect();
     if a.stream_order() == StreamOrder::PerStream {
         let mut buf = Vec::new();
@@ -214,8 +342,10 @@ pub fn process_slice<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: (i64,
     // runner-up (runs are long, so most items cost one comparison).
     let mut live: Vec<usize> = Vec::with_capacity(heads.len());
     for (i, h) in heads.iter_mut().enumerate() {
-        if h.advance()? {
+        if h.advance(a)? {
             live.push(i);
+        } else {
+            h.flush_skipped(a, &mut st);
         }
     }
     while !live.is_empty() {
@@ -233,7 +363,8 @@ pub fn process_slice<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: (i64,
         let h = &mut heads[live[best]];
         loop {
             deliver(a, &mut st, s, range, h);
-            if !h.advance()? {
+            if !h.advance(a)? {
+                h.flush_skipped(a, &mut st);
                 live.swap_remove(best);
                 break;
             }
@@ -245,9 +376,9 @@ pub fn process_slice<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: (i64,
     Ok(st)
 }
 
-/// Whether packet `j` of `pk` lies wholly inside slice `s` and `range` and implies no
-/// notice (the cursor's rules, from the index): then its events may be counted whole.
-fn packet_inside(set: &TraceSet, pk: &[PacketRef], j: usize, s: &Slice, range: (i64, i64), whole: bool) -> bool {
+/// Whether packet `j` of `pk` implies no notice (the cursor's rules, from the index):
+/// then its events may be counted without being delivered.
+fn packet_countable(pk: &[PacketRef], j: usize) -> bool {
     let p = &pk[j];
     let prev = j.checked_sub(1).map(|i| &pk[i]);
     if let (Some(q), Some(c)) = (prev.and_then(|q| q.info.seq), p.info.seq) {
@@ -262,24 +393,13 @@ fn packet_inside(set: &TraceSet, pk: &[PacketRef], j: usize, s: &Slice, range: (
             _ => return false,
         }
     }
-    if whole {
-        return true;
-    }
-    let bounds = (|| {
-        let t = set.traces.get(p.trace as usize)?;
-        let sp = t.plan.stream(p.info.stream_class)?;
-        let conv = t.clocks.get(sp.clock?)?;
-        Some((conv.to_ns(p.info.ts_begin?), conv.to_ns(p.info.ts_end?)))
-    })();
-    match bounds {
-        Some((b, e)) => b <= e && s.contains(b) && s.contains(e) && b >= range.0 && e <= range.1,
-        None => false,
-    }
+    true
 }
 
 /// Reads one stream of a slice for a [`StreamOrder::PerStream`] analysis: packets that
-/// lie wholly inside the slice and range are counted whole when the analysis accepts
-/// it ([`Analysis::packet_counts`]), the others are delivered event by event.
+/// imply no notice are counted when the analysis accepts it ([`Analysis::packet_counts`]),
+/// only their events inside the slice and range (by clock value: see
+/// [`ClockConv::cycle_window`]); the others are delivered event by event.
 #[allow(clippy::too_many_arguments)]
 fn run_stream<A: Analysis>(
     a: &A,
@@ -295,22 +415,24 @@ fn run_stream<A: Analysis>(
     let pk = &stream.packets[..];
     let class_id = stream.class_id;
     let whole = s.lo == i64::MIN && s.hi == i64::MAX && range == (i64::MIN, i64::MAX);
-    // (trace, accepted) of the last trace asked about.
-    let mut accepted: Option<(u32, bool)> = None;
-    let mut ok = |j: usize| -> bool {
+    let bounds = h.bounds;
+    // (trace, counts accepted, clock values to count) of the last trace asked about.
+    let mut accepted: Option<(u32, bool, Option<(u64, u64)>)> = None;
+    let mut countable = |j: usize| -> Option<(u64, u64)> {
         if j >= r.end || j >= pk.len() {
-            return false;
+            return None;
         }
         let t = pk[j].trace;
-        let yes = match accepted {
-            Some((x, y)) if x == t => y,
+        let (yes, window) = match accepted {
+            Some((x, y, w)) if x == t => (y, w),
             _ => {
                 let y = a.packet_counts(t as usize, class_id);
-                accepted = Some((t, y));
-                y
+                let w = if whole { Some((0, u64::MAX)) } else { cycle_window(set, t as usize, class_id, bounds).map(|(_, w)| w) };
+                accepted = Some((t, y, w));
+                (y, w)
             }
         };
-        yes && packet_inside(set, pk, j, s, range, whole)
+        if yes && packet_countable(pk, j) { window } else { None }
     };
     // Trace whose class indexes `buf` counts.
     let mut buf_trace: Option<u32> = None;
@@ -322,8 +444,9 @@ fn run_stream<A: Analysis>(
             buf.iter_mut().for_each(|n| *n = 0);
         }
     };
-    // Counts the (rest of the) packet `j`, which the cursor opens or has open.
-    let count = |a: &A, st: &mut A::State, h: &mut Head<'_>, j: usize, buf: &mut Vec<u64>, buf_trace: &mut Option<u32>| -> Result<(), EngineError> {
+    // Counts the (rest of the) packet `j`, which the cursor opens or has open, inside
+    // `window`.
+    let count = |a: &A, st: &mut A::State, h: &mut Head<'_>, j: usize, window: (u64, u64), buf: &mut Vec<u64>, buf_trace: &mut Option<u32>| -> Result<(), EngineError> {
         let t = pk[j].trace;
         if *buf_trace != Some(t) {
             flush(a, st, buf, *buf_trace);
@@ -332,7 +455,7 @@ fn run_stream<A: Analysis>(
             buf.clear();
             buf.resize(n, 0);
         }
-        let pc = h.cur.count_packet(buf).map_err(|source| EngineError::Decode { stream: h.stream, source })?;
+        let pc = h.cur.count_packet_in(buf, window).map_err(|source| EngineError::Decode { stream: h.stream, source })?;
         if let Some(pc) = pc {
             if let Some(ns) = pc.last_cycles.and_then(|c| h.cur.cycles_to_ns(c)) {
                 h.key = ns;
@@ -349,13 +472,14 @@ fn run_stream<A: Analysis>(
     let mut open = None;
     let mut between = true;
     loop {
-        if between && ok(next) {
-            count(a, st, h, next, buf, &mut buf_trace)?;
+        if let Some(w) = countable(next).filter(|_| between) {
+            count(a, st, h, next, w, buf, &mut buf_trace)?;
             open = ident(h.cur.packet());
             next += 1;
             continue;
         }
-        if !h.advance()? {
+        if !h.advance(a)? {
+            h.flush_skipped(a, st);
             break;
         }
         between = false;
@@ -370,8 +494,8 @@ fn run_stream<A: Analysis>(
             next += 1;
             let is_event = matches!(h.cur.current(), Item::Event(_));
             deliver(a, st, s, range, h);
-            if is_event && ok(j) {
-                count(a, st, h, j, buf, &mut buf_trace)?;
+            if let Some(w) = countable(j).filter(|_| is_event) {
+                count(a, st, h, j, w, buf, &mut buf_trace)?;
                 between = true;
             }
             continue;

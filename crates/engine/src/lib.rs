@@ -86,6 +86,21 @@ pub trait Analysis: Sync {
     /// Consumes one event of the slice (events come in time order).
     fn on_event(&self, st: &mut Self::State, ev: &EventRef<'_, '_>, ctx: &Ctx);
 
+    /// Which event classes of stream class `stream_class` of trace `trace` the analysis
+    /// reads: `Some(mask)` with `mask[class_index]` (see [`EventRef::class_index`]);
+    /// events of other classes are decoded but not delivered, their timestamps only
+    /// reach [`Analysis::on_skipped`]. `None` (default): every event. Ignored where
+    /// [`Analysis::packet_counts`] accepts the stream class.
+    fn interest(&self, _trace: usize, _stream_class: u64) -> Option<Vec<bool>> {
+        None
+    }
+
+    /// Timestamps of events of the slice that were not delivered (see
+    /// [`Analysis::interest`]): all lie within `[first, last]`. Calls come per run of
+    /// such events of one stream, not in time order with the delivered items, so this
+    /// suits order-free uses such as the span of the events.
+    fn on_skipped(&self, _st: &mut Self::State, _first: i64, _last: i64) {}
+
     /// Consumes a discarded-events or lost-packets notice.
     fn on_notice(&self, _st: &mut Self::State, _kind: NoticeKind, _n: &Notice, _ctx: &Ctx) {}
 
