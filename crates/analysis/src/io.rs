@@ -138,6 +138,7 @@ impl Replay {
         self.tids.get(&tid).and_then(|&i| self.slots[i as usize].pid).unwrap_or(tid)
     }
 
+    #[inline(always)]
     fn apply_l(&mut self, r: LRec) {
         match r {
             LRec::R(r) => self.apply(r),
@@ -327,17 +328,18 @@ impl Io {
     /// [`HeadPolicy::FromStart`] a later switch will name it); that record and all
     /// after it are held back in `a.log`, so that order is kept.
     fn replay_in_order(&self, a: &mut IoState, records: impl Iterator<Item = LRec>) {
-        let mut holding = !a.log.is_empty();
-        for r in records {
-            let waits = self.head == HeadPolicy::FromStart
-                && matches!(r, LRec::R(Rec::Entry { who: Who::Head(_), .. } | Rec::OtherEntry { who: Who::Head(_) } | Rec::Exit { who: Who::Head(_), .. }));
-            holding |= waits;
-            if holding {
-                a.log.push(r);
-            } else {
+        let may_wait = self.head == HeadPolicy::FromStart;
+        let mut records = records;
+        if a.log.is_empty() {
+            for r in records.by_ref() {
+                if may_wait && matches!(r, LRec::R(Rec::Entry { who: Who::Head(_), .. } | Rec::OtherEntry { who: Who::Head(_) } | Rec::Exit { who: Who::Head(_), .. })) {
+                    a.log.push(r);
+                    break;
+                }
                 a.replay.apply_l(r);
             }
         }
+        a.log.extend(records);
     }
 }
 
@@ -443,7 +445,8 @@ impl Analysis for Io {
             let held = std::mem::take(&mut a.log);
             let none = vec![(None, None); a.cur.len()];
             let held = held.into_iter().map(|r| resolve(r, &none));
-            let fresh: Vec<LRec> = b.log.into_iter().map(|r| resolve(r, &a.cur)).collect();
+            let earlier = a.cur.clone();
+            let fresh = b.log.into_iter().map(|r| resolve(r, &earlier));
             self.replay_in_order(&mut a, held.chain(fresh));
         } else {
             a.log.extend(b.log.into_iter().map(|r| resolve(r, &a.cur)));

@@ -231,9 +231,9 @@ impl Decoder {
     }
 
     /// Decodes an LTTng event header through its compiled form. Returns the event id;
-    /// updates the clock and the fields' slots as the interpreter would.
+    /// updates the clock and (`SLOTS`) the fields' slots as the interpreter would.
     #[inline(always)]
-    pub fn decode_fast_header(&mut self, h: &crate::plan::FastHeader, cur: &mut Cursor<'_>) -> Result<u64, DecodeError> {
+    pub fn decode_fast_header<const SLOTS: bool>(&mut self, h: &crate::plan::FastHeader, cur: &mut Cursor<'_>) -> Result<u64, DecodeError> {
         cur.align(h.align)?;
         let base = cur.pos;
         // The common case: a short-form header read from one 8-byte load.
@@ -245,8 +245,10 @@ impl Decoder {
                 let tag = (word >> w.id.0) & w.id.1;
                 if tag >= h.short_range.0 && tag <= h.short_range.1 && cur.end - base >= w.bits {
                     let ts = (word >> w.ts.0) & w.ts.1;
-                    self.set(h.id.node, tag);
-                    self.set(h.short_ts.node, ts);
+                    if SLOTS {
+                        self.set(h.id.node, tag);
+                        self.set(h.short_ts.node, ts);
+                    }
                     self.clock = extend_clock(self.clock, ts, h.short_ts.bits);
                     cur.pos = base + w.bits;
                     return Ok(tag);

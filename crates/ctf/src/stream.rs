@@ -189,11 +189,12 @@ impl<'t> StreamCursor<'t> {
     /// [`StreamCursor::next`], passing over the events of packets of trace `trace` whose
     /// class index is false in `wanted` (decoded, every bound checked, not yielded):
     /// their clock values go to `passed`. Events of another trace are yielded whatever
-    /// their class, so that the caller may change masks.
-    pub fn next_wanted(&mut self, wanted: &[bool], trace: usize, window: (u64, u64), passed: &mut Passed) -> Result<Option<Item<'_, 't>>> {
+    /// their class, so that the caller may change masks. `skim`: pass over events by
+    /// their header and sizes only, decoding a wanted one a second time (cheaper when
+    /// most events are passed over); else decode every event fully.
+    pub fn next_wanted(&mut self, wanted: &[bool], trace: usize, window: (u64, u64), skim: bool, passed: &mut Passed) -> Result<Option<Item<'_, 't>>> {
         loop {
-            if self.in_packet && !self.done && self.pending.is_empty() && self.trace as usize == trace {
-                // The tight loop: the rest of the packet, event by event.
+            if !skim && self.in_packet && !self.done && self.pending.is_empty() && self.trace as usize == trace {
                 while self.cur.pos < self.cur.end {
                     if let Err(e) = self.decode_event() {
                         self.done = true;
@@ -204,6 +205,32 @@ impl<'t> StreamCursor<'t> {
                         return Ok(Some(Item::Event(EventRef { c: self })));
                     }
                     passed.see(self.ev.cycles, window);
+                }
+                self.in_packet = false;
+            }
+            if self.in_packet && !self.done && self.pending.is_empty() && self.trace as usize == trace {
+                // The tight loop: the rest of the packet, event by event.
+                while self.cur.pos < self.cur.end {
+                    let (start, clock) = (self.cur.pos, self.dec.clock);
+                    let class = match self.skim_event() {
+                        Ok(c) => c,
+                        Err(e) => {
+                            self.done = true;
+                            return Err(self.stream_error(e));
+                        }
+                    };
+                    if wanted.get(class as usize).copied().unwrap_or(true) {
+                        // Decode it again, fully (same bytes, same clock: same result).
+                        self.cur.pos = start;
+                        self.dec.clock = clock;
+                        if let Err(e) = self.decode_event() {
+                            self.done = true;
+                            return Err(self.stream_error(e));
+                        }
+                        self.current = None;
+                        return Ok(Some(Item::Event(EventRef { c: self })));
+                    }
+                    passed.see(self.dec.clock, window);
                 }
                 self.in_packet = false;
             }
@@ -245,8 +272,8 @@ impl<'t> StreamCursor<'t> {
             }
             if self.in_packet {
                 while self.cur.pos < self.cur.end {
-                    self.decode_event().map_err(|e| self.stream_error(e))?;
-                    if let Some(c) = per_class.get_mut(self.ev.class as usize) {
+                    let class = self.skim_event().map_err(|e| self.stream_error(e))?;
+                    if let Some(c) = per_class.get_mut(class as usize) {
                         *c += 1;
                     }
                 }
@@ -304,15 +331,18 @@ impl<'t> StreamCursor<'t> {
             if is_lost { out.lost += n.count } else { out.discarded += n.count }
         }
         while self.cur.pos < self.cur.end {
-            if let Err(e) = self.decode_event() {
-                self.done = true;
-                return Err(self.stream_error(e));
-            }
-            let cycles = self.ev.cycles;
+            let class = match self.skim_event() {
+                Ok(c) => c,
+                Err(e) => {
+                    self.done = true;
+                    return Err(self.stream_error(e));
+                }
+            };
+            let cycles = self.dec.clock;
             if cycles < window.0 || cycles > window.1 {
                 continue;
             }
-            if let Some(c) = per_class.get_mut(self.ev.class as usize) {
+            if let Some(c) = per_class.get_mut(class as usize) {
                 *c += 1;
             }
             out.events += 1;
@@ -468,6 +498,44 @@ impl<'t> StreamCursor<'t> {
         self.pending = out;
     }
 
+    /// Decodes the next event's header and passes over its scopes without recording
+    /// where they start or writing the header's slots (for loops that only count or pass
+    /// over events); every bound is checked as in [`StreamCursor::decode_event`]. Returns
+    /// the class index; the clock is updated.
+    #[inline(always)]
+    fn skim_event(&mut self) -> std::result::Result<u32, DecodeError> {
+        let sp = self.sp;
+        let Some(fh) = &sp.fast_header else {
+            self.decode_event()?;
+            return Ok(self.ev.class);
+        };
+        let start = self.cur.pos;
+        self.dec.epoch = self.dec.epoch.wrapping_add(1);
+        let id = self.dec.decode_fast_header::<false>(fh, &mut self.cur)?;
+        let class_idx = sp.event_index(id).ok_or(DecodeError::new(start, K::UnknownEventId(id, sp.id)))?;
+        let class = &sp.events[class_idx];
+        match &class.skip_all {
+            Some(chain) => {
+                self.cur.align(chain.align)?;
+                self.cur.need(chain.bits)?;
+                self.cur.pos += chain.bits;
+            }
+            None => {
+                for step in &class.steps {
+                    match *step {
+                        ScopeStep::Absent => {}
+                        ScopeStep::Skip { align, bits } => self.cur.skip(align, bits)?,
+                        ScopeStep::Decode(root) => self.dec.decode(self.plan, root, &mut self.cur, &mut SlotsOnly)?,
+                    }
+                }
+            }
+        }
+        if self.cur.pos == start {
+            return Err(DecodeError::new(start, K::EmptyEvent(id)));
+        }
+        Ok(class_idx as u32)
+    }
+
     #[inline(always)]
     fn decode_event(&mut self) -> std::result::Result<(), DecodeError> {
         let plan = self.plan;
@@ -475,7 +543,7 @@ impl<'t> StreamCursor<'t> {
         let start = self.cur.pos;
         self.dec.epoch = self.dec.epoch.wrapping_add(1);
         let id = if let Some(fh) = &sp.fast_header {
-            self.dec.decode_fast_header(fh, &mut self.cur)?
+            self.dec.decode_fast_header::<true>(fh, &mut self.cur)?
         } else {
             self.dec.roles[role_index(Role::EventClassId)] = None;
             if let Some(h) = sp.event_header {

@@ -176,6 +176,9 @@ struct Filter {
     conv: ClockConv,
     /// Clock values whose timestamps lie inside the head's bounds (`(1, 0)`: none).
     window: (u64, u64),
+    /// Pass over events by their sizes only ([`StreamCursor::next_wanted`]): when
+    /// fewer than half of the classes are read.
+    skim: bool,
 }
 
 /// The [`Filter`] of the trace last seen by a [`Head`] (`None`: every event).
@@ -211,7 +214,8 @@ impl Filter {
         }
         let mask = a.interest(trace, stream_class).filter(|m| m.contains(&false))?;
         let (conv, window) = cycle_window(set, trace, stream_class, bounds)?;
-        Some(Filter { mask, conv, window })
+        let skim = mask.iter().filter(|w| **w).count() * 2 < mask.len();
+        Some(Filter { mask, conv, window, skim })
     }
 }
 
@@ -256,7 +260,7 @@ impl<'t> Head<'t> {
             let mut passed = Passed::default();
             let filter = self.interest.filter(a, self.set, trace, class_id, self.bounds);
             let next = match filter {
-                Some(f) => self.cur.next_wanted(&f.mask, trace, f.window, &mut passed),
+                Some(f) => self.cur.next_wanted(&f.mask, trace, f.window, f.skim, &mut passed),
                 None => self.cur.next(),
             };
             if let Some(f) = filter {
