@@ -25,6 +25,14 @@
 //! slice holds about `chunk_size` bytes (hybrid, default), evenly in time (time), or at
 //! the packet cuts of the largest stream only (stream).
 //!
+//! # What is decoded
+//! An analysis that reads only some event classes says so ([`Analysis::interest`]):
+//! events of the other classes are then passed over by their sizes and never
+//! delivered, only their time span ([`Analysis::on_skipped`]). An analysis that counts
+//! ([`Analysis::packet_counts`]) gets packets as per-class counts, a packet cut by a
+//! slice edge or the time range counted in part: exactly the events whose clock value
+//! maps inside ([`ctf::clock::ClockConv::cycle_window`]).
+//!
 //! # Execution (B3)
 //! [`run`] starts N workers that take slices in order; the calling thread merges their
 //! states in slice order as soon as they arrive (pipelined), holding at most
