@@ -327,7 +327,7 @@ pub struct ShortWord {
 impl ShortWord {
     fn of(h: &FastHeader) -> Option<ShortWord> {
         let end = h.short_ts.offset + h.short_ts.bits as u64;
-        if h.align % 8 != 0 || end > 64 {
+        if !h.align.is_multiple_of(8) || end > 64 {
             return None;
         }
         let field = |f: &FixedInt| {

@@ -420,8 +420,9 @@ fn run_stream<A: Analysis>(
     let class_id = stream.class_id;
     let whole = s.lo == i64::MIN && s.hi == i64::MAX && range == (i64::MIN, i64::MAX);
     let bounds = h.bounds;
-    // (trace, counts accepted, clock values to count) of the last trace asked about.
-    let mut accepted: Option<(u32, bool, Option<(u64, u64)>)> = None;
+    // Of the last trace asked about: (trace, counts accepted, clock values to count).
+    type Accepted = (u32, bool, Option<(u64, u64)>);
+    let mut accepted: Option<Accepted> = None;
     let mut countable = |j: usize| -> Option<(u64, u64)> {
         if j >= r.end || j >= pk.len() {
             return None;
