@@ -141,12 +141,12 @@ impl Analysis for Cpu {
     }
 
     fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
-        self.layout.mask(trace, stream_class, |k| !matches!(k, Kind::Other | Kind::Entry { .. } | Kind::Exit { .. } | Kind::OtherEntry | Kind::RawEntry { .. } | Kind::RawExit { .. } | Kind::FdDump { .. }))
+        // What `on_event` and `Info::on_event` use.
+        self.layout.mask(trace, stream_class, |k| matches!(k, Kind::Switch { .. } | Kind::Migrate { .. } | Kind::Fork { .. } | Kind::Exec { .. } | Kind::ProcState { .. }))
     }
 
     fn on_skipped(&self, st: &mut CpuState, first: i64, last: i64) {
-        st.span.see(Some(first));
-        st.span.see(Some(last));
+        st.span.see_range(first, last);
     }
 
     fn new_state(&self) -> CpuState {

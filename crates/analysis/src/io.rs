@@ -356,8 +356,7 @@ impl Analysis for Io {
     }
 
     fn on_skipped(&self, st: &mut IoState, first: i64, last: i64) {
-        st.span.see(Some(first));
-        st.span.see(Some(last));
+        st.span.see_range(first, last);
     }
 
     fn initial_state(&self) -> IoState {
@@ -442,9 +441,8 @@ impl Analysis for Io {
         if complete {
             // Records held back by an earlier merge wait for the first switch of a
             // stream that had none yet (so `a.cur` knows no task there): `b` may name it.
-            let held = std::mem::take(&mut a.log);
-            let none = vec![(None, None); a.cur.len()];
-            let held = held.into_iter().map(|r| resolve(r, &none));
+            // (No earlier task is known for them: resolve against an empty `cur`.)
+            let held = std::mem::take(&mut a.log).into_iter().map(|r| resolve(r, &[]));
             let earlier = a.cur.clone();
             let fresh = b.log.into_iter().map(|r| resolve(r, &earlier));
             self.replay_in_order(&mut a, held.chain(fresh));

@@ -68,6 +68,12 @@ impl Span {
             self.end = Some(self.end.map_or(t, |e| e.max(t)));
         }
     }
+    /// Widens the span to `[first, last]`.
+    #[inline]
+    pub fn see_range(&mut self, first: i64, last: i64) {
+        self.see(Some(first));
+        self.see(Some(last));
+    }
     /// Union of two spans.
     pub fn merge(self, o: Span) -> Span {
         let mut s = self;

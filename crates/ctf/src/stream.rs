@@ -193,39 +193,20 @@ impl<'t> StreamCursor<'t> {
     /// their header and sizes only, decoding a wanted one a second time (cheaper when
     /// most events are passed over); else decode every event fully.
     pub fn next_wanted(&mut self, wanted: &[bool], trace: usize, window: (u64, u64), skim: bool, passed: &mut Passed) -> Result<Option<Item<'_, 't>>> {
+        let is_wanted = |class: u32| wanted.get(class as usize).copied().unwrap_or(true);
         loop {
-            if !skim && self.in_packet && !self.done && self.pending.is_empty() && self.trace as usize == trace {
-                while self.cur.pos < self.cur.end {
-                    if let Err(e) = self.decode_event() {
-                        self.done = true;
-                        return Err(self.stream_error(e));
-                    }
-                    if wanted.get(self.ev.class as usize).copied().unwrap_or(true) {
-                        self.current = None;
-                        return Ok(Some(Item::Event(EventRef { c: self })));
-                    }
-                    passed.see(self.ev.cycles, window);
-                }
-                self.in_packet = false;
-            }
             if self.in_packet && !self.done && self.pending.is_empty() && self.trace as usize == trace {
                 // The tight loop: the rest of the packet, event by event.
                 while self.cur.pos < self.cur.end {
                     let (start, clock) = (self.cur.pos, self.dec.clock);
-                    let class = match self.skim_event() {
-                        Ok(c) => c,
-                        Err(e) => {
-                            self.done = true;
-                            return Err(self.stream_error(e));
-                        }
-                    };
-                    if wanted.get(class as usize).copied().unwrap_or(true) {
-                        // Decode it again, fully (same bytes, same clock: same result).
-                        self.cur.pos = start;
-                        self.dec.clock = clock;
-                        if let Err(e) = self.decode_event() {
-                            self.done = true;
-                            return Err(self.stream_error(e));
+                    let class = if skim { self.skim_event() } else { self.decode_event_as::<true>() };
+                    let class = class.map_err(|e| self.fail(e))?;
+                    if is_wanted(class) {
+                        if skim {
+                            // Decode it again, fully (same bytes, same clock: same result).
+                            self.cur.pos = start;
+                            self.dec.clock = clock;
+                            self.decode_event().map_err(|e| self.fail(e))?;
                         }
                         self.current = None;
                         return Ok(Some(Item::Event(EventRef { c: self })));
@@ -240,7 +221,7 @@ impl<'t> StreamCursor<'t> {
                     return Ok(Some(self.current()));
                 }
                 Ok(Some(Step::Event)) => {
-                    if self.trace as usize != trace || wanted.get(self.ev.class as usize).copied().unwrap_or(true) {
+                    if self.trace as usize != trace || is_wanted(self.ev.class) {
                         self.current = None;
                         return Ok(Some(Item::Event(EventRef { c: self })));
                     }
@@ -331,13 +312,7 @@ impl<'t> StreamCursor<'t> {
             if is_lost { out.lost += n.count } else { out.discarded += n.count }
         }
         while self.cur.pos < self.cur.end {
-            let class = match self.skim_event() {
-                Ok(c) => c,
-                Err(e) => {
-                    self.done = true;
-                    return Err(self.stream_error(e));
-                }
-            };
+            let class = self.skim_event().map_err(|e| self.fail(e))?;
             let cycles = self.dec.clock;
             if cycles < window.0 || cycles > window.1 {
                 continue;
@@ -500,50 +475,29 @@ impl<'t> StreamCursor<'t> {
 
     /// Decodes the next event's header and passes over its scopes without recording
     /// where they start or writing the header's slots (for loops that only count or pass
-    /// over events); every bound is checked as in [`StreamCursor::decode_event`]. Returns
-    /// the class index; the clock is updated.
+    /// over events). Returns the class index; the clock is updated.
     #[inline(always)]
     fn skim_event(&mut self) -> std::result::Result<u32, DecodeError> {
-        let sp = self.sp;
-        let Some(fh) = &sp.fast_header else {
-            self.decode_event()?;
-            return Ok(self.ev.class);
-        };
-        let start = self.cur.pos;
-        self.dec.epoch = self.dec.epoch.wrapping_add(1);
-        let id = self.dec.decode_fast_header::<false>(fh, &mut self.cur)?;
-        let class_idx = sp.event_index(id).ok_or(DecodeError::new(start, K::UnknownEventId(id, sp.id)))?;
-        let class = &sp.events[class_idx];
-        match &class.skip_all {
-            Some(chain) => {
-                self.cur.align(chain.align)?;
-                self.cur.need(chain.bits)?;
-                self.cur.pos += chain.bits;
-            }
-            None => {
-                for step in &class.steps {
-                    match *step {
-                        ScopeStep::Absent => {}
-                        ScopeStep::Skip { align, bits } => self.cur.skip(align, bits)?,
-                        ScopeStep::Decode(root) => self.dec.decode(self.plan, root, &mut self.cur, &mut SlotsOnly)?,
-                    }
-                }
-            }
-        }
-        if self.cur.pos == start {
-            return Err(DecodeError::new(start, K::EmptyEvent(id)));
-        }
-        Ok(class_idx as u32)
+        self.decode_event_as::<false>()
     }
 
+    /// Decodes the next event and records it (`self.ev`) for [`EventRef`].
     #[inline(always)]
     fn decode_event(&mut self) -> std::result::Result<(), DecodeError> {
+        self.decode_event_as::<true>().map(|_| ())
+    }
+
+    /// Decodes the next event: header, class and scopes, every bound checked; returns
+    /// the class index and updates the clock. `FULL`: also writes the header's slots and
+    /// records the event in `self.ev` (class, clock, each scope's aligned start).
+    #[inline(always)]
+    fn decode_event_as<const FULL: bool>(&mut self) -> std::result::Result<u32, DecodeError> {
         let plan = self.plan;
         let sp = self.sp;
         let start = self.cur.pos;
         self.dec.epoch = self.dec.epoch.wrapping_add(1);
         let id = if let Some(fh) = &sp.fast_header {
-            self.dec.decode_fast_header::<true>(fh, &mut self.cur)?
+            self.dec.decode_fast_header::<FULL>(fh, &mut self.cur)?
         } else {
             self.dec.roles[role_index(Role::EventClassId)] = None;
             if let Some(h) = sp.event_header {
@@ -588,15 +542,17 @@ impl<'t> StreamCursor<'t> {
         if self.cur.pos == start {
             return Err(DecodeError::new(start, K::EmptyEvent(id)));
         }
-        let cycles = self.dec.clock;
-        self.ev = EventPos {
-            class: class_idx as u32,
-            cycles,
-            scopes,
-            start,
-            epoch: self.dec.epoch,
-        };
-        Ok(())
+        if FULL {
+            self.ev = EventPos { class: class_idx as u32, cycles: self.dec.clock, scopes, start, epoch: self.dec.epoch };
+        }
+        Ok(class_idx as u32)
+    }
+
+    /// Ends the cursor on a decoding error of the open packet, as an error naming the
+    /// file and offset.
+    fn fail(&mut self, e: DecodeError) -> Error {
+        self.done = true;
+        self.stream_error(e)
     }
 }
 

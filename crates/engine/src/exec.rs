@@ -155,6 +155,8 @@ fn key(item: &Item<'_, '_>) -> Option<i64> {
 struct Head<'t> {
     set: &'t TraceSet,
     stream: usize,
+    /// The stream's class id.
+    class_id: u64,
     cur: StreamCursor<'t>,
     /// Time key of the current item.
     key: i64,
@@ -235,6 +237,7 @@ impl<'t> Head<'t> {
         Head {
             set,
             stream,
+            class_id: set.streams[stream].class_id,
             cur: StreamCursor::with_packets(set, stream, packets),
             key: i64::MIN,
             order: i64::MIN,
@@ -244,9 +247,10 @@ impl<'t> Head<'t> {
         }
     }
 
+    /// Whether time key `k` is inside the slice and the range.
     #[inline]
-    fn skip(&mut self, first: i64, last: i64) {
-        self.skipped = Some(self.skipped.map_or((first, last), |(f, l)| (f.min(first), l.max(last))));
+    fn in_bounds(&self, k: i64) -> bool {
+        k >= self.bounds.0 && k <= self.bounds.1
     }
 
     /// Moves to the next item the analysis reads, passing over events it has no
@@ -254,7 +258,7 @@ impl<'t> Head<'t> {
     /// of the chunk.
     #[inline]
     fn advance<A: Analysis>(&mut self, a: &A) -> Result<bool, EngineError> {
-        let class_id = self.set.streams[self.stream].class_id;
+        let class_id = self.class_id;
         loop {
             let trace = self.cur.trace_index();
             let mut passed = Passed::default();
@@ -269,8 +273,7 @@ impl<'t> Head<'t> {
                     self.order = self.order.max(self.key);
                 }
                 if let Some((x, y)) = passed.inside {
-                    let (x, y) = (f.conv.to_ns(x), f.conv.to_ns(y));
-                    self.skipped = Some(self.skipped.map_or((x, y), |(f, l)| (f.min(x), l.max(y))));
+                    widen(&mut self.skipped, f.conv.to_ns(x), f.conv.to_ns(y));
                 }
             }
             let item = match next {
@@ -293,9 +296,8 @@ impl<'t> Head<'t> {
             if wanted {
                 return Ok(true);
             }
-            let k = self.key;
-            if k >= self.bounds.0 && k <= self.bounds.1 {
-                self.skip(k, k);
+            if self.in_bounds(self.key) {
+                widen(&mut self.skipped, self.key, self.key);
             }
         }
     }
@@ -309,12 +311,17 @@ impl<'t> Head<'t> {
     }
 }
 
+/// Widens the span `span` to `[first, last]`.
+#[inline]
+fn widen(span: &mut Option<(i64, i64)>, first: i64, last: i64) {
+    *span = Some(span.map_or((first, last), |(f, l)| (f.min(first), l.max(last))));
+}
+
 /// Hands the current item of `h` to the analysis when it is inside the slice and range.
 #[inline(always)]
-fn deliver<A: Analysis>(a: &A, st: &mut A::State, s: &Slice, range: (i64, i64), h: &mut Head<'_>) {
+fn deliver<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>) {
     h.flush_skipped(a, st);
-    let k = h.key;
-    if s.contains(k) && k >= range.0 && k <= range.1 {
+    if h.in_bounds(h.key) {
         let ctx = Ctx { stream: h.stream, order: h.order };
         match h.cur.current() {
             Item::Event(ev) => a.on_event(st, &ev, &ctx),
@@ -366,7 +373,7 @@ pub fn process_slice<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: (i64,
         let bound = second.unwrap_or((i64::MAX, usize::MAX));
         let h = &mut heads[live[best]];
         loop {
-            deliver(a, &mut st, s, range, h);
+            deliver(a, &mut st, h);
             if !h.advance(a)? {
                 h.flush_skipped(a, &mut st);
                 live.swap_remove(best);
@@ -498,14 +505,14 @@ fn run_stream<A: Analysis>(
             let j = next;
             next += 1;
             let is_event = matches!(h.cur.current(), Item::Event(_));
-            deliver(a, st, s, range, h);
+            deliver(a, st, h);
             if let Some(w) = countable(j).filter(|_| is_event) {
                 count(a, st, h, j, w, buf, &mut buf_trace)?;
                 between = true;
             }
             continue;
         }
-        deliver(a, st, s, range, h);
+        deliver(a, st, h);
     }
     flush(a, st, buf, buf_trace);
     Ok(())
