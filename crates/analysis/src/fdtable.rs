@@ -52,46 +52,119 @@ pub struct Transfer {
     pub file: Option<u32>,
 }
 
+/// Fds below this are kept in a vector indexed by fd; others (rare) in a map.
+const DENSE_FDS: i32 = 1024;
+
+/// One process's descriptors.
+#[derive(Debug, Clone, Default)]
+struct Table {
+    /// By fd, for fds in `0..DENSE_FDS`.
+    dense: Vec<Option<Fd>>,
+    /// Fds outside that range.
+    sparse: FxMap<i32, Fd>,
+}
+
+/// Fds are C `int`s: an argument is taken modulo 2^32 (as the kernel does).
+impl Table {
+    #[inline]
+    fn get(&self, fd: i64) -> Option<Fd> {
+        let fd = fd as i32;
+        if (0..DENSE_FDS).contains(&fd) {
+            self.dense.get(fd as usize).copied().flatten()
+        } else {
+            self.sparse.get(&fd).copied()
+        }
+    }
+
+    fn set(&mut self, fd: i64, v: Option<Fd>) {
+        let fd = fd as i32;
+        if (0..DENSE_FDS).contains(&fd) {
+            let i = fd as usize;
+            if i >= self.dense.len() {
+                if v.is_none() {
+                    return;
+                }
+                self.dense.resize(i + 1, None);
+            }
+            self.dense[i] = v;
+        } else {
+            match v {
+                Some(f) => self.sparse.insert(fd, f),
+                None => self.sparse.remove(&fd),
+            };
+        }
+    }
+}
+
+/// A process's fd table in [`FdTables`] (stable for the tables' life: a pid keeps its
+/// table, whose content fork replaces).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableId(u32);
+
 /// The fd tables of every process, by pid.
 #[derive(Debug, Clone, Default)]
 pub struct FdTables {
-    by_pid: FxMap<i32, FxMap<i32, Fd>>,
+    ids: FxMap<i32, TableId>,
+    tables: Vec<Table>,
 }
 
 impl FdTables {
+    /// The table of process `pid` (created empty if new).
+    #[inline]
+    pub fn table(&mut self, pid: i32) -> TableId {
+        let n = TableId(self.tables.len() as u32);
+        let id = *self.ids.entry(pid).or_insert(n);
+        if id == n {
+            self.tables.push(Table::default());
+        }
+        id
+    }
+
+    /// The file `fd` names in table `t`, if known.
+    #[inline]
+    pub fn file_in(&self, t: TableId, fd: i64) -> Option<u32> {
+        self.tables[t.0 as usize].get(fd).map(|f| f.file)
+    }
+
     /// The file `fd` of process `pid` names, if known.
     #[inline]
     pub fn file(&self, pid: i32, fd: i64) -> Option<u32> {
-        self.by_pid.get(&pid).and_then(|m| m.get(&(fd as i32))).map(|f| f.file)
+        let t = *self.ids.get(&pid)?;
+        self.file_in(t, fd)
     }
 
     /// The file a syscall's fd argument names when it enters (the kernel resolves it
     /// then): for read/write-family and dup-family calls; `None` otherwise.
     #[inline]
     pub fn file_at_entry(&self, pid: i32, sc: Sc, a0: i64) -> Option<u32> {
-        match sc {
-            Sc::Read | Sc::Write | Sc::Dup | Sc::Dup2 | Sc::Dup3 | Sc::Fcntl => self.file(pid, a0),
-            _ => None,
-        }
+        if takes_fd(sc) { self.file(pid, a0) } else { None }
     }
 
     /// Records that `fd` of `pid` names `file` (statedump).
     pub fn insert(&mut self, pid: i32, fd: i32, file: u32, cloexec: bool) {
-        self.by_pid.entry(pid).or_default().insert(fd, Fd { file, cloexec });
+        let t = self.table(pid);
+        self.tables[t.0 as usize].set(i64::from(fd), Some(Fd { file, cloexec }));
     }
 
     /// A forked process starts with a copy of its parent's table.
     pub fn fork(&mut self, parent: i32, child: i32) {
         if parent != child {
-            let table = self.by_pid.get(&parent).cloned().unwrap_or_default();
-            self.by_pid.insert(child, table);
+            let copy = self.ids.get(&parent).map(|t| self.tables[t.0 as usize].clone()).unwrap_or_default();
+            let t = self.table(child);
+            self.tables[t.0 as usize] = copy;
         }
     }
 
     /// Exec closes the descriptors opened with `O_CLOEXEC`.
     pub fn exec(&mut self, pid: i32) {
-        if let Some(m) = self.by_pid.get_mut(&pid) {
-            m.retain(|_, f| !f.cloexec);
+        if let Some(t) = self.ids.get(&pid) {
+            let t = &mut self.tables[t.0 as usize];
+            t.dense.iter_mut().for_each(|f| {
+                if f.is_some_and(|f| f.cloexec) {
+                    *f = None;
+                }
+            });
+            t.sparse.retain(|_, f| !f.cloexec);
         }
     }
 
@@ -99,6 +172,12 @@ impl FdTables {
     #[inline]
     pub fn enter(&self, pid: i32, call: Call, path: Option<u32>) -> PendingCall {
         PendingCall { call, path, file: self.file_at_entry(pid, call.sc, call.a0) }
+    }
+
+    /// [`FdTables::enter`] by a thread whose process has table `t`.
+    #[inline]
+    pub fn enter_in(&self, t: TableId, call: Call, path: Option<u32>) -> PendingCall {
+        PendingCall { call, path, file: if takes_fd(call.sc) { self.file_in(t, call.a0) } else { None } }
     }
 
     /// The exit returning `ret` of a call entered by [`FdTables::enter`] whose exit
@@ -132,8 +211,8 @@ impl FdTables {
                 }
             }
             Sc::Close if ret == 0 => {
-                if let Some(m) = self.by_pid.get_mut(&pid) {
-                    m.remove(&(call.a0 as i32));
+                if let Some(t) = self.ids.get(&pid) {
+                    self.tables[t.0 as usize].set(call.a0, None);
                 }
             }
             Sc::Dup if ret >= 0 => self.dup(pid, from, ret, false),
@@ -148,16 +227,15 @@ impl FdTables {
 
     /// `to` now names what the source fd named (or nothing, if that was unknown).
     fn dup(&mut self, pid: i32, from: Option<u32>, to: i64, cloexec: bool) {
-        let table = self.by_pid.entry(pid).or_default();
-        match from {
-            Some(file) => {
-                table.insert(to as i32, Fd { file, cloexec });
-            }
-            None => {
-                table.remove(&(to as i32));
-            }
-        }
+        let t = self.table(pid);
+        self.tables[t.0 as usize].set(to, from.map(|file| Fd { file, cloexec }));
     }
+}
+
+/// Whether the kernel resolves the first argument of `sc` as an fd at entry.
+#[inline]
+fn takes_fd(sc: Sc) -> bool {
+    matches!(sc, Sc::Read | Sc::Write | Sc::Dup | Sc::Dup2 | Sc::Dup3 | Sc::Fcntl)
 }
 
 #[cfg(test)]

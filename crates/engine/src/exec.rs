@@ -73,11 +73,16 @@ pub fn run_slices_with_progress<A: Analysis>(a: &A, set: &TraceSet, slices: &[Sl
     };
     let workers = opts.worker_count().min(slices.len()).max(1);
     let range = (opts.begin.unwrap_or(i64::MIN), opts.end.unwrap_or(i64::MAX));
+    let in_place = a.folds_in_place();
     if workers == 1 {
         let mut acc = a.initial_state();
         for s in slices {
-            let st = process_slice(a, set, s, range)?;
-            acc = a.merge(acc, st);
+            acc = if in_place {
+                process_slice_from(a, set, s, range, acc)?
+            } else {
+                let st = process_slice(a, set, s, range)?;
+                a.merge(acc, st)
+            };
             tick(s);
         }
         return Ok(acc);
@@ -103,7 +108,10 @@ pub fn run_slices_with_progress<A: Analysis>(a: &A, set: &TraceSet, slices: &[Sl
                         m = merged.1.wait(m).unwrap_or_else(|e| e.into_inner());
                     }
                 }
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process_slice(a, set, &slices[k], range)));
+                // The first slice starts at the trace's beginning: read it into the
+                // initial state when the analysis folds in place.
+                let start = if k == 0 && in_place { a.initial_state() } else { a.new_state() };
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process_slice_from(a, set, &slices[k], range, start)));
                 let r = r.unwrap_or(Err(EngineError::WorkerPanicked));
                 if tx.send((k, r)).is_err() {
                     break;
@@ -111,7 +119,8 @@ pub fn run_slices_with_progress<A: Analysis>(a: &A, set: &TraceSet, slices: &[Sl
             });
         }
         drop(tx);
-        let mut acc = Some(a.initial_state());
+        // `None` until the first slice arrives when that slice holds the initial state.
+        let mut acc = if in_place { None } else { Some(a.initial_state()) };
         let mut pending = BTreeMap::new();
         let mut want = 0usize;
         let mut err = None;
@@ -127,8 +136,10 @@ pub fn run_slices_with_progress<A: Analysis>(a: &A, set: &TraceSet, slices: &[Sl
                 }
             }
             while let Some(st) = pending.remove(&want) {
-                let prev = acc.take().expect("accumulator present");
-                acc = Some(a.merge(prev, st));
+                acc = Some(match acc.take() {
+                    Some(prev) => a.merge(prev, st),
+                    None => st,
+                });
                 tick(&slices[want]);
                 want += 1;
                 *merged.0.lock().unwrap_or_else(|e| e.into_inner()) = want;
@@ -137,7 +148,7 @@ pub fn run_slices_with_progress<A: Analysis>(a: &A, set: &TraceSet, slices: &[Sl
         }
         match err {
             Some(e) => Err(e),
-            None => Ok(acc.expect("accumulator present")),
+            None => Ok(acc.unwrap_or_else(|| a.initial_state())),
         }
     })
 }
@@ -335,7 +346,13 @@ fn deliver<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>) {
 /// [`StreamOrder::Merged`] the streams are merged by time (ties: lower stream index
 /// first); with [`StreamOrder::PerStream`] each stream is read to its end in turn.
 pub fn process_slice<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: (i64, i64)) -> Result<A::State, EngineError> {
-    let mut st = a.new_state();
+    process_slice_from(a, set, s, range, a.new_state())
+}
+
+/// [`process_slice`] continuing state `st` (a fresh chunk state, or the state of
+/// everything before the slice: see [`Analysis::folds_in_place`]).
+pub fn process_slice_from<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: (i64, i64), st: A::State) -> Result<A::State, EngineError> {
+    let mut st = st;
     let mut heads: Vec<Head<'_>> = s
         .chunks
         .iter()

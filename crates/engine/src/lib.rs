@@ -91,6 +91,18 @@ pub trait Analysis: Sync {
         self.new_state()
     }
 
+    /// Whether [`Analysis::on_event`] (and the other item callbacks) may be applied to
+    /// the state of everything before a slice when that state is known, that is to
+    /// [`Analysis::initial_state`] and to what it became: then
+    /// `fold(items, initial)` must equal `merge(initial, fold(items, new_state()))`.
+    /// The engine then reads the first slice into the initial state, and every slice
+    /// into the running state when it runs on one thread, instead of merging fresh
+    /// chunk states (cheaper for analyses that log what they cannot yet interpret).
+    /// Default: false.
+    fn folds_in_place(&self) -> bool {
+        false
+    }
+
     /// Consumes one event of the slice (events come in time order).
     fn on_event(&self, st: &mut Self::State, ev: &EventRef<'_, '_>, ctx: &Ctx);
 

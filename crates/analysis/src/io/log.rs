@@ -1,0 +1,182 @@
+//! The I/O log of a chunk: the records of its relevant events, in time order, to be
+//! interpreted once the state before the chunk is known (see the module above).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use crate::kernel::Sc;
+use crate::model::FxMap;
+
+/// Who issued a syscall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Who {
+    /// A known thread.
+    Tid(i32),
+    /// The task running on this stream when the chunk began.
+    Head(u32),
+}
+
+/// One record of an event the io analysis interprets. `P` is the form of an open's
+/// path: borrowed from the trace while the event is at hand, owned in a chunk's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rec<P = Arc<str>> {
+    /// A syscall entry we understand.
+    Entry { who: Who, sc: Sc, a0: i64, a1: i64, a2: i64, path: Option<P> },
+    /// Entry of another syscall (forgets a pending entry).
+    OtherEntry { who: Who },
+    /// A syscall exit (`sc: None` = generic exit).
+    Exit { who: Who, sc: Option<Sc>, ret: i64 },
+    /// A thread was created.
+    Fork { parent_tid: Option<i32>, parent_pid: Option<i32>, child_tid: i32, child_pid: Option<i32> },
+    /// A thread executed a program.
+    Exec { tid: i32 },
+    /// Statedump: thread → process.
+    ProcState { tid: i32, pid: i32 },
+    /// Statedump: an open fd.
+    FdDump { pid: i32, fd: i32, path: P, cloexec: bool },
+}
+
+impl<P> Rec<P> {
+    /// The issuer of a syscall record.
+    #[inline]
+    pub fn who(&self) -> Option<Who> {
+        match self {
+            Rec::Entry { who, .. } | Rec::OtherEntry { who } | Rec::Exit { who, .. } => Some(*who),
+            _ => None,
+        }
+    }
+
+    /// The same record naming `who` instead (syscall records only).
+    #[inline]
+    pub fn with_who(self, w: Who) -> Rec<P> {
+        match self {
+            Rec::Entry { sc, a0, a1, a2, path, .. } => Rec::Entry { who: w, sc, a0, a1, a2, path },
+            Rec::OtherEntry { .. } => Rec::OtherEntry { who: w },
+            Rec::Exit { sc, ret, .. } => Rec::Exit { who: w, sc, ret },
+            r => r,
+        }
+    }
+}
+
+impl Rec<Cow<'_, str>> {
+    /// The record with its path owned (for a log).
+    pub fn into_owned(self) -> Rec {
+        match self {
+            Rec::Entry { who, sc, a0, a1, a2, path } => Rec::Entry { who, sc, a0, a1, a2, path: path.map(|p| Arc::from(p.as_ref())) },
+            Rec::OtherEntry { who } => Rec::OtherEntry { who },
+            Rec::Exit { who, sc, ret } => Rec::Exit { who, sc, ret },
+            Rec::Fork { parent_tid, parent_pid, child_tid, child_pid } => Rec::Fork { parent_tid, parent_pid, child_tid, child_pid },
+            Rec::Exec { tid } => Rec::Exec { tid },
+            Rec::ProcState { tid, pid } => Rec::ProcState { tid, pid },
+            Rec::FdDump { pid, fd, path, cloexec } => Rec::FdDump { pid, fd, path: Arc::from(path.as_ref()), cloexec },
+        }
+    }
+}
+
+/// A record of a chunk's log: a [`Rec`], or a read/write entry and its exit joined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LRec {
+    /// A record as the event gave it.
+    R(Rec),
+    /// `Entry { who: Tid(t), sc, a0: fd }` immediately followed (for thread `t`) by its
+    /// matching `Exit { ret }`: replayed at the entry's place (the file is looked up
+    /// there, as the entry would; bytes are sums, so crediting them early is exact).
+    Rw { t: i32, sc: Sc, fd: i64, ret: i64 },
+}
+
+impl LRec {
+    /// Whether the record still names the unknown task of a stream.
+    #[inline]
+    pub fn names_head(&self) -> bool {
+        matches!(self, LRec::R(r) if matches!(r.who(), Some(Who::Head(_))))
+    }
+}
+
+/// What a chunk knows of a thread's pending syscall in the replay, from its own log
+/// (valid only while no `Who::Head` record intervenes: such a record may name any
+/// thread).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pend {
+    /// None pending: another `OtherEntry` or `Exit` of the thread is a no-op.
+    Nothing,
+    /// A read/write entry at this log index, not yet exited.
+    Rw(usize),
+}
+
+/// A chunk's log with what it knows of pending syscalls (see [`Pend`]).
+#[derive(Debug, Clone, Default)]
+pub struct Log {
+    /// The records, in time order.
+    pub recs: Vec<LRec>,
+    /// Pairing state by tid; refers to `recs` by index, so it is forgotten whenever
+    /// records are taken out.
+    pend: FxMap<i32, Pend>,
+}
+
+impl Log {
+    /// Whether the log holds no record.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.recs.is_empty()
+    }
+
+    /// Takes the records out (and forgets the pairing state, which refers to them).
+    pub fn take(&mut self) -> Vec<LRec> {
+        self.pend.clear();
+        std::mem::take(&mut self.recs)
+    }
+
+    /// Appends records (whose pairing this log does not know).
+    pub fn extend(&mut self, recs: impl IntoIterator<Item = LRec>) {
+        self.pend.clear();
+        self.recs.extend(recs);
+    }
+
+    /// Appends `rec`, joining a read/write entry with its exit and dropping records
+    /// that are no-ops in any replay (see [`Pend`]).
+    pub fn push(&mut self, rec: Rec) {
+        let t = match rec.who() {
+            None => {
+                self.recs.push(LRec::R(rec));
+                return;
+            }
+            Some(Who::Head(_)) => {
+                // May be any thread: forget everything known.
+                self.pend.clear();
+                self.recs.push(LRec::R(rec));
+                return;
+            }
+            Some(Who::Tid(t)) => t,
+        };
+        match rec {
+            Rec::Entry { sc: Sc::Read | Sc::Write, .. } => {
+                self.pend.insert(t, Pend::Rw(self.recs.len()));
+                self.recs.push(LRec::R(rec));
+            }
+            Rec::Entry { .. } => {
+                self.pend.remove(&t);
+                self.recs.push(LRec::R(rec));
+            }
+            Rec::OtherEntry { .. } => {
+                if self.pend.insert(t, Pend::Nothing) != Some(Pend::Nothing) {
+                    self.recs.push(LRec::R(rec));
+                }
+            }
+            Rec::Exit { sc, ret, .. } => match self.pend.insert(t, Pend::Nothing) {
+                Some(Pend::Nothing) => {}
+                Some(Pend::Rw(i)) => {
+                    let joined = match &self.recs[i] {
+                        LRec::R(Rec::Entry { sc: esc, a0, .. }) if sc.is_none_or(|s| s == *esc) => Some(LRec::Rw { t, sc: *esc, fd: *a0, ret }),
+                        _ => None,
+                    };
+                    match joined {
+                        Some(j) => self.recs[i] = j,
+                        None => self.recs.push(LRec::R(rec)),
+                    }
+                }
+                None => self.recs.push(LRec::R(rec)),
+            },
+            _ => unreachable!("only syscall records name a thread"),
+        }
+    }
+}

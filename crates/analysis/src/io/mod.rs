@@ -1,0 +1,402 @@
+//! `io`: bytes read and written per thread, process and file (B5).
+//!
+//! Which file an fd names depends on everything before (opens, dups, closes, forks,
+//! execs, the statedump, on any CPU), and which thread issued a syscall depends on the
+//! CPU's last `sched_switch`. A chunk therefore does not interpret syscalls: it turns
+//! the relevant events into a compact, time-ordered log of records ([`Rec`]), naming the
+//! issuing thread when its CPU switched inside the chunk, else "the task running on
+//! stream S when the chunk began". Merging rewrites the later log's unknown threads with
+//! the earlier chunk's last task per stream and appends it; a state that starts at the
+//! beginning of the trace is *complete* and interprets (replays) every log merged into
+//! it. Since the engine folds slices into the initial (complete) state in time order,
+//! logs are replayed as soon as their slice arrives and memory stays bounded; the
+//! result equals a serial replay of the whole trace. Decoding, the costly part, runs in
+//! parallel.
+//!
+//! Semantics (as lttng-analyses): bytes are the exit `ret` when > 0 of read-family and
+//! write-family syscalls whose entry was seen, credited to the thread, to its process
+//! (pid from fork/statedump, else the tid) and to the path the fd had in the process's
+//! table when the syscall was entered (files opened by open/openat/creat, duplicated by dup/dup2/dup3/fcntl(F_DUPFD),
+//! listed by the statedump; forked processes copy the table; exec drops `O_CLOEXEC`
+//! fds). Syscalls issued before their CPU's first `sched_switch` are credited to that
+//! switch's `prev_tid` with [`HeadPolicy::FromStart`](crate::cpu::HeadPolicy), dropped
+//! with `Ignore` (lttng-analyses has no current thread there).
+
+mod log;
+mod replay;
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use ctf::stream::EventRef;
+use ctf::trace::TraceSet;
+use engine::{Analysis, Ctx};
+use serde::Serialize;
+
+use crate::cpu::HeadPolicy;
+use crate::fdtable::Call;
+use crate::kernel::{i32_of, EvClass, Kind, Layout, Sc, O_CLOEXEC};
+use crate::model::{Info, Span};
+
+pub use log::{Rec, Who};
+use log::{LRec, Log};
+use replay::{Replay, SlotCache};
+
+/// Per stream: `(prev_tid of the first switch, next_tid of the last switch)`.
+type Cur = Vec<(Option<i32>, Option<i32>)>;
+
+/// Chunk state of [`Io`].
+///
+/// A *complete* state starts at the trace's beginning: its events are interpreted as
+/// they come (`replay`), except that with [`HeadPolicy::FromStart`] a syscall of a
+/// stream that has not switched yet waits for that switch to name its thread; it and
+/// every record after it are then held in `log`, in order, until then. Any other state
+/// logs its records for a later merge to interpret.
+#[derive(Debug, Clone, Default)]
+pub struct IoState {
+    complete: bool,
+    replay: Replay,
+    log: Log,
+    cur: Cur,
+    /// Complete states: per stream, the slot of the task running there.
+    run: Vec<SlotCache>,
+    info: Info,
+    span: Span,
+}
+
+/// The io analysis.
+pub struct Io {
+    layout: Layout,
+    streams: usize,
+    head: HeadPolicy,
+}
+
+impl Io {
+    /// Prepares the io analysis for `set`.
+    pub fn new(set: &TraceSet, head: HeadPolicy) -> Io {
+        Io { layout: Layout::new(set), streams: set.streams.len(), head }
+    }
+
+    /// `who` of a record of a chunk whose predecessor's tasks are `earlier`; `later`
+    /// is the chunk's own `cur`, used when the predecessor is complete and never
+    /// switched on the stream ([`HeadPolicy::FromStart`]).
+    fn resolve(&self, who: Who, earlier: &[(Option<i32>, Option<i32>)], later: &[(Option<i32>, Option<i32>)], complete: bool) -> Who {
+        match who {
+            Who::Head(s) => {
+                let s = s as usize;
+                match earlier.get(s).and_then(|c| c.1) {
+                    Some(t) => Who::Tid(t),
+                    None if complete && self.head == HeadPolicy::FromStart => later.get(s).and_then(|c| c.0).map_or(who, Who::Tid),
+                    None => who,
+                }
+            }
+            w => w,
+        }
+    }
+
+    fn resolve_l(&self, r: LRec, earlier: &[(Option<i32>, Option<i32>)], later: &[(Option<i32>, Option<i32>)], complete: bool) -> LRec {
+        match r {
+            LRec::R(r) => match r.who() {
+                Some(w @ Who::Head(_)) => LRec::R(r.with_who(self.resolve(w, earlier, later, complete))),
+                _ => LRec::R(r),
+            },
+            r => r,
+        }
+    }
+}
+
+/// One thread of the result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ThreadIoRow {
+    /// Thread id.
+    pub tid: i32,
+    /// Process id, when known.
+    pub pid: Option<i32>,
+    /// Latest command name.
+    pub comm: String,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+}
+
+/// One process of the result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProcessIoRow {
+    /// Process id (the tid when unknown).
+    pub pid: i32,
+    /// Name of its main thread (or of any thread).
+    pub comm: String,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+}
+
+/// One file of the result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileIoRow {
+    /// Path.
+    pub path: String,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+}
+
+/// Result of [`Io`] (its JSON form is the `io` output format).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IoReport {
+    /// Always `"io"`.
+    pub analysis: &'static str,
+    /// First event timestamp.
+    pub begin_ns: Option<i64>,
+    /// Last event timestamp.
+    pub end_ns: Option<i64>,
+    /// Threads with I/O, by decreasing total bytes then tid.
+    pub threads: Vec<ThreadIoRow>,
+    /// Processes with I/O, same order.
+    pub processes: Vec<ProcessIoRow>,
+    /// Files with I/O (fds of unknown path are not listed), same order.
+    pub files: Vec<FileIoRow>,
+}
+
+impl Io {
+    /// Replays resolved records into the complete state `a`, in order, up to the first
+    /// one still naming the unknown task of a stream that has not switched yet (with
+    /// [`HeadPolicy::FromStart`] a later switch will name it); that record and all
+    /// after it are held back in `a.log`, so that order is kept.
+    fn replay_in_order(&self, a: &mut IoState, records: impl Iterator<Item = LRec>) {
+        let may_wait = self.head == HeadPolicy::FromStart;
+        let mut records = records;
+        if a.log.is_empty() {
+            for r in records.by_ref() {
+                if may_wait && r.names_head() {
+                    a.log.extend([r]);
+                    break;
+                }
+                a.replay.apply_l(r);
+            }
+        }
+        a.log.extend(records);
+    }
+
+    /// The record of an event (`None`: the event changes nothing in the replay), its
+    /// issuer named from `cur` as of before the event; a switch updates `cur`.
+    #[inline(always)]
+    fn record<'e>(&self, st: &mut IoState, ev: &EventRef<'e, '_>, c: &EvClass, ctx: &Ctx) -> Option<Rec<Cow<'e, str>>> {
+        let who = match st.cur.get(ctx.stream).and_then(|c| c.1) {
+            Some(t) => Who::Tid(t),
+            None => Who::Head(ctx.stream as u32),
+        };
+        let g = |h| int_or(ev, h);
+        let path = |h: Option<ctf::plan::FieldHandle>| h.and_then(|h| ev.bytes(h)).map(String::from_utf8_lossy);
+        Some(match c.kind {
+            Kind::Other | Kind::Migrate { .. } => return None,
+            Kind::Switch { prev_tid, next_tid, .. } => {
+                st.info.on_event(ev, c, (ctx.order, ctx.stream));
+                if let (Some(p), Some(n), Some(cur)) = (ev.int(prev_tid), ev.int(next_tid), st.cur.get_mut(ctx.stream)) {
+                    if cur.1.is_none() && cur.0.is_none() {
+                        cur.0 = Some(p as i32);
+                    }
+                    cur.1 = Some(n as i32);
+                }
+                return None;
+            }
+            Kind::Entry { sc, a0, a1, a2, path: p } => {
+                let Call { sc, a0, a1, a2 } = call_of(ev, sc, a0, a1, a2);
+                Rec::Entry { who, sc, a0, a1, a2, path: path(p) }
+            }
+            // Arguments of raw entries are not decoded: only the pairing is kept.
+            Kind::OtherEntry | Kind::RawEntry { .. } => Rec::OtherEntry { who },
+            Kind::Exit { .. } | Kind::RawExit { .. } => {
+                let (sc, ret) = exit_of(ev, &c.kind)?;
+                Rec::Exit { who, sc, ret }
+            }
+            Kind::Fork { parent_tid, parent_pid, child_tid, child_pid, .. } => {
+                st.info.on_event(ev, c, (ctx.order, ctx.stream));
+                let child_tid = i32_of(ev, Some(child_tid))?;
+                Rec::Fork { parent_tid: i32_of(ev, parent_tid), parent_pid: i32_of(ev, parent_pid), child_tid, child_pid: i32_of(ev, child_pid) }
+            }
+            Kind::Exec { tid, .. } => {
+                st.info.on_event(ev, c, (ctx.order, ctx.stream));
+                let t = i32_of(ev, tid).or(match who {
+                    Who::Tid(t) => Some(t),
+                    Who::Head(_) => None,
+                });
+                Rec::Exec { tid: t? }
+            }
+            Kind::ProcState { tid, pid, .. } => {
+                st.info.on_event(ev, c, (ctx.order, ctx.stream));
+                Rec::ProcState { tid: i32_of(ev, Some(tid))?, pid: i32_of(ev, pid)? }
+            }
+            Kind::FdDump { pid, fd, filename, flags } => {
+                let (pid, fd) = (i32_of(ev, Some(pid))?, i32_of(ev, Some(fd))?);
+                let path = path(filename).unwrap_or(Cow::Borrowed("unknown"));
+                Rec::FdDump { pid, fd, path, cloexec: g(flags) & O_CLOEXEC != 0 && g(flags) >= 0 }
+            }
+        })
+    }
+
+    /// A switch on `stream` in a complete state that holds records back: if it is the
+    /// stream's first, its `prev_tid` names the records held for the stream's unknown
+    /// task; replay what can be.
+    fn release_held(&self, st: &mut IoState, stream: usize) {
+        let Some(&(Some(_), _)) = st.cur.get(stream) else { return };
+        let held = st.log.take();
+        let cur = std::mem::take(&mut st.cur);
+        let recs = held.into_iter().map(|r| self.resolve_l(r, &[], &cur, true));
+        self.replay_in_order(st, recs);
+        st.cur = cur;
+    }
+}
+
+/// A signed integer field, or -1 when absent.
+#[inline(always)]
+fn int_or(ev: &EventRef<'_, '_>, h: Option<ctf::plan::FieldHandle>) -> i64 {
+    h.and_then(|h| ev.int(h)).unwrap_or(-1)
+}
+
+/// The call of a syscall entry event with argument handles `a0..a2`.
+#[inline(always)]
+fn call_of(ev: &EventRef<'_, '_>, sc: Sc, a0: Option<ctf::plan::FieldHandle>, a1: Option<ctf::plan::FieldHandle>, a2: Option<ctf::plan::FieldHandle>) -> Call {
+    Call { sc, a0: int_or(ev, a0), a1: int_or(ev, a1), a2: int_or(ev, a2) }
+}
+
+/// The syscall (`None`: unknown or generic) and return value of an exit event.
+#[inline(always)]
+fn exit_of(ev: &EventRef<'_, '_>, kind: &Kind) -> Option<(Option<Sc>, i64)> {
+    match *kind {
+        Kind::Exit { sc, ret } => Some((sc, int_or(ev, ret))),
+        Kind::RawExit { id, ret } => Some((ev.uint(id).and_then(Sc::from_x86_64), int_or(ev, ret))),
+        _ => None,
+    }
+}
+
+impl Analysis for Io {
+    type State = IoState;
+    type Output = IoReport;
+
+    fn new_state(&self) -> IoState {
+        IoState { cur: vec![(None, None); self.streams], ..Default::default() }
+    }
+
+    fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
+        self.layout.mask(trace, stream_class, |k| !matches!(k, Kind::Other | Kind::Migrate { .. }))
+    }
+
+    fn on_skipped(&self, st: &mut IoState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+
+    fn initial_state(&self) -> IoState {
+        IoState { complete: true, run: vec![None; self.streams], ..self.new_state() }
+    }
+
+    fn folds_in_place(&self) -> bool {
+        true
+    }
+
+    #[inline]
+    fn on_event(&self, st: &mut IoState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
+        st.span.see(ev.ts());
+        let Some(c) = self.layout.class(ev) else { return };
+        if st.complete && st.log.is_empty() {
+            // Syscalls of the task running on the stream, interpreted at once.
+            if let Some(t) = st.cur.get(ctx.stream).and_then(|c| c.1) {
+                let slot = |st: &mut IoState| st.replay.slot_cached(&mut st.run[ctx.stream], t);
+                match c.kind {
+                    Kind::Entry { sc, a0, a1, a2, path: None } => {
+                        let i = slot(st);
+                        return st.replay.enter(i, call_of(ev, sc, a0, a1, a2), None);
+                    }
+                    Kind::OtherEntry | Kind::RawEntry { .. } => {
+                        let i = slot(st);
+                        return st.replay.other_entry(i);
+                    }
+                    Kind::Exit { .. } | Kind::RawExit { .. } => {
+                        let Some((sc, ret)) = exit_of(ev, &c.kind) else { return };
+                        let i = slot(st);
+                        return st.replay.exit(i, sc, ret);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let switch = matches!(c.kind, Kind::Switch { .. });
+        let first_switch = switch && st.cur.get(ctx.stream).is_some_and(|c| c.0.is_none() && c.1.is_none());
+        let Some(rec) = self.record(st, ev, c, ctx) else {
+            if first_switch && st.complete && !st.log.is_empty() {
+                self.release_held(st, ctx.stream);
+            }
+            return;
+        };
+        if st.complete && st.log.is_empty() {
+            match rec.who() {
+                Some(Who::Tid(t)) => {
+                    // Issued by the task running on the stream: its slot is cached.
+                    let i = st.replay.slot_cached(&mut st.run[ctx.stream], t);
+                    return st.replay.apply(rec, Some(i));
+                }
+                Some(Who::Head(_)) if self.head == HeadPolicy::FromStart => {}
+                _ => return st.replay.apply(rec, None),
+            }
+        }
+        st.log.push(rec.into_owned());
+    }
+
+    fn merge(&self, mut a: IoState, b: IoState) -> IoState {
+        let complete = a.complete;
+        let IoState { log: mut b_log, cur: b_cur, info: b_info, span: b_span, .. } = b;
+        let fresh = b_log.take();
+        if complete {
+            // Records held back wait for the first switch of a stream that had none
+            // yet (so `a.cur` knows no task there): `b` may name it. (No earlier task
+            // is known for them: resolve against an empty `cur`.)
+            let held = a.log.take().into_iter().map(|r| self.resolve_l(r, &[], &b_cur, true));
+            let earlier = a.cur.clone();
+            let fresh = fresh.into_iter().map(|r| self.resolve_l(r, &earlier, &b_cur, true));
+            self.replay_in_order(&mut a, held.chain(fresh));
+        } else {
+            let resolved: Vec<LRec> = fresh.into_iter().map(|r| self.resolve_l(r, &a.cur, &b_cur, false)).collect();
+            a.log.extend(resolved);
+        }
+        for (x, y) in a.cur.iter_mut().zip(&b_cur) {
+            x.0 = x.0.or(y.0);
+            x.1 = y.1.or(x.1);
+        }
+        a.info = a.info.merge(b_info);
+        a.span = a.span.merge(b_span);
+        a
+    }
+
+    fn finish(&self, st: IoState) -> IoReport {
+        let mut st = if st.complete { st } else { self.merge(self.initial_state(), st) };
+        // Held-back records whose stream never switched: their syscalls have no known
+        // thread and are dropped, as a serial run drops them.
+        for r in st.log.take() {
+            st.replay.apply_l(r);
+        }
+        let info = &st.info;
+        let mut threads: Vec<ThreadIoRow> = st
+            .replay
+            .threads()
+            .map(|(tid, r, w)| ThreadIoRow { tid, pid: info.pid_of(tid), comm: info.comm_of(tid).to_string(), read_bytes: r, write_bytes: w })
+            .collect();
+        threads.sort_by(|x, y| (y.read_bytes + y.write_bytes).cmp(&(x.read_bytes + x.write_bytes)).then(x.tid.cmp(&y.tid)));
+        let mut procs: BTreeMap<i32, (u64, u64)> = BTreeMap::new();
+        for t in &threads {
+            let p = procs.entry(t.pid.unwrap_or(t.tid)).or_default();
+            p.0 += t.read_bytes;
+            p.1 += t.write_bytes;
+        }
+        let mut processes: Vec<ProcessIoRow> = procs
+            .into_iter()
+            .map(|(pid, (r, w))| ProcessIoRow { pid, comm: info.comm_of(pid).to_string(), read_bytes: r, write_bytes: w })
+            .collect();
+        processes.sort_by(|x, y| (y.read_bytes + y.write_bytes).cmp(&(x.read_bytes + x.write_bytes)).then(x.pid.cmp(&y.pid)));
+        let mut files: Vec<FileIoRow> = st.replay.files().map(|(p, r, w)| FileIoRow { path: p.to_string(), read_bytes: r, write_bytes: w }).collect();
+        files.sort_by(|x, y| (y.read_bytes + y.write_bytes).cmp(&(x.read_bytes + x.write_bytes)).then(x.path.cmp(&y.path)));
+        IoReport { analysis: "io", begin_ns: st.span.begin, end_ns: st.span.end, threads, processes, files }
+    }
+}

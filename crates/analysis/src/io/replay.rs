@@ -1,0 +1,225 @@
+//! The interpreted I/O state of a complete prefix of the trace: threads, fd tables,
+//! files and their bytes. Threads and files live in dense tables; a thread remembers
+//! its process's fd table, so a read or write costs no hash look-up once its thread's
+//! slot is known (the caller caches the slot of the task running on each stream).
+
+use std::sync::Arc;
+
+use crate::fdtable::{Call, FdTables, PendingCall, TableId};
+use crate::io::log::{LRec, Rec, Who};
+use crate::kernel::Sc;
+use crate::model::FxMap;
+
+/// What the replay knows of one thread.
+#[derive(Debug, Clone, Default)]
+struct ThreadSlot {
+    tid: i32,
+    pid: Option<i32>,
+    /// Its process's fd table, once looked up (forgotten when `pid` changes).
+    table: Option<TableId>,
+    pending: Option<PendingCall>,
+    /// Bytes read and written.
+    bytes: (u64, u64),
+    /// Whether bytes were credited (a read or write exit with `ret > 0`).
+    io: bool,
+}
+
+/// A thread's slot cached for a stream: `(tid, slot)` of the task last seen there.
+pub type SlotCache = Option<(i32, u32)>;
+
+/// The interpreted state (see the module documentation).
+#[derive(Debug, Clone, Default)]
+pub struct Replay {
+    tids: FxMap<i32, u32>,
+    slots: Vec<ThreadSlot>,
+    /// Fd tables; files are indexes into `paths`.
+    fds: FdTables,
+    path_ids: FxMap<Arc<str>, u32>,
+    /// Interned paths with their bytes read and written.
+    paths: Vec<(Arc<str>, u64, u64)>,
+}
+
+impl Replay {
+    /// The slot of `tid` (created if new).
+    #[inline]
+    pub fn slot(&mut self, tid: i32) -> usize {
+        let n = self.slots.len() as u32;
+        let i = *self.tids.entry(tid).or_insert(n);
+        if i == n {
+            self.slots.push(ThreadSlot { tid, ..Default::default() });
+        }
+        i as usize
+    }
+
+    /// The slot of `tid`, through `cache` (updated).
+    #[inline(always)]
+    pub fn slot_cached(&mut self, cache: &mut SlotCache, tid: i32) -> usize {
+        match *cache {
+            Some((t, i)) if t == tid => i as usize,
+            _ => {
+                let i = self.slot(tid);
+                *cache = Some((tid, i as u32));
+                i
+            }
+        }
+    }
+
+    /// The id of path `p` (added with zero bytes if new).
+    fn intern(&mut self, p: &str) -> u32 {
+        if let Some(&i) = self.path_ids.get(p) {
+            return i;
+        }
+        let i = self.paths.len() as u32;
+        let p: Arc<str> = Arc::from(p);
+        self.path_ids.insert(p.clone(), i);
+        self.paths.push((p, 0, 0));
+        i
+    }
+
+    fn key(&self, tid: i32) -> i32 {
+        self.tids.get(&tid).and_then(|&i| self.slots[i as usize].pid).unwrap_or(tid)
+    }
+
+    /// The pid of slot `i` (its tid when unknown).
+    #[inline(always)]
+    fn pid(&self, i: usize) -> i32 {
+        let s = &self.slots[i];
+        s.pid.unwrap_or(s.tid)
+    }
+
+    /// The fd table of slot `i`'s process.
+    #[inline(always)]
+    fn table(&mut self, i: usize) -> TableId {
+        match self.slots[i].table {
+            Some(t) => t,
+            None => {
+                let t = self.fds.table(self.pid(i));
+                self.slots[i].table = Some(t);
+                t
+            }
+        }
+    }
+
+    fn set_pid(&mut self, tid: i32, pid: i32) {
+        let i = self.slot(tid);
+        let s = &mut self.slots[i];
+        if s.pid != Some(pid) {
+            s.pid = Some(pid);
+            s.table = None;
+        }
+    }
+
+    /// Credits `n` bytes read (`read`) or written to slot `i` and to `file`.
+    #[inline(always)]
+    fn credit(&mut self, i: usize, read: bool, n: u64, file: Option<u32>) {
+        let slot = &mut self.slots[i];
+        slot.io = true;
+        if read { slot.bytes.0 += n } else { slot.bytes.1 += n }
+        if let Some(f) = file {
+            let x = &mut self.paths[f as usize];
+            if read { x.1 += n } else { x.2 += n }
+        }
+    }
+
+    /// The thread of slot `i` enters `call` (`path`: an open's interned path).
+    #[inline(always)]
+    pub fn enter(&mut self, i: usize, call: Call, path: Option<u32>) {
+        let table = self.table(i);
+        self.slots[i].pending = Some(self.fds.enter_in(table, call, path));
+    }
+
+    /// The thread of slot `i` enters a syscall the analysis does not interpret.
+    #[inline(always)]
+    pub fn other_entry(&mut self, i: usize) {
+        self.slots[i].pending = None;
+    }
+
+    /// The thread of slot `i` exits syscall `sc` (`None`: a generic exit) with `ret`.
+    #[inline(always)]
+    pub fn exit(&mut self, i: usize, sc: Option<Sc>, ret: i64) {
+        let Some(e) = self.slots[i].pending.take() else { return };
+        if let (Sc::Read | Sc::Write, None | Some(Sc::Read | Sc::Write)) = (e.call.sc, sc) {
+            // The common case, without the tables' general exit.
+            if sc.is_none_or(|s| s == e.call.sc) && ret > 0 {
+                self.credit(i, e.call.sc == Sc::Read, ret as u64, e.file);
+            }
+            return;
+        }
+        let pid = self.pid(i);
+        // A successful open without a path argument names "unknown".
+        let unknown = (e.call.sc == Sc::Open && e.path.is_none()).then(|| self.intern("unknown"));
+        let unknown = || unknown.unwrap_or_default();
+        if let Some(x) = self.fds.exit(pid, e, sc, ret, unknown) {
+            self.credit(i, x.read, x.bytes, x.file);
+        }
+    }
+
+    /// Interprets one record of a chunk's log.
+    #[inline(always)]
+    pub fn apply_l(&mut self, r: LRec) {
+        match r {
+            LRec::R(r) => self.apply(r, None),
+            LRec::Rw { t, sc, fd, ret } => {
+                let i = self.slot(t);
+                let table = self.table(i);
+                let file = self.fds.file_in(table, fd);
+                self.slots[i].pending = None;
+                if ret > 0 {
+                    self.credit(i, sc == Sc::Read, ret as u64, file);
+                }
+            }
+        }
+    }
+
+    /// Interprets one record; `slot` is the slot of the thread it names, when the
+    /// caller knows it. Records naming the unknown task of a stream change nothing.
+    #[inline(always)]
+    pub fn apply<P: AsRef<str>>(&mut self, r: Rec<P>, slot: Option<usize>) {
+        let slot_of = |me: &mut Replay, t: i32| slot.unwrap_or_else(|| me.slot(t));
+        match r {
+            Rec::Entry { who: Who::Tid(t), sc, a0, a1, a2, path } => {
+                let i = slot_of(self, t);
+                let path = path.map(|p| self.intern(p.as_ref()));
+                self.enter(i, Call { sc, a0, a1, a2 }, path);
+            }
+            Rec::OtherEntry { who: Who::Tid(t) } => {
+                if let Some(i) = slot.or_else(|| self.tids.get(&t).map(|&i| i as usize)) {
+                    self.other_entry(i);
+                }
+            }
+            Rec::Exit { who: Who::Tid(t), sc, ret } => {
+                if let Some(i) = slot.or_else(|| self.tids.get(&t).map(|&i| i as usize)) {
+                    self.exit(i, sc, ret);
+                }
+            }
+            Rec::Entry { who: Who::Head(_), .. } | Rec::OtherEntry { who: Who::Head(_) } | Rec::Exit { who: Who::Head(_), .. } => {}
+            Rec::Fork { parent_tid, parent_pid, child_tid, child_pid } => {
+                let child_pid = child_pid.unwrap_or(child_tid);
+                self.set_pid(child_tid, child_pid);
+                let parent = parent_pid.or_else(|| parent_tid.map(|t| self.key(t)));
+                if let Some(parent) = parent {
+                    self.fds.fork(parent, child_pid);
+                }
+            }
+            Rec::Exec { tid } => {
+                let pid = self.key(tid);
+                self.fds.exec(pid);
+            }
+            Rec::ProcState { tid, pid } => self.set_pid(tid, pid),
+            Rec::FdDump { pid, fd, path, cloexec } => {
+                let file = self.intern(path.as_ref());
+                self.fds.insert(pid, fd, file, cloexec);
+            }
+        }
+    }
+
+    /// Per-thread `(tid, read, written)` of threads with I/O.
+    pub fn threads(&self) -> impl Iterator<Item = (i32, u64, u64)> + '_ {
+        self.slots.iter().filter(|s| s.io).map(|s| (s.tid, s.bytes.0, s.bytes.1))
+    }
+
+    /// Per-file `(path, read, written)` of files with I/O.
+    pub fn files(&self) -> impl Iterator<Item = (&str, u64, u64)> + '_ {
+        self.paths.iter().filter(|p| p.1 + p.2 > 0).map(|(p, r, w)| (&**p, *r, *w))
+    }
+}
