@@ -57,6 +57,21 @@ impl<'a> Cursor<'a> {
         Ok(())
     }
 
+    /// Passes over fields by their sizes (see [`crate::plan::SkimOp`]), checking every
+    /// bound as decoding them would.
+    #[inline]
+    pub fn skim(&mut self, ops: &[crate::plan::SkimOp]) -> Result<(), DecodeError> {
+        for op in ops {
+            match *op {
+                crate::plan::SkimOp::Fixed { align, bits } => self.skip(align, bits)?,
+                crate::plan::SkimOp::CStr => {
+                    self.read_cstr()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Reads an integer of `bits` bits after aligning to `align` bits.
     #[inline]
     pub fn read_uint(&mut self, align: u32, bits: u32, be: bool) -> Result<u64, DecodeError> {
@@ -132,7 +147,7 @@ impl<'a> Cursor<'a> {
         let start = (self.pos >> 3) as usize;
         let end = (self.end >> 3) as usize;
         let s = &self.buf[start..end];
-        let n = s.iter().position(|b| *b == 0).ok_or(DecodeError::new(self.pos, K::UnterminatedString))?;
+        let n = memchr::memchr(0, s).ok_or(DecodeError::new(self.pos, K::UnterminatedString))?;
         self.pos += (n as u64 + 1) * 8;
         Ok(&s[..n])
     }
@@ -253,14 +268,32 @@ impl Decoder {
                     cur.pos = base + w.bits;
                     return Ok(tag);
                 }
+                if let Some(x) = &h.ext_words {
+                    if tag >= h.ext_range.0 && tag <= h.ext_range.1 && cur.end - base >= x.bits {
+                        let load = |(off, shift, mask): (usize, u32, u64)| {
+                            let b: [u8; 8] = cur.buf.get(byte + off..byte + off + 8)?.try_into().ok()?;
+                            Some((if h.be { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) } >> shift) & mask)
+                        };
+                        if let (Some(id), Some(ts)) = (load(x.id), load(x.ts)) {
+                            if SLOTS {
+                                self.set(h.id.node, tag);
+                                self.set(h.ext_id.node, id);
+                                self.set(h.ext_ts.node, ts);
+                            }
+                            self.clock = extend_clock(self.clock, ts, h.ext_ts.bits);
+                            cur.pos = base + x.bits;
+                            return Ok(id);
+                        }
+                    }
+                }
             }
         }
-        self.decode_header_fields(h, cur, base)
+        self.decode_header_fields::<SLOTS>(h, cur, base)
     }
 
     /// [`Decoder::decode_fast_header`] by bit-level reads (extended forms, packet ends).
     #[inline(never)]
-    fn decode_header_fields(&mut self, h: &crate::plan::FastHeader, cur: &mut Cursor<'_>, base: u64) -> Result<u64, DecodeError> {
+    fn decode_header_fields<const SLOTS: bool>(&mut self, h: &crate::plan::FastHeader, cur: &mut Cursor<'_>, base: u64) -> Result<u64, DecodeError> {
         #[inline(always)]
         fn read_at(buf: &[u8], be: bool, pos: u64, bits: u32) -> u64 {
             if be { read_be(buf, pos, bits) } else { read_le(buf, pos, bits) }
@@ -268,12 +301,16 @@ impl Decoder {
         let read = |cur: &Cursor<'_>, f: &crate::plan::FixedInt| read_at(cur.buf, h.be, base + f.offset, f.bits);
         cur.need(h.id.offset + h.id.bits as u64)?;
         let tag = read(cur, &h.id);
-        self.set(h.id.node, tag);
+        if SLOTS {
+            self.set(h.id.node, tag);
+        }
         if tag >= h.short_range.0 && tag <= h.short_range.1 {
             let end = h.short_ts.offset + h.short_ts.bits as u64;
             cur.need(end)?;
             let ts = read(cur, &h.short_ts);
-            self.set(h.short_ts.node, ts);
+            if SLOTS {
+                self.set(h.short_ts.node, ts);
+            }
             self.clock = extend_clock(self.clock, ts, h.short_ts.bits);
             cur.pos = base + end;
             Ok(tag)
@@ -282,8 +319,10 @@ impl Decoder {
             cur.need(end)?;
             let id = read(cur, &h.ext_id);
             let ts = read(cur, &h.ext_ts);
-            self.set(h.ext_id.node, id);
-            self.set(h.ext_ts.node, ts);
+            if SLOTS {
+                self.set(h.ext_id.node, id);
+                self.set(h.ext_ts.node, ts);
+            }
             self.clock = extend_clock(self.clock, ts, h.ext_ts.bits);
             cur.pos = base + end;
             Ok(id)

@@ -207,6 +207,24 @@ pub struct EventPlan {
     pub steps: [ScopeStep; 3],
     /// When every scope present is skipped: the three scopes as one skip.
     pub skip_all: Option<SkipChain>,
+    /// Per scope decoded through the interpreter: how to pass over it without writing
+    /// slots, when its fields are plain fixed-size fields and byte strings (see
+    /// [`SkimOp`]). Used by loops that only count or pass over events.
+    pub skim: [Option<Box<[SkimOp]>>; 3],
+}
+
+/// One step of passing over a scope by sizes alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkimOp {
+    /// Align to `align` bits, then skip `bits` (bounds checked).
+    Fixed {
+        /// Alignment in bits.
+        align: u32,
+        /// Size in bits.
+        bits: u64,
+    },
+    /// Align to a byte, then skip a NUL-terminated byte string.
+    CStr,
 }
 
 /// The scopes of an event passed over by one skip: every scope present is a
@@ -310,6 +328,42 @@ pub struct FastHeader {
     /// When the short form (id and timestamp) lies in the first 64 bits of a
     /// byte-aligned header: where to find both in one 8-byte load.
     pub short_word: Option<ShortWord>,
+    /// When the extended form's id and timestamp start on bytes: where to find each in
+    /// one 8-byte load.
+    pub ext_words: Option<ExtWords>,
+}
+
+/// The extended form of an LTTng event header as two byte-aligned integers, each read
+/// with one 8-byte load in the header's byte order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExtWords {
+    /// Byte offset from the header's start, right shift and mask of the id.
+    pub id: (usize, u32, u64),
+    /// Byte offset from the header's start, right shift and mask of the timestamp.
+    pub ts: (usize, u32, u64),
+    /// Bits of the extended form.
+    pub bits: u64,
+}
+
+impl ExtWords {
+    fn of(h: &FastHeader) -> Option<ExtWords> {
+        let field = |f: &FixedInt| {
+            if !f.offset.is_multiple_of(8) || f.bits == 0 || f.bits > 64 {
+                return None;
+            }
+            let shift = if h.be { 64 - f.bits } else { 0 };
+            Some(((f.offset / 8) as usize, shift, if f.bits >= 64 { u64::MAX } else { (1u64 << f.bits) - 1 }))
+        };
+        if !h.align.is_multiple_of(8) {
+            return None;
+        }
+        // As the bit-level path: the form ends with its timestamp.
+        let end = h.ext_ts.offset + h.ext_ts.bits as u64;
+        if h.ext_id.offset + h.ext_id.bits as u64 > end {
+            return None;
+        }
+        Some(ExtWords { id: field(&h.ext_id)?, ts: field(&h.ext_ts)?, bits: end })
+    }
 }
 
 /// The short form of an LTTng event header as bit fields of one 64-bit word, loaded in
@@ -422,7 +476,7 @@ impl Plan {
                 let mut roots = roots.clone();
                 let context = root(&mut p, &ec.context, Scope::EventSpecificContext, &mut roots)?;
                 let payload = root(&mut p, &ec.payload, Scope::EventPayload, &mut roots)?;
-                events.push(EventPlan { id: ec.id, name: ec.name.as_str().into(), context, payload, steps: [ScopeStep::Absent; 3], skip_all: None });
+                events.push(EventPlan { id: ec.id, name: ec.name.as_str().into(), context, payload, steps: [ScopeStep::Absent; 3], skip_all: None, skim: Default::default() });
             }
             let max = events.iter().map(|e| e.id).max().unwrap_or(0);
             let by_id = if max < 1 << 16 {
@@ -442,9 +496,15 @@ impl Plan {
             let common = p.streams[si].common_context;
             for ei in 0..p.streams[si].events.len() {
                 let ev = &p.streams[si].events[ei];
-                let steps = [common, ev.context, ev.payload].map(|r| p.scope_step(r));
+                let roots = [common, ev.context, ev.payload];
+                let steps = roots.map(|r| p.scope_step(r));
                 p.streams[si].events[ei].steps = steps;
                 p.streams[si].events[ei].skip_all = SkipChain::of(&steps);
+                let skim = [0, 1, 2].map(|k| match steps[k] {
+                    ScopeStep::Decode(_) => roots[k].and_then(|r| p.skim_ops(r)),
+                    _ => None,
+                });
+                p.streams[si].events[ei].skim = skim;
             }
         }
         // TRACECUBE_GENERIC_HEADERS=1 disables the compiled header (to measure it).
@@ -454,6 +514,32 @@ impl Plan {
             }
         }
         Ok(p)
+    }
+
+    /// The [`SkimOp`]s passing over node `root`, when it holds only plain fixed-size
+    /// fields (no role, clock or reference: see `skippable`) and byte strings.
+    fn skim_ops(&self, root: NodeId) -> Option<Box<[SkimOp]>> {
+        fn walk(p: &Plan, id: NodeId, out: &mut Vec<SkimOp>) -> Option<()> {
+            let i = id.0 as usize;
+            if p.skippable[i] {
+                out.push(SkimOp::Fixed { align: node_align(p.node(id)), bits: p.fixed_size[i]? });
+                return Some(());
+            }
+            match *p.node(id) {
+                Node::Str { unit: 1, .. } => out.push(SkimOp::CStr),
+                Node::Struct { first, count, .. } => {
+                    out.push(SkimOp::Fixed { align: node_align(p.node(id)), bits: 0 });
+                    for m in p.struct_members(first, count) {
+                        walk(p, m.node, out)?;
+                    }
+                }
+                _ => return None,
+            }
+            Some(())
+        }
+        let mut out = Vec::new();
+        walk(self, root, &mut out)?;
+        Some(out.into_boxed_slice())
     }
 
     fn scope_step(&self, root: Option<NodeId>) -> ScopeStep {
@@ -512,8 +598,9 @@ impl Plan {
             }
         }
         let ((short_range, short_ts), (ext_range, ext_id, ext_ts)) = (short?, ext?);
-        let mut h = FastHeader { align, be, id: FixedInt { node: id, offset: 0, bits: id_bits }, short_range, short_ts, ext_range, ext_id, ext_ts, short_word: None };
+        let mut h = FastHeader { align, be, id: FixedInt { node: id, offset: 0, bits: id_bits }, short_range, short_ts, ext_range, ext_id, ext_ts, short_word: None, ext_words: None };
         h.short_word = ShortWord::of(&h);
+        h.ext_words = ExtWords::of(&h);
         Some(h)
     }
 

@@ -534,7 +534,10 @@ impl<'t> StreamCursor<'t> {
                     ScopeStep::Decode(root) => {
                         self.cur.align(crate::decode::node_align(plan.node(root)))?;
                         scopes[k] = self.cur.pos;
-                        self.dec.decode(plan, root, &mut self.cur, &mut SlotsOnly)?;
+                        match &class.skim[k] {
+                            Some(ops) if !FULL => self.cur.skim(ops)?,
+                            _ => self.dec.decode(plan, root, &mut self.cur, &mut SlotsOnly)?,
+                        }
                     }
                 }
             }
@@ -715,7 +718,7 @@ impl<'c, 't> EventRef<'c, 't> {
         let end = (self.c.cur.end / 8) as usize;
         let s = buf.get(start..end)?;
         let len = match self.c.plan.node(h.node) {
-            Node::Str { unit: 1, .. } => s.iter().position(|b| *b == 0)?,
+            Node::Str { unit: 1, .. } => memchr::memchr(0, s)?,
             Node::Array { len, .. } => (*len as usize).min(s.len()),
             Node::Seq { len, .. } => (self.c.dec.slots[len.0 as usize] as usize).min(s.len()),
             _ => return None,

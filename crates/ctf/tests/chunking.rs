@@ -129,3 +129,61 @@ fn count_packet_agrees_with_items() {
         assert_eq!(events, per_b.iter().sum::<u64>());
     }
 }
+
+/// Per stream of `set`: per-class counts and whether an error ended the stream, by
+/// counting packets (skimming events: header and sizes) and by decoding every item.
+fn counts_both_ways(set: &TraceSet) -> Vec<((Vec<u64>, bool), (Vec<u64>, bool))> {
+    (0..set.streams.len())
+        .map(|s| {
+            let n = StreamCursor::new(set, s).stream_plan().events.len();
+            let mut a = StreamCursor::new(set, s);
+            let mut per_a = vec![0u64; n];
+            let failed_a = loop {
+                match a.count_packet(&mut per_a) {
+                    Ok(Some(_)) => {}
+                    Ok(None) => break false,
+                    Err(_) => break true,
+                }
+            };
+            let mut b = StreamCursor::new(set, s);
+            let mut per_b = vec![0u64; n];
+            let failed_b = loop {
+                match b.next() {
+                    Ok(Some(Item::Event(e))) => per_b[e.class_index()] += 1,
+                    Ok(Some(_)) => {}
+                    Ok(None) => break false,
+                    Err(_) => break true,
+                }
+            };
+            ((per_a, failed_a), (per_b, failed_b))
+        })
+        .collect()
+}
+
+/// Skimming (one-load headers of both forms, strings passed over by size) counts what
+/// full decoding yields on every real trace, and fails where it fails (a packet's
+/// events are counted only when the whole packet decodes).
+#[test]
+fn skimming_counts_what_decoding_yields_on_shared_traces() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
+    let Ok(entries) = std::fs::read_dir(&root) else {
+        eprintln!("skipped: {} absent", root.display());
+        return;
+    };
+    let mut dirs: Vec<_> = entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    if let Ok(inv) = std::fs::read_dir(root.join("invalid")) {
+        dirs.extend(inv.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
+    }
+    let mut checked = 0;
+    for dir in dirs {
+        let Ok(set) = TraceSet::open(&dir) else { continue };
+        for (s, ((per_a, failed_a), (per_b, failed_b))) in counts_both_ways(&set).into_iter().enumerate() {
+            assert_eq!(failed_a, failed_b, "{} stream {s}: error in one way only", dir.display());
+            if !failed_a {
+                assert_eq!(per_a, per_b, "{} stream {s}", dir.display());
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked > 10, "only {checked} traces opened");
+}
