@@ -5,7 +5,6 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::kernel::Sc;
-use crate::model::FxMap;
 
 /// Who issued a syscall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +102,53 @@ pub enum Pend {
     Rw(usize),
 }
 
+/// What a log knows of threads' pending syscalls: a small direct-mapped table by tid.
+/// It may forget (a thread whose entry was overwritten is simply unknown: its records
+/// are kept as they are) but never holds stale knowledge, so pairing stays exact.
+#[derive(Debug, Clone)]
+struct PendTable {
+    /// `(tid, state)`; `None`: nothing known.
+    ways: Box<[Option<(i32, Pend)>; PEND_WAYS]>,
+}
+
+/// Entries of a [`PendTable`] (threads running or in a syscall at one time are few).
+const PEND_WAYS: usize = 256;
+
+impl Default for PendTable {
+    fn default() -> Self {
+        PendTable { ways: Box::new([None; PEND_WAYS]) }
+    }
+}
+
+impl PendTable {
+    #[inline(always)]
+    fn way(t: i32) -> usize {
+        (t as u32 as usize) % PEND_WAYS
+    }
+
+    /// Records `p` for `t` and returns what was known of `t` before.
+    #[inline(always)]
+    fn insert(&mut self, t: i32, p: Pend) -> Option<Pend> {
+        let w = &mut self.ways[Self::way(t)];
+        let old = w.filter(|(u, _)| *u == t).map(|(_, p)| p);
+        *w = Some((t, p));
+        old
+    }
+
+    /// Forgets `t`.
+    #[inline(always)]
+    fn remove(&mut self, t: i32) {
+        let w = &mut self.ways[Self::way(t)];
+        if w.is_some_and(|(u, _)| u == t) {
+            *w = None;
+        }
+    }
+
+    fn clear(&mut self) {
+        self.ways.fill(None);
+    }
+}
+
 /// A chunk's log with what it knows of pending syscalls (see [`Pend`]).
 #[derive(Debug, Clone, Default)]
 pub struct Log {
@@ -110,7 +156,7 @@ pub struct Log {
     pub recs: Vec<LRec>,
     /// Pairing state by tid; refers to `recs` by index, so it is forgotten whenever
     /// records are taken out.
-    pend: FxMap<i32, Pend>,
+    pend: PendTable,
 }
 
 impl Log {
@@ -154,7 +200,7 @@ impl Log {
                 self.recs.push(LRec::R(rec));
             }
             Rec::Entry { .. } => {
-                self.pend.remove(&t);
+                self.pend.remove(t);
                 self.recs.push(LRec::R(rec));
             }
             Rec::OtherEntry { .. } => {

@@ -27,10 +27,16 @@ struct ThreadSlot {
 /// A thread's slot cached for a stream: `(tid, slot)` of the task last seen there.
 pub type SlotCache = Option<(i32, u32)>;
 
+/// Entries of [`Replay`]'s cache of recently used slots.
+const RECENT_WAYS: usize = 64;
+
 /// The interpreted state (see the module documentation).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Replay {
     tids: FxMap<i32, u32>,
+    /// Slots of recently seen tids, by tid modulo [`RECENT_WAYS`] (may be stale: a hit
+    /// is checked against the slot's tid).
+    recent: [u32; RECENT_WAYS],
     slots: Vec<ThreadSlot>,
     /// Fd tables; files are indexes into `paths`.
     fds: FdTables,
@@ -39,16 +45,39 @@ pub struct Replay {
     paths: Vec<(Arc<str>, u64, u64)>,
 }
 
+impl Default for Replay {
+    fn default() -> Self {
+        Replay { tids: FxMap::default(), recent: [0; RECENT_WAYS], slots: Vec::new(), fds: FdTables::default(), path_ids: FxMap::default(), paths: Vec::new() }
+    }
+}
+
 impl Replay {
     /// The slot of `tid` (created if new).
     #[inline]
     pub fn slot(&mut self, tid: i32) -> usize {
+        // A small direct-mapped cache in front of the map (checked against the slot).
+        let way = (tid as u32 as usize) % RECENT_WAYS;
+        let r = self.recent[way] as usize;
+        if self.slots.get(r).is_some_and(|s| s.tid == tid) {
+            return r;
+        }
         let n = self.slots.len() as u32;
         let i = *self.tids.entry(tid).or_insert(n);
         if i == n {
             self.slots.push(ThreadSlot { tid, ..Default::default() });
         }
+        self.recent[way] = i;
         i as usize
+    }
+
+    /// The slot of `tid`, if it has one.
+    #[inline]
+    fn find(&self, tid: i32) -> Option<usize> {
+        let r = self.recent[(tid as u32 as usize) % RECENT_WAYS] as usize;
+        if self.slots.get(r).is_some_and(|s| s.tid == tid) {
+            return Some(r);
+        }
+        self.tids.get(&tid).map(|&i| i as usize)
     }
 
     /// The slot of `tid`, through `cache` (updated).
@@ -183,12 +212,12 @@ impl Replay {
                 self.enter(i, Call { sc, a0, a1, a2 }, path);
             }
             Rec::OtherEntry { who: Who::Tid(t) } => {
-                if let Some(i) = slot.or_else(|| self.tids.get(&t).map(|&i| i as usize)) {
+                if let Some(i) = slot.or_else(|| self.find(t)) {
                     self.other_entry(i);
                 }
             }
             Rec::Exit { who: Who::Tid(t), sc, ret } => {
-                if let Some(i) = slot.or_else(|| self.tids.get(&t).map(|&i| i as usize)) {
+                if let Some(i) = slot.or_else(|| self.find(t)) {
                     self.exit(i, sc, ret);
                 }
             }
