@@ -64,8 +64,8 @@ impl Count {
                     .iter()
                     .filter_map(|sp| {
                         let cl = layout.stream_classes(ti, sp.id)?;
-                        let first = cl.first().map_or(None, |c| c.cpu);
-                        let uniform = cl.iter().all(|c| c.cpu == first) && first.map_or(true, |h| h.packet_level);
+                        let first = cl.first().and_then(|c| c.cpu);
+                        let uniform = cl.iter().all(|c| c.cpu == first) && first.is_none_or(|h| h.packet_level);
                         uniform.then_some((sp.id, first))
                     })
                     .collect()

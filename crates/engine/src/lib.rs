@@ -39,6 +39,12 @@
 //! `2 × N` finished or running slices (memory is bounded by chunks in flight). Stream
 //! files are mapped once by [`ctf::trace::TraceSet`], which is shared by reference.
 //! With one worker the same code runs inline: serial is the one-worker engine.
+//!
+//! The state of everything before a slice is known for the first slice (the initial
+//! state) and, with one worker, for every slice (the running state). An analysis that
+//! can use it ([`Analysis::folds_in_place`]) then reads those slices straight into it
+//! instead of into a fresh chunk state merged afterwards: `io` interprets syscalls at
+//! once there rather than logging them for a replay.
 
 pub mod bench;
 pub mod exec;
