@@ -352,7 +352,7 @@ impl ExtWords {
                 return None;
             }
             let shift = if h.be { 64 - f.bits } else { 0 };
-            Some(((f.offset / 8) as usize, shift, if f.bits >= 64 { u64::MAX } else { (1u64 << f.bits) - 1 }))
+            Some(((f.offset / 8) as usize, shift, low_mask(f.bits)))
         };
         if !h.align.is_multiple_of(8) {
             return None;
@@ -378,6 +378,11 @@ pub struct ShortWord {
     pub bits: u64,
 }
 
+/// The mask of the low `bits` bits of a `u64`.
+fn low_mask(bits: u32) -> u64 {
+    if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 }
+}
+
 impl ShortWord {
     fn of(h: &FastHeader) -> Option<ShortWord> {
         let end = h.short_ts.offset + h.short_ts.bits as u64;
@@ -386,7 +391,7 @@ impl ShortWord {
         }
         let field = |f: &FixedInt| {
             let shift = if h.be { 64 - f.offset as u32 - f.bits } else { f.offset as u32 };
-            (shift, if f.bits >= 64 { u64::MAX } else { (1u64 << f.bits) - 1 })
+            (shift, low_mask(f.bits))
         };
         Some(ShortWord { id: field(&h.id), ts: field(&h.short_ts), bits: end })
     }

@@ -88,62 +88,44 @@ impl ParquetOut {
             let Some(mut col) = rg.next_column().map_err(err(path))? else { break };
             let src = t.columns.iter().find(|c| &c.name == name).map(|c| &c.values);
             let get = |r: usize| src.map_or(Value::Null, |v| v.get(r));
-            let mut defs = Vec::with_capacity(n);
             match kind {
                 Kind::Int | Kind::UInt => {
-                    let mut vals = Vec::with_capacity(n);
-                    for r in 0..n {
-                        let x = match get(r) {
-                            Value::Int(x) => Some(x),
-                            // Unsigned values keep their bits (UINT_64 annotation).
-                            Value::UInt(x) => Some(x as i64),
-                            _ => None,
-                        };
-                        defs.push(x.is_some() as i16);
-                        vals.extend(x);
-                    }
+                    let (vals, defs) = levels(n, |r| match get(r) {
+                        Value::Int(x) => Some(x),
+                        // Unsigned values keep their bits (UINT_64 annotation).
+                        Value::UInt(x) => Some(x as i64),
+                        _ => None,
+                    });
                     col.typed::<Int64Type>().write_batch(&vals, Some(&defs), None).map_err(err(path))?;
                 }
                 Kind::Float => {
-                    let mut vals = Vec::with_capacity(n);
-                    for r in 0..n {
-                        let x = match get(r) {
-                            Value::Float(x) => Some(x),
-                            Value::Int(x) => Some(x as f64),
-                            Value::UInt(x) => Some(x as f64),
-                            _ => None,
-                        };
-                        defs.push(x.is_some() as i16);
-                        vals.extend(x);
-                    }
+                    let (vals, defs) = levels(n, |r| match get(r) {
+                        Value::Float(x) => Some(x),
+                        Value::Int(x) => Some(x as f64),
+                        Value::UInt(x) => Some(x as f64),
+                        _ => None,
+                    });
                     col.typed::<DoubleType>().write_batch(&vals, Some(&defs), None).map_err(err(path))?;
                 }
                 Kind::Bool => {
-                    let mut vals = Vec::with_capacity(n);
-                    for r in 0..n {
-                        let x = match get(r) {
-                            Value::Bool(x) => Some(x),
-                            _ => None,
-                        };
-                        defs.push(x.is_some() as i16);
-                        vals.extend(x);
-                    }
+                    let (vals, defs) = levels(n, |r| match get(r) {
+                        Value::Bool(x) => Some(x),
+                        _ => None,
+                    });
                     col.typed::<BoolType>().write_batch(&vals, Some(&defs), None).map_err(err(path))?;
                 }
                 Kind::Text => {
-                    let mut vals = Vec::with_capacity(n);
-                    for r in 0..n {
-                        let x = match get(r) {
-                            Value::Null => None,
-                            Value::Text(s) => Some(s),
-                            Value::Int(x) => Some(x.to_string()),
-                            Value::UInt(x) => Some(x.to_string()),
-                            Value::Float(x) => Some(x.to_string()),
-                            Value::Bool(x) => Some(x.to_string()),
+                    let (vals, defs) = levels(n, |r| {
+                        let s = match get(r) {
+                            Value::Null => return None,
+                            Value::Text(s) => s,
+                            Value::Int(x) => x.to_string(),
+                            Value::UInt(x) => x.to_string(),
+                            Value::Float(x) => x.to_string(),
+                            Value::Bool(x) => x.to_string(),
                         };
-                        defs.push(x.is_some() as i16);
-                        vals.extend(x.map(|s| ByteArray::from(s.into_bytes())));
-                    }
+                        Some(ByteArray::from(s.into_bytes()))
+                    });
                     col.typed::<ByteArrayType>().write_batch(&vals, Some(&defs), None).map_err(err(path))?;
                 }
             }
@@ -158,6 +140,18 @@ impl ParquetOut {
         self.w.close().map_err(err(path))?;
         Ok(())
     }
+}
+
+/// A column's non-null values and its definition levels (1: present, 0: null) over rows
+/// `0..n`, from each row's value (`None`: null).
+fn levels<T>(n: usize, mut value: impl FnMut(usize) -> Option<T>) -> (Vec<T>, Vec<i16>) {
+    let (mut vals, mut defs) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for r in 0..n {
+        let x = value(r);
+        defs.push(x.is_some() as i16);
+        vals.extend(x);
+    }
+    (vals, defs)
 }
 
 #[cfg(test)]

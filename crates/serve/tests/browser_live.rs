@@ -6,21 +6,14 @@
 //! them, unless `TRACECUBE_REQUIRE_BROWSER=1` (set by `.ci/run`).
 
 use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, RwLock};
 
 use cube::{CellId, Cube, CubeConfig};
 
-fn chromium() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("TRACECUBE_CHROMIUM") {
-        return Some(p.into());
-    }
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].iter().map(PathBuf::from).find(|p| p.exists())
-}
-
-fn python_has_websocket() -> bool {
-    Command::new("python3").args(["-c", "import websocket"]).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+mod support {
+    pub mod browser;
 }
 
 /// The `cpu_time` cell of thread `tid` of process `pid` on CPU 0.
@@ -33,13 +26,7 @@ fn thread_cell(c: &mut Cube, pid: &str, tid: &str) -> CellId {
 
 #[test]
 fn live_page_refreshes_on_its_own() {
-    let required = std::env::var("TRACECUBE_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
-    let (chrome, ws) = (chromium(), python_has_websocket());
-    let Some(chrome) = chrome.filter(|_| ws) else {
-        assert!(!required, "TRACECUBE_REQUIRE_BROWSER=1 but chromium or python3 websocket-client is missing");
-        eprintln!("skipped: chromium or python3 websocket-client missing");
-        return;
-    };
+    let Some(chrome) = support::browser::chromium_or_skip() else { return };
     let ms = 1_000_000u64;
     let mut c = Cube::new(CubeConfig::fine()).unwrap();
     let a = thread_cell(&mut c, "10", "11");

@@ -9,22 +9,14 @@
 //! `TRACECUBE_REQUIRE_BROWSER=1` (set by `.ci/run`), which makes it fail instead.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
+
+#[path = "../../serve/tests/support/browser.rs"]
+mod browser_support;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_tracecube"))
-}
-
-fn chromium() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("TRACECUBE_CHROMIUM") {
-        return Some(p.into());
-    }
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].iter().map(PathBuf::from).find(|p| p.exists())
-}
-
-fn python_has_websocket() -> bool {
-    Command::new("python3").args(["-c", "import websocket"]).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
 }
 
 /// Kills the server even when an assertion fails.
@@ -39,14 +31,7 @@ impl Drop for Server {
 
 #[test]
 fn page_charts_brushes_and_drills_down_in_chromium() {
-    let required = std::env::var("TRACECUBE_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
-    let (chrome, ws) = (chromium(), python_has_websocket());
-    if chrome.is_none() || !ws {
-        let why = format!("chromium {}, python3 websocket-client {}", if chrome.is_some() { "found" } else { "missing" }, if ws { "found" } else { "missing" });
-        assert!(!required, "TRACECUBE_REQUIRE_BROWSER=1 but the browser test cannot run: {why}");
-        eprintln!("skipped: {why} (apt-get install chromium; pip install websocket-client)");
-        return;
-    }
+    let Some(chrome) = browser_support::chromium_or_skip() else { return };
     // The demo's cube (millisecond levels), on a smaller demo trace.
     let dir = tempfile::tempdir().unwrap();
     let cube = dir.path().join("demo.cube");
@@ -64,7 +49,7 @@ fn page_charts_brushes_and_drills_down_in_chromium() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let shot = root.join("target/ci-artifacts/serve.png");
     let _ = std::fs::remove_file(&shot);
-    let out = Command::new("python3").arg(root.join("scripts/browser_test.py")).arg(&url).arg(&shot).arg(chrome.unwrap()).output().unwrap();
+    let out = Command::new("python3").arg(root.join("scripts/browser_test.py")).arg(&url).arg(&shot).arg(chrome).output().unwrap();
     drop(server);
     let report = String::from_utf8_lossy(&out.stdout);
     println!("{report}{}", String::from_utf8_lossy(&out.stderr));

@@ -358,8 +358,7 @@ impl Analysis for Io {
             let fresh = fresh.into_iter().map(|r| self.resolve_l(r, &earlier, &b_cur, true));
             self.replay_in_order(&mut a, held.chain(fresh));
         } else {
-            let resolved: Vec<LRec> = fresh.into_iter().map(|r| self.resolve_l(r, &a.cur, &b_cur, false)).collect();
-            a.log.extend(resolved);
+            a.log.extend(fresh.into_iter().map(|r| self.resolve_l(r, &a.cur, &b_cur, false)));
         }
         for (x, y) in a.cur.iter_mut().zip(&b_cur) {
             x.0 = x.0.or(y.0);

@@ -55,10 +55,7 @@ impl Replay {
     /// The slot of `tid` (created if new).
     #[inline]
     pub fn slot(&mut self, tid: i32) -> usize {
-        // A small direct-mapped cache in front of the map (checked against the slot).
-        let way = (tid as u32 as usize) % RECENT_WAYS;
-        let r = self.recent[way] as usize;
-        if self.slots.get(r).is_some_and(|s| s.tid == tid) {
+        if let Some(r) = self.recent_slot(tid) {
             return r;
         }
         let n = self.slots.len() as u32;
@@ -66,18 +63,22 @@ impl Replay {
         if i == n {
             self.slots.push(ThreadSlot { tid, ..Default::default() });
         }
-        self.recent[way] = i;
+        self.recent[(tid as u32 as usize) % RECENT_WAYS] = i;
         i as usize
+    }
+
+    /// The slot of `tid` if the cache of recent slots holds it (a small direct-mapped
+    /// cache in front of the map, checked against the slot).
+    #[inline(always)]
+    fn recent_slot(&self, tid: i32) -> Option<usize> {
+        let r = self.recent[(tid as u32 as usize) % RECENT_WAYS] as usize;
+        self.slots.get(r).is_some_and(|s| s.tid == tid).then_some(r)
     }
 
     /// The slot of `tid`, if it has one.
     #[inline]
     fn find(&self, tid: i32) -> Option<usize> {
-        let r = self.recent[(tid as u32 as usize) % RECENT_WAYS] as usize;
-        if self.slots.get(r).is_some_and(|s| s.tid == tid) {
-            return Some(r);
-        }
-        self.tids.get(&tid).map(|&i| i as usize)
+        self.recent_slot(tid).or_else(|| self.tids.get(&tid).map(|&i| i as usize))
     }
 
     /// The slot of `tid`, through `cache` (updated).
