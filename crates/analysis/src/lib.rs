@@ -67,7 +67,8 @@ impl std::str::FromStr for AnalysisKind {
 pub struct RunOptions {
     /// Worker threads (0: all cores).
     pub threads: usize,
-    /// Approximate bytes per chunk.
+    /// Approximate bytes per chunk (0: chosen by the engine, see
+    /// [`engine::auto_chunk_size`]).
     pub chunk_size: u64,
     /// Partition scheme.
     pub partition: Partition,
@@ -85,7 +86,7 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { threads: 0, chunk_size: 4 << 20, partition: Partition::Hybrid, begin: None, end: None, tids: Vec::new(), limit: None, head: HeadPolicy::FromStart }
+        RunOptions { threads: 0, chunk_size: 0, partition: Partition::Hybrid, begin: None, end: None, tids: Vec::new(), limit: None, head: HeadPolicy::FromStart }
     }
 }
 

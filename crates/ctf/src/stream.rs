@@ -252,12 +252,7 @@ impl<'t> StreamCursor<'t> {
                 if is_lost { lost += n.count } else { discarded += n.count }
             }
             if self.in_packet {
-                while self.cur.pos < self.cur.end {
-                    let class = self.skim_event().map_err(|e| self.stream_error(e))?;
-                    if let Some(c) = per_class.get_mut(class as usize) {
-                        *c += 1;
-                    }
-                }
+                self.skim_rest(per_class).map_err(|e| self.stream_error(e))?;
                 self.in_packet = false;
             }
             match self.advance() {
@@ -310,6 +305,28 @@ impl<'t> StreamCursor<'t> {
         let mut out = PacketCount { packet: self.packet.expect("a packet is open"), ..Default::default() };
         for (is_lost, n) in self.pending.drain(..) {
             if is_lost { out.lost += n.count } else { out.discarded += n.count }
+        }
+        let info = &out.packet.info;
+        let inside = match (info.ts_begin, info.ts_end) {
+            (Some(b), Some(e)) => b >= window.0 && e <= window.1,
+            _ => false,
+        };
+        if window == (0, u64::MAX) || inside {
+            // Every event counts (the packet's events lie within its context's time
+            // range, as the packet index assumes): the tight loop, first and last clock
+            // values read around it.
+            if self.cur.pos < self.cur.end {
+                let class = self.skim_event().map_err(|e| self.fail(e))?;
+                if let Some(c) = per_class.get_mut(class as usize) {
+                    *c += 1;
+                }
+                out.first_cycles = Some(self.dec.clock);
+                let n = self.skim_rest(per_class).map_err(|e| self.fail(e))?;
+                out.events = 1 + n;
+                out.last_cycles = Some(self.dec.clock);
+            }
+            self.in_packet = false;
+            return Ok(Some(out));
         }
         while self.cur.pos < self.cur.end {
             let class = self.skim_event().map_err(|e| self.fail(e))?;
@@ -471,6 +488,21 @@ impl<'t> StreamCursor<'t> {
         // `pending` is popped from the back: lost packets first, like Babeltrace.
         out.reverse();
         self.pending = out;
+    }
+
+    /// Passes over the rest of the open packet, counting its events per class; returns
+    /// how many there were.
+    #[inline(always)]
+    fn skim_rest(&mut self, per_class: &mut [u64]) -> std::result::Result<u64, DecodeError> {
+        let mut n = 0;
+        while self.cur.pos < self.cur.end {
+            let class = self.skim_event()?;
+            if let Some(c) = per_class.get_mut(class as usize) {
+                *c += 1;
+            }
+            n += 1;
+        }
+        Ok(n)
     }
 
     /// Decodes the next event's header and passes over its scopes without recording

@@ -191,7 +191,7 @@ pub fn build_with_progress(set: &TraceSet, opts: &BuildOptions, progress: Option
     let cube = Cube::new(opts.config.clone())?;
     let build = CubeBuild::new(set, cube);
     let e = EngineOptions { threads: opts.threads, chunk_size: opts.chunk_size, partition: opts.partition, ..Default::default() };
-    let slices = engine::partition(set, e.partition, e.chunk_size);
+    let slices = engine::partition(set, e.partition, e.slice_bytes(set));
     let state = engine::run_slices_with_progress(&build, set, &slices, &e, progress).map_err(|e| CubeError::Trace(e.to_string()))?;
     let (a, c) = build.finish(state)?;
     let report = BuildReport {

@@ -56,7 +56,7 @@ pub fn run_slices<A: Analysis>(a: &A, set: &TraceSet, slices: &[Slice], opts: &E
 /// [`run`], calling `progress(bytes merged, bytes in all)` after each slice is merged
 /// (for a progress bar; bytes are the slices' packet bytes).
 pub fn run_with_progress<A: Analysis>(a: &A, set: &TraceSet, opts: &EngineOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<A::Output, EngineError> {
-    let slices = partition(set, opts.partition, opts.chunk_size);
+    let slices = partition(set, opts.partition, opts.slice_bytes(set));
     let st = run_slices_with_progress(a, set, &slices, opts, progress)?;
     Ok(a.finish(st))
 }

@@ -51,7 +51,7 @@ pub mod exec;
 pub mod partition;
 
 pub use exec::{run, run_slices, run_slices_with_progress, run_with_progress, Ctx, EngineError};
-pub use partition::{partition, Partition, PartitionError, Slice};
+pub use partition::{auto_chunk_size, partition, Partition, PartitionError, Slice};
 
 use ctf::stream::{EventRef, Notice, PacketCount, StreamCursor};
 
@@ -162,7 +162,8 @@ pub trait Analysis: Sync {
 pub struct EngineOptions {
     /// Worker threads (0 = all cores).
     pub threads: usize,
-    /// Approximate bytes of stream data per slice.
+    /// Approximate bytes of stream data per slice; 0: chosen from the trace size and the
+    /// workers ([`partition::auto_chunk_size`]).
     pub chunk_size: u64,
     /// Where slices are cut.
     pub partition: Partition,
@@ -174,11 +175,19 @@ pub struct EngineOptions {
 
 impl Default for EngineOptions {
     fn default() -> Self {
-        EngineOptions { threads: 0, chunk_size: 4 << 20, partition: Partition::Hybrid, begin: None, end: None }
+        EngineOptions { threads: 0, chunk_size: 0, partition: Partition::Hybrid, begin: None, end: None }
     }
 }
 
 impl EngineOptions {
+    /// The chunk size for `set` (0 resolved by [`partition::auto_chunk_size`]).
+    pub fn slice_bytes(&self, set: &ctf::trace::TraceSet) -> u64 {
+        match self.chunk_size {
+            0 => partition::auto_chunk_size(set, self.worker_count()),
+            n => n,
+        }
+    }
+
     /// The number of workers these options ask for (0 resolved to the core count).
     pub fn worker_count(&self) -> usize {
         if self.threads == 0 {

@@ -84,6 +84,19 @@ fn whole(set: &TraceSet) -> Vec<Slice> {
     vec![Slice { lo: i64::MIN, hi: i64::MAX, chunks }]
 }
 
+/// The chunk size the engine picks when none is given ([`EngineOptions::chunk_size`]
+/// of 0) for `workers` workers: about 8 slices per worker, so that workers stay
+/// balanced however unevenly the trace's activity is spread, but at least 4 MiB, so
+/// that each slice's fixed costs stay small (every cut decodes one packet per stream
+/// twice: once on each side), and at most 64 MiB, so that memory stays bounded by the
+/// slices in flight rather than by the trace size.
+///
+/// [`EngineOptions::chunk_size`]: crate::EngineOptions::chunk_size
+pub fn auto_chunk_size(set: &TraceSet, workers: usize) -> u64 {
+    let total: u64 = set.streams.iter().flat_map(|s| &s.packets).map(|p| p.info.total_bits / 8).sum();
+    (total / (8 * workers.max(1) as u64)).clamp(4 << 20, 64 << 20)
+}
+
 /// Cuts `set` into time-ordered slices of about `chunk_size` bytes. Falls back to a
 /// single slice when a packet lacks timestamps or a stream lacks a clock.
 pub fn partition(set: &TraceSet, scheme: Partition, chunk_size: u64) -> Vec<Slice> {

@@ -54,8 +54,9 @@ pub struct ChunkingArgs {
     /// Worker threads (0: all cores).
     #[arg(short = 'j', long, default_value_t = 0)]
     pub threads: usize,
-    /// Approximate chunk size (bytes; K, M, G suffixes).
-    #[arg(long, default_value = "4M")]
+    /// Approximate chunk size (bytes; K, M, G suffixes), or auto: about 8 chunks per
+    /// worker, between 4M and 64M.
+    #[arg(long, default_value = "auto")]
     pub chunk_size: String,
     /// Partition scheme: hybrid (default), time or stream.
     #[arg(long, default_value = "hybrid")]
@@ -63,8 +64,11 @@ pub struct ChunkingArgs {
 }
 
 impl ChunkingArgs {
-    /// The chunk size in bytes.
+    /// The chunk size in bytes (0: auto).
     pub fn chunk_bytes(&self) -> Result<u64> {
+        if self.chunk_size == "auto" {
+            return Ok(0);
+        }
         parse_size(&self.chunk_size)
     }
 
