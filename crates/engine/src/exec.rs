@@ -353,6 +353,7 @@ pub fn process_slice<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: (i64,
 /// everything before the slice: see [`Analysis::folds_in_place`]).
 pub fn process_slice_from<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: (i64, i64), st: A::State) -> Result<A::State, EngineError> {
     let mut st = st;
+    a.reserve(&mut st, s.bytes(set));
     let mut heads: Vec<Head<'_>> = s
         .chunks
         .iter()
@@ -366,29 +367,29 @@ pub fn process_slice_from<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: 
         return Ok(st);
     }
     // Time-merge. Streams are few: find the earliest head and the runner-up by a linear
-    // scan, then consume the earliest stream for as long as it stays ahead of the
-    // runner-up (runs are long, so most items cost one comparison).
-    let mut live: Vec<usize> = Vec::with_capacity(heads.len());
+    // scan of their keys (kept side by side, apart from the large heads), then consume
+    // the earliest stream for as long as it stays ahead of the runner-up.
+    let mut live: Vec<(i64, usize, usize)> = Vec::with_capacity(heads.len());
     for (i, h) in heads.iter_mut().enumerate() {
         if h.advance(a)? {
-            live.push(i);
+            live.push((h.key, h.stream, i));
         } else {
             h.flush_skipped(a, &mut st);
         }
     }
     while !live.is_empty() {
-        let (mut best, mut second) = (0usize, None::<(i64, usize)>);
+        let mut best = 0usize;
+        let mut bound = (i64::MAX, usize::MAX);
         for j in 1..live.len() {
-            let (kb, kj) = ((heads[live[best]].key, heads[live[best]].stream), (heads[live[j]].key, heads[live[j]].stream));
+            let (kb, kj) = ((live[best].0, live[best].1), (live[j].0, live[j].1));
             if kj < kb {
-                second = Some(second.map_or(kb, |x| x.min(kb)));
+                bound = bound.min(kb);
                 best = j;
             } else {
-                second = Some(second.map_or(kj, |x| x.min(kj)));
+                bound = bound.min(kj);
             }
         }
-        let bound = second.unwrap_or((i64::MAX, usize::MAX));
-        let h = &mut heads[live[best]];
+        let h = &mut heads[live[best].2];
         loop {
             deliver(a, &mut st, h);
             if !h.advance(a)? {
@@ -397,6 +398,7 @@ pub fn process_slice_from<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: 
                 break;
             }
             if (h.key, h.stream) > bound {
+                live[best].0 = h.key;
                 break;
             }
         }

@@ -97,6 +97,11 @@ pub trait Analysis: Sync {
         self.new_state()
     }
 
+    /// Prepares state `st` for a slice of about `bytes` bytes of stream data, before its
+    /// items: a hint (e.g. to reserve room for what the slice will record at once rather
+    /// than by repeated growth). Default: nothing.
+    fn reserve(&self, _st: &mut Self::State, _bytes: u64) {}
+
     /// Whether [`Analysis::on_event`] (and the other item callbacks) may be applied to
     /// the state of everything before a slice when that state is known, that is to
     /// [`Analysis::initial_state`] and to what it became: then

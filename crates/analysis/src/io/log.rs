@@ -59,6 +59,7 @@ impl<P> Rec<P> {
 
 impl Rec<Cow<'_, str>> {
     /// The record with its path owned (for a log).
+    #[inline]
     pub fn into_owned(self) -> Rec {
         match self {
             Rec::Entry { who, sc, a0, a1, a2, path } => Rec::Entry { who, sc, a0, a1, a2, path: path.map(|p| Arc::from(p.as_ref())) },
@@ -160,6 +161,17 @@ pub struct Log {
 }
 
 impl Log {
+    /// An empty log writing into `buf` (its records dropped, its capacity kept).
+    pub fn with_buffer(mut buf: Vec<LRec>) -> Log {
+        buf.clear();
+        Log { recs: buf, pend: PendTable::default() }
+    }
+
+    /// Makes room for `n` more records.
+    pub fn reserve(&mut self, n: usize) {
+        self.recs.reserve(n);
+    }
+
     /// Whether the log holds no record.
     #[inline]
     pub fn is_empty(&self) -> bool {
@@ -180,6 +192,7 @@ impl Log {
 
     /// Appends `rec`, joining a read/write entry with its exit and dropping records
     /// that are no-ops in any replay (see [`Pend`]).
+    #[inline]
     pub fn push(&mut self, rec: Rec) {
         let t = match rec.who() {
             None => {

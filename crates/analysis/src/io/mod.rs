@@ -27,6 +27,7 @@ mod replay;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 
 use ctf::stream::EventRef;
 use ctf::trace::TraceSet;
@@ -69,12 +70,18 @@ pub struct Io {
     layout: Layout,
     streams: usize,
     head: HeadPolicy,
+    /// Emptied chunk log buffers, handed to new chunk states: a log grown from nothing
+    /// in fresh memory costs a page fault, a page zeroing and copies as it doubles.
+    spare: Mutex<Vec<Vec<LRec>>>,
 }
+
+/// Log buffers kept for reuse (about the chunks in flight).
+const SPARE_LOGS: usize = 16;
 
 impl Io {
     /// Prepares the io analysis for `set`.
     pub fn new(set: &TraceSet, head: HeadPolicy) -> Io {
-        Io { layout: Layout::new(set), streams: set.streams.len(), head }
+        Io { layout: Layout::new(set), streams: set.streams.len(), head, spare: Mutex::default() }
     }
 
     /// `who` of a record of a chunk whose predecessor's tasks are `earlier`; `later`
@@ -91,6 +98,23 @@ impl Io {
                 }
             }
             w => w,
+        }
+    }
+
+    /// An empty log buffer, reused when one is spare.
+    fn buffer(&self) -> Vec<LRec> {
+        self.spare.lock().ok().and_then(|mut v| v.pop()).unwrap_or_default()
+    }
+
+    /// Keeps emptied log buffer `b` for a later chunk.
+    fn recycle(&self, mut b: Vec<LRec>) {
+        b.clear();
+        if b.capacity() > 0 {
+            if let Ok(mut v) = self.spare.lock() {
+                if v.len() < SPARE_LOGS {
+                    v.push(b);
+                }
+            }
         }
     }
 
@@ -278,7 +302,7 @@ impl Analysis for Io {
     type Output = IoReport;
 
     fn new_state(&self) -> IoState {
-        IoState { cur: vec![(None, None); self.streams], ..Default::default() }
+        IoState { cur: vec![(None, None); self.streams], log: Log::with_buffer(self.buffer()), ..Default::default() }
     }
 
     fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
@@ -295,6 +319,14 @@ impl Analysis for Io {
 
     fn folds_in_place(&self) -> bool {
         true
+    }
+
+    fn reserve(&self, st: &mut IoState, bytes: u64) {
+        if !st.complete {
+            // At most about one record per event, events of 20 bytes or more: room
+            // never touched costs no memory.
+            st.log.reserve((bytes / 20).min(1 << 26) as usize);
+        }
     }
 
     #[inline]
@@ -348,18 +380,19 @@ impl Analysis for Io {
     fn merge(&self, mut a: IoState, b: IoState) -> IoState {
         let complete = a.complete;
         let IoState { log: mut b_log, cur: b_cur, info: b_info, span: b_span, .. } = b;
-        let fresh = b_log.take();
+        let mut fresh = b_log.take();
         if complete {
             // Records held back wait for the first switch of a stream that had none
             // yet (so `a.cur` knows no task there): `b` may name it. (No earlier task
             // is known for them: resolve against an empty `cur`.)
             let held = a.log.take().into_iter().map(|r| self.resolve_l(r, &[], &b_cur, true));
             let earlier = a.cur.clone();
-            let fresh = fresh.into_iter().map(|r| self.resolve_l(r, &earlier, &b_cur, true));
-            self.replay_in_order(&mut a, held.chain(fresh));
+            let recs = fresh.drain(..).map(|r| self.resolve_l(r, &earlier, &b_cur, true));
+            self.replay_in_order(&mut a, held.chain(recs));
         } else {
-            a.log.extend(fresh.into_iter().map(|r| self.resolve_l(r, &a.cur, &b_cur, false)));
+            a.log.extend(fresh.drain(..).map(|r| self.resolve_l(r, &a.cur, &b_cur, false)));
         }
+        self.recycle(fresh);
         for (x, y) in a.cur.iter_mut().zip(&b_cur) {
             x.0 = x.0.or(y.0);
             x.1 = y.1.or(x.1);
