@@ -6,8 +6,8 @@ use crate::kernel::{Sc, O_CLOEXEC};
 use crate::model::FxMap;
 
 /// `fcntl` commands that duplicate a descriptor.
-const F_DUPFD: i64 = 0;
-const F_DUPFD_CLOEXEC: i64 = 1030;
+const F_DUPFD: i32 = 0;
+const F_DUPFD_CLOEXEC: i32 = 1030;
 
 #[derive(Debug, Clone, Copy)]
 struct Fd {
@@ -16,17 +16,27 @@ struct Fd {
     cloexec: bool,
 }
 
-/// A syscall as its entry gave it: which one and its first three arguments.
+/// A syscall as its entry gave it: which one and its first three arguments, as the
+/// kernel takes them: 32-bit (fds, `fcntl` commands and open flags are `int` or
+/// `unsigned int`; wider trace fields are truncated as the kernel truncates them).
 #[derive(Debug, Clone, Copy)]
 pub struct Call {
     /// The syscall.
     pub sc: Sc,
     /// First argument (the fd, for fd syscalls).
-    pub a0: i64,
+    pub a0: i32,
     /// Second argument.
-    pub a1: i64,
+    pub a1: i32,
     /// Third argument (open flags for openat/dup3's flags).
-    pub a2: i64,
+    pub a2: i32,
+}
+
+impl Call {
+    /// The call of `sc` with arguments as the trace gives them (truncated to 32 bits).
+    #[inline]
+    pub fn new(sc: Sc, a0: i64, a1: i64, a2: i64) -> Call {
+        Call { sc, a0: a0 as i32, a1: a1 as i32, a2: a2 as i32 }
+    }
 }
 
 /// A syscall between its entry and its exit: the call, the interned path an open
@@ -171,13 +181,13 @@ impl FdTables {
     /// The entry of `call` (with an open's interned `path`) by a thread of `pid`.
     #[inline]
     pub fn enter(&self, pid: i32, call: Call, path: Option<u32>) -> PendingCall {
-        PendingCall { call, path, file: self.file_at_entry(pid, call.sc, call.a0) }
+        PendingCall { call, path, file: self.file_at_entry(pid, call.sc, call.a0.into()) }
     }
 
     /// [`FdTables::enter`] by a thread whose process has table `t`.
     #[inline]
     pub fn enter_in(&self, t: TableId, call: Call, path: Option<u32>) -> PendingCall {
-        PendingCall { call, path, file: if takes_fd(call.sc) { self.file_in(t, call.a0) } else { None } }
+        PendingCall { call, path, file: if takes_fd(call.sc) { self.file_in(t, call.a0.into()) } else { None } }
     }
 
     /// The exit returning `ret` of a call entered by [`FdTables::enter`] whose exit
@@ -203,7 +213,7 @@ impl FdTables {
     /// open names (used only for a successful open); `from` is the file the duplicated
     /// fd named at entry ([`FdTables::file_at_entry`]). Read/write calls change nothing.
     pub fn on_exit(&mut self, pid: i32, call: Call, ret: i64, opened: Option<u32>, from: Option<u32>) {
-        let cloexec = |flags: i64| flags & O_CLOEXEC != 0;
+        let cloexec = |flags: i32| i64::from(flags) & O_CLOEXEC != 0;
         match call.sc {
             Sc::Open if ret >= 0 => {
                 if let Some(file) = opened {
@@ -212,11 +222,11 @@ impl FdTables {
             }
             Sc::Close if ret == 0 => {
                 if let Some(t) = self.ids.get(&pid) {
-                    self.tables[t.0 as usize].set(call.a0, None);
+                    self.tables[t.0 as usize].set(call.a0.into(), None);
                 }
             }
             Sc::Dup if ret >= 0 => self.dup(pid, from, ret, false),
-            Sc::Dup2 if ret >= 0 && ret != call.a0 => self.dup(pid, from, ret, false),
+            Sc::Dup2 if ret >= 0 && ret != i64::from(call.a0) => self.dup(pid, from, ret, false),
             Sc::Dup3 if ret >= 0 => self.dup(pid, from, ret, cloexec(call.a2)),
             Sc::Fcntl if ret >= 0 && (call.a1 == F_DUPFD || call.a1 == F_DUPFD_CLOEXEC) => {
                 self.dup(pid, from, ret, call.a1 == F_DUPFD_CLOEXEC)
@@ -243,7 +253,7 @@ mod tests {
     use super::*;
 
     fn call(sc: Sc, a0: i64, a1: i64, a2: i64) -> Call {
-        Call { sc, a0, a1, a2 }
+        Call::new(sc, a0, a1, a2)
     }
 
     #[test]
@@ -261,7 +271,7 @@ mod tests {
         t.exec(20);
         assert_eq!(t.file(20, 3), None, "O_CLOEXEC closed on exec");
         assert_eq!(t.file(20, 5), Some(8));
-        t.on_exit(20, call(Sc::Fcntl, 5, F_DUPFD_CLOEXEC, 0), 9, None, t.file_at_entry(20, Sc::Fcntl, 5));
+        t.on_exit(20, call(Sc::Fcntl, 5, F_DUPFD_CLOEXEC.into(), 0), 9, None, t.file_at_entry(20, Sc::Fcntl, 5));
         t.exec(20);
         assert_eq!(t.file(20, 9), None);
         t.on_exit(20, call(Sc::Close, 5, 0, 0), -9, None, None);

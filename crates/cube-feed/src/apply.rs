@@ -379,7 +379,7 @@ impl Applier {
             Fact::Entry { s, sc, a0, a1, a2, path, .. } => {
                 let Some(tid) = self.who(s as usize) else { return Ok(()) };
                 let path = path.map(|n| self.intern(cube, &String::from_utf8_lossy(log.str(n))));
-                let p = self.fds.enter(self.pid_of(tid), Call { sc, a0, a1, a2 }, path);
+                let p = self.fds.enter(self.pid_of(tid), Call::new(sc, a0, a1, a2), path);
                 self.thread(tid).pending = Some(p);
             }
             Fact::OtherEntry { s, .. } => {

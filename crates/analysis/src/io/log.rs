@@ -20,7 +20,7 @@ pub enum Who {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rec<P = Arc<str>> {
     /// A syscall entry we understand.
-    Entry { who: Who, sc: Sc, a0: i64, a1: i64, a2: i64, path: Option<P> },
+    Entry { who: Who, sc: Sc, a0: i32, a1: i32, a2: i32, path: Option<P> },
     /// Entry of another syscall (forgets a pending entry).
     OtherEntry { who: Who },
     /// A syscall exit (`sc: None` = generic exit).
@@ -81,7 +81,7 @@ pub enum LRec {
     /// `Entry { who: Tid(t), sc, a0: fd }` immediately followed (for thread `t`) by its
     /// matching `Exit { ret }`: replayed at the entry's place (the file is looked up
     /// there, as the entry would; bytes are sums, so crediting them early is exact).
-    Rw { t: i32, sc: Sc, fd: i64, ret: i64 },
+    Rw { t: i32, sc: Sc, fd: i32, ret: i64 },
 }
 
 impl LRec {
@@ -237,5 +237,16 @@ impl Log {
             },
             _ => unreachable!("only syscall records name a thread"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_stay_small() {
+        // Logs hold millions of records: their size is memory traffic.
+        assert!(std::mem::size_of::<LRec>() <= 40, "{}", std::mem::size_of::<LRec>());
     }
 }

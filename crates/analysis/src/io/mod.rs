@@ -87,6 +87,7 @@ impl Io {
     /// `who` of a record of a chunk whose predecessor's tasks are `earlier`; `later`
     /// is the chunk's own `cur`, used when the predecessor is complete and never
     /// switched on the stream ([`HeadPolicy::FromStart`]).
+    #[inline]
     fn resolve(&self, who: Who, earlier: &[(Option<i32>, Option<i32>)], later: &[(Option<i32>, Option<i32>)], complete: bool) -> Who {
         match who {
             Who::Head(s) => {
@@ -118,6 +119,7 @@ impl Io {
         }
     }
 
+    #[inline(always)]
     fn resolve_l(&self, r: LRec, earlier: &[(Option<i32>, Option<i32>)], later: &[(Option<i32>, Option<i32>)], complete: bool) -> LRec {
         match r {
             LRec::R(r) => match r.who() {
@@ -284,7 +286,7 @@ fn int_or(ev: &EventRef<'_, '_>, h: Option<ctf::plan::FieldHandle>) -> i64 {
 /// The call of a syscall entry event with argument handles `a0..a2`.
 #[inline(always)]
 fn call_of(ev: &EventRef<'_, '_>, sc: Sc, a0: Option<ctf::plan::FieldHandle>, a1: Option<ctf::plan::FieldHandle>, a2: Option<ctf::plan::FieldHandle>) -> Call {
-    Call { sc, a0: int_or(ev, a0), a1: int_or(ev, a1), a2: int_or(ev, a2) }
+    Call::new(sc, int_or(ev, a0), int_or(ev, a1), int_or(ev, a2))
 }
 
 /// The syscall (`None`: unknown or generic) and return value of an exit event.

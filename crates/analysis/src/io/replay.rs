@@ -192,7 +192,7 @@ impl Replay {
             LRec::Rw { t, sc, fd, ret } => {
                 let i = self.slot(t);
                 let table = self.table(i);
-                let file = self.fds.file_in(table, fd);
+                let file = self.fds.file_in(table, fd.into());
                 self.slots[i].pending = None;
                 if ret > 0 {
                     self.credit(i, sc == Sc::Read, ret as u64, file);
