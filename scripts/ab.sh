@@ -1,6 +1,7 @@
 #!/bin/bash
 # Interleaved timing of several commands on a noisy machine: runs each in turn N times
 # and prints the minimum and median wall time (ms) of each. Usage: scripts/ab.sh N "cmdA" "cmdB" ...
+N=$1; shift
 declare -A T
 for ((i=0;i<N;i++)); do
   k=0
