@@ -749,14 +749,12 @@ impl<'c, 't> EventRef<'c, 't> {
         let start = (pos / 8) as usize;
         let end = (self.c.cur.end / 8) as usize;
         let s = buf.get(start..end)?;
-        let len = match self.c.plan.node(h.node) {
-            Node::Str { unit: 1, .. } => memchr::memchr(0, s)?,
-            Node::Array { len, .. } => (*len as usize).min(s.len()),
-            Node::Seq { len, .. } => (self.c.dec.slots[len.0 as usize] as usize).min(s.len()),
-            _ => return None,
-        };
-        let s = &s[..len];
-        Some(s.iter().position(|b| *b == 0).map_or(s, |z| &s[..z]))
+        match self.c.plan.node(h.node) {
+            Node::Str { unit: 1, .. } => memchr::memchr(0, s).map(|n| &s[..n]),
+            Node::Array { len, .. } => Some(until_nul(&s[..(*len as usize).min(s.len())])),
+            Node::Seq { len, .. } => Some(until_nul(&s[..(self.c.dec.slots[len.0 as usize] as usize).min(s.len())])),
+            _ => None,
+        }
     }
 
     /// Decodes one scope again, reporting its structure to `v`. Returns false when the
@@ -780,10 +778,57 @@ impl<'c, 't> EventRef<'c, 't> {
     }
 }
 
+/// `s` up to its first NUL byte (all of it when it has none): eight bytes at a time, as
+/// character arrays such as `sched_switch`'s 16-byte `prev_comm` are short.
+#[inline]
+fn until_nul(s: &[u8]) -> &[u8] {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut words = s.chunks_exact(8);
+    let mut at = 0;
+    for w in words.by_ref() {
+        let w = u64::from_le_bytes(w.try_into().unwrap_or_default());
+        // The lowest flagged byte is the first zero byte (flags above it may be false).
+        let zero = w.wrapping_sub(ONES) & !w & HIGHS;
+        if zero != 0 {
+            return &s[..at + (zero.trailing_zeros() / 8) as usize];
+        }
+        at += 8;
+    }
+    match words.remainder().iter().position(|b| *b == 0) {
+        Some(z) => &s[..at + z],
+        None => s,
+    }
+}
+
 impl EventPos {
     /// Slots written while decoding this event carry its epoch.
     #[inline]
     fn epoch_start(&self) -> u32 {
         self.epoch
+    }
+}
+
+#[cfg(test)]
+mod until_nul_tests {
+    use super::until_nul;
+
+    #[test]
+    fn stops_at_the_first_nul_byte() {
+        // Every length and every NUL position, with bytes that make the word trick's
+        // false positives (0x01 after a zero, 0x80 and 0xff bytes) appear.
+        for len in 0..40usize {
+            for nul in 0..=len {
+                let mut s: Vec<u8> = (0..len).map(|i| [0x01u8, 0x80, 0xff, b'a'][i % 4]).collect();
+                if nul < len {
+                    s[nul] = 0;
+                    if nul + 1 < len {
+                        s[nul + 1] = 0x01;
+                    }
+                }
+                let want = s.iter().position(|b| *b == 0).map_or(&s[..], |z| &s[..z]);
+                assert_eq!(until_nul(&s), want, "len {len}, nul {nul}");
+            }
+        }
     }
 }
