@@ -51,7 +51,7 @@ pub mod exec;
 pub mod partition;
 
 pub use exec::{run, run_slices, run_slices_with_progress, run_with_progress, Ctx, EngineError};
-pub use partition::{auto_chunk_size, partition, Partition, PartitionError, Slice};
+pub use partition::{auto_chunk_size, chunk_size_for, partition, Partition, PartitionError, Slice};
 
 use ctf::stream::{EventRef, Notice, PacketCount, StreamCursor};
 

@@ -94,8 +94,17 @@ fn whole(set: &TraceSet) -> Vec<Slice> {
 /// [`EngineOptions::chunk_size`]: crate::EngineOptions::chunk_size
 pub fn auto_chunk_size(set: &TraceSet, workers: usize) -> u64 {
     let total: u64 = set.streams.iter().flat_map(|s| &s.packets).map(|p| p.info.total_bits / 8).sum();
-    (total / (8 * workers.max(1) as u64)).clamp(4 << 20, 64 << 20)
+    chunk_size_for(total, workers)
 }
+
+/// [`auto_chunk_size`] for `total` bytes of packets.
+pub fn chunk_size_for(total: u64, workers: usize) -> u64 {
+    (total / (8 * workers.max(1) as u64)).clamp(AUTO_MIN, AUTO_MAX)
+}
+
+/// Bounds of [`auto_chunk_size`].
+const AUTO_MIN: u64 = 4 << 20;
+const AUTO_MAX: u64 = 64 << 20;
 
 /// Cuts `set` into time-ordered slices of about `chunk_size` bytes. Falls back to a
 /// single slice when a packet lacks timestamps or a stream lacks a clock.
@@ -164,4 +173,30 @@ pub fn partition(set: &TraceSet, scheme: Partition, chunk_size: u64) -> Vec<Slic
         slices.push(Slice { lo, hi, chunks });
     }
     slices
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_chunk_size_gives_eight_slices_per_worker_within_bounds() {
+        const MIB: u64 = 1 << 20;
+        // Small traces: the floor.
+        assert_eq!(chunk_size_for(0, 1), 4 * MIB);
+        assert_eq!(chunk_size_for(5 * MIB, 2), 4 * MIB);
+        // In between: total / (8 × workers).
+        assert_eq!(chunk_size_for(256 * MIB, 1), 32 * MIB);
+        assert_eq!(chunk_size_for(256 * MIB, 2), 16 * MIB);
+        // Large traces: the ceiling (memory stays bounded by the slices in flight).
+        assert_eq!(chunk_size_for(3 << 30, 2), 64 * MIB);
+        assert_eq!(chunk_size_for(u64::MAX, 0), 64 * MIB);
+        // Never larger with more workers, never smaller with more bytes.
+        for total in (0..64).map(|k| k * 37 * MIB) {
+            for w in 1..20 {
+                assert!(chunk_size_for(total, w + 1) <= chunk_size_for(total, w));
+                assert!(chunk_size_for(total + MIB, w) >= chunk_size_for(total, w));
+            }
+        }
+    }
 }
