@@ -82,7 +82,7 @@ impl PacketBuf {
         if end > self.capacity_bits() {
             return Err(Full);
         }
-        if self.pos % 8 == 0 && size % 8 == 0 {
+        if self.pos.is_multiple_of(8) && size.is_multiple_of(8) {
             let at = (self.pos / 8) as usize;
             let n = (size / 8) as usize;
             match order {

@@ -132,7 +132,10 @@ fn count_packet_agrees_with_items() {
 
 /// Per stream of `set`: per-class counts and whether an error ended the stream, by
 /// counting packets (skimming events: header and sizes) and by decoding every item.
-fn counts_both_ways(set: &TraceSet) -> Vec<((Vec<u64>, bool), (Vec<u64>, bool))> {
+/// Per-class counts of one stream and whether its reading failed.
+type StreamCounts = (Vec<u64>, bool);
+
+fn counts_both_ways(set: &TraceSet) -> Vec<(StreamCounts, StreamCounts)> {
     (0..set.streams.len())
         .map(|s| {
             let n = StreamCursor::new(set, s).stream_plan().events.len();

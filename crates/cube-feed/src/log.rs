@@ -173,9 +173,7 @@ impl SliceLog {
                 self.dirty.push(slot as u32);
             }
             *n += 1;
-            if !self.slot_cpu.contains_key(&(slot as u32)) {
-                self.slot_cpu.insert(slot as u32, cpu_of(ev, &c, s));
-            }
+            self.slot_cpu.entry(slot as u32).or_insert_with(|| cpu_of(ev, &c, s));
         }
         self.push_fact(ev, &c, s as u32, t);
     }

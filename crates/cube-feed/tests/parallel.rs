@@ -116,7 +116,7 @@ fn event_at_a_time_feed_gives_the_built_cube() {
         if let ctf::stream::Item::Event(ev) = x.item {
             feed.on_event(&mut c, &ev, x.stream).unwrap();
             n += 1;
-            if n % 97 == 0 {
+            if n.is_multiple_of(97) {
                 feed.flush(&mut c).unwrap();
             }
         }

@@ -175,7 +175,7 @@ impl Level {
             return Ok(());
         }
         if !self.dirty.is_empty() {
-            if self.segs.back().map_or(true, |s| idx >= s.end) {
+            if self.segs.back().is_none_or(|s| idx >= s.end) {
                 self.new_segment(idx)?;
             }
             if self.last.len() < cum.len() {

@@ -95,7 +95,7 @@ pub fn parse_instant(s: &str, origin: u64) -> Result<u64> {
 /// Formats a duration in the largest unit that divides it (`300s` → `5min`).
 pub fn format_duration(ns: u64) -> String {
     for (u, m) in [("w", 7 * 86_400_000_000_000u64), ("d", 86_400_000_000_000), ("h", 3_600_000_000_000), ("min", 60_000_000_000), ("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
-        if ns >= m && ns % m == 0 {
+        if ns >= m && ns.is_multiple_of(m) {
             return format!("{}{u}", ns / m);
         }
     }

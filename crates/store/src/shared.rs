@@ -135,7 +135,7 @@ pub(crate) fn recover(backend: &dyn Backend) -> Result<Option<Recovered>> {
         let pos = slot * SLOT_REGION;
         let n = backend.read_at(pos, &mut b).map_err(|e| Error::io("read superblock", pos, e))?;
         if let Some(sb) = Superblock::decode(&b[..n])? {
-            if best.map_or(true, |b| sb.seq > b.seq) {
+            if best.is_none_or(|b| sb.seq > b.seq) {
                 best = Some(sb);
             }
         }

@@ -261,7 +261,9 @@ impl<'s, S: EventSink> Sim<'s, S> {
         }
         self.procs.insert(pid, Process { program, threads: Vec::new(), fds, inflight: BTreeMap::new(), closing: BTreeSet::new() });
         let tid = self.new_thread(pid, program, name);
-        self.procs.get_mut(&pid).map(|p| p.threads.push(tid));
+        if let Some(p) = self.procs.get_mut(&pid) {
+            p.threads.push(tid);
+        }
         pid
     }
 
@@ -276,7 +278,9 @@ impl<'s, S: EventSink> Sim<'s, S> {
             let extra = self.rng.gen_range(0..PROGRAMS[prog].max_threads);
             for _ in 0..extra {
                 let tid = self.new_thread(pid, prog, comm(PROGRAMS[prog].name));
-                self.procs.get_mut(&pid).map(|p| p.threads.push(tid));
+                if let Some(p) = self.procs.get_mut(&pid) {
+                    p.threads.push(tid);
+                }
             }
             // A few files open before tracing started (reported by the statedump).
             let n = self.rng.gen_range(0..3);
@@ -504,7 +508,9 @@ impl<'s, S: EventSink> Sim<'s, S> {
         let as_thread = (self.procs[&ppid].threads.len() as u32) < PROGRAMS[prog].max_threads && self.rng.gen_bool(0.6);
         let child = if as_thread {
             let tid = self.new_thread(ppid, prog, pcomm);
-            self.procs.get_mut(&ppid).map(|p| p.threads.push(tid));
+            if let Some(p) = self.procs.get_mut(&ppid) {
+                p.threads.push(tid);
+            }
             tid
         } else {
             let pid = self.new_process(prog, None);
@@ -512,11 +518,15 @@ impl<'s, S: EventSink> Sim<'s, S> {
             let p = self.procs.get_mut(&pid).expect("just created");
             p.fds = fds;
             let tid = p.threads[0];
-            self.threads.get_mut(&tid).map(|th| th.comm = pcomm);
+            if let Some(th) = self.threads.get_mut(&tid) {
+                th.comm = pcomm;
+            }
             tid
         };
         let cpid = self.threads[&child].pid;
-        self.threads.get_mut(&child).map(|th| th.last_cpu = c);
+        if let Some(th) = self.threads.get_mut(&child) {
+            th.last_cpu = c;
+        }
         let ev = KEvent::Fork { parent_comm: pcomm, parent_tid: parent, parent_pid: ppid, child_comm: pcomm, child_tid: child, child_pid: cpid };
         let ts = self.emit(c, t, ev)?;
         self.make_runnable(child, ts);
@@ -529,7 +539,9 @@ impl<'s, S: EventSink> Sim<'s, S> {
         let filename: Arc<str> = Arc::from(format!("/usr/bin/{}", PROGRAMS[prog].name));
         let ts = self.emit(c, t, KEvent::Exec { filename, tid, old_tid: tid })?;
         let pid = self.threads[&tid].pid;
-        self.procs.get_mut(&pid).map(|p| p.program = prog);
+        if let Some(p) = self.procs.get_mut(&pid) {
+            p.program = prog;
+        }
         if let Some(th) = self.threads.get_mut(&tid) {
             th.comm = comm(PROGRAMS[prog].name);
             th.burst_ns = PROGRAMS[prog].burst_ns;
@@ -541,7 +553,9 @@ impl<'s, S: EventSink> Sim<'s, S> {
     fn exit_thread(&mut self, c: usize, t: u64, tid: i32) -> Result<()> {
         let (pid, name, prio) = (self.threads[&tid].pid, self.threads[&tid].comm, self.threads[&tid].prio);
         let ts = self.emit(c, t, KEvent::Exit { comm: name, tid, prio })?;
-        self.threads.get_mut(&tid).map(|th| th.state = State::Dead);
+        if let Some(th) = self.threads.get_mut(&tid) {
+            th.state = State::Dead;
+        }
         self.tally.tid_info.insert(tid, (pid, name));
         self.live -= 1;
         let empty = self.procs.get_mut(&pid).map(|p| {
@@ -662,10 +676,10 @@ impl<'s, S: EventSink> Sim<'s, S> {
             _ => 0.08,
         };
         if may_block && self.rng.gen_bool(block_p) {
-            self.threads.get_mut(&tid).map(|th| {
+            if let Some(th) = self.threads.get_mut(&tid) {
                 th.pending = Some(pending);
                 th.state = State::Blocked;
-            });
+            }
             let d = self.rng.gen_range(1_000..4_000);
             let out = self.switch_away(c, ts + d, TASK_INTERRUPTIBLE)?;
             let sleep = self.rng.gen_range(20_000..3_000_000);
@@ -675,7 +689,9 @@ impl<'s, S: EventSink> Sim<'s, S> {
             // effects (a new fd, a closed one) must not be visible to the other CPUs
             // before its timestamp.
             let d = self.rng.gen_range(300..15_000);
-            self.threads.get_mut(&tid).map(|th| th.pending = Some(pending));
+            if let Some(th) = self.threads.get_mut(&tid) {
+                th.pending = Some(pending);
+            }
             self.schedule_cpu(c, ts + d);
         }
         Ok(())

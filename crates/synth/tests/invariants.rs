@@ -81,7 +81,7 @@ fn check(cpus: u32, events: &[(u32, u64, KEvent)], truth: &Truth) {
                 if *next_tid == 0 {
                     assert_eq!(comm_str(next_comm), format!("swapper/{c}"));
                 } else {
-                    assert!(!cur.iter().any(|t| *t == Some(*next_tid)), "tid {next_tid} runs on two CPUs");
+                    assert!(!cur.contains(&Some(*next_tid)), "tid {next_tid} runs on two CPUs");
                     cpus_of.entry(*next_tid).or_default().insert(c);
                 }
                 if *prev_tid != 0 {
@@ -162,8 +162,8 @@ fn check(cpus: u32, events: &[(u32, u64, KEvent)], truth: &Truth) {
     // Truth recomputed from the events.
     assert_eq!(truth.events, per_name);
     assert_eq!(truth.events_total, events.len() as u64);
-    for c in 0..n {
-        assert_eq!(truth.cpus[c].busy_ns, busy[c], "cpu {c} busy time");
+    for (c, b) in busy.iter().enumerate().take(n) {
+        assert_eq!(truth.cpus[c].busy_ns, *b, "cpu {c} busy time");
     }
     for (tid, t) in &truth.threads {
         assert_eq!(t.cpu_ns, cpu_ns.get(tid).copied().unwrap_or(0), "tid {tid} cpu time");

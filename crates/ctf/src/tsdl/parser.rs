@@ -493,7 +493,7 @@ mod tests {
     use crate::tsdl::lexer::lex;
 
     fn p(s: &str) -> PResult<Vec<Top>> {
-        parse(&lex(s).map_err(|e| e)?)
+        parse(&lex(s)?)
     }
 
     #[test]
