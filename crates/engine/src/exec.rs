@@ -267,7 +267,7 @@ impl<'t> Head<'t> {
     /// Moves to the next item the analysis reads, passing over events it has no
     /// interest in (their span inside the bounds is kept in `skipped`); false at the end
     /// of the chunk.
-    #[inline]
+    #[inline(always)]
     fn advance<A: Analysis>(&mut self, a: &A) -> Result<bool, EngineError> {
         let class_id = self.class_id;
         loop {
