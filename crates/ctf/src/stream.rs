@@ -192,6 +192,7 @@ impl<'t> StreamCursor<'t> {
     /// their class, so that the caller may change masks. `skim`: pass over events by
     /// their header and sizes only, decoding a wanted one a second time (cheaper when
     /// most events are passed over); else decode every event fully.
+    #[inline(always)]
     pub fn next_wanted(&mut self, wanted: &[bool], trace: usize, window: (u64, u64), skim: bool, passed: &mut Passed) -> Result<Option<Item<'_, 't>>> {
         let is_wanted = |class: u32| wanted.get(class as usize).copied().unwrap_or(true);
         loop {
