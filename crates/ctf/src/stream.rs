@@ -262,9 +262,7 @@ impl<'t> StreamCursor<'t> {
                     if is_lost { lost += n.count } else { discarded += n.count }
                 }
                 Ok(Some(Step::Event)) => {
-                    if let Some(c) = per_class.get_mut(self.ev.class as usize) {
-                        *c += 1;
-                    }
+                    tally(per_class, self.ev.class);
                 }
                 Err(e) => {
                     self.done = true;
@@ -318,9 +316,7 @@ impl<'t> StreamCursor<'t> {
             // values read around it.
             if self.cur.pos < self.cur.end {
                 let class = self.skim_event().map_err(|e| self.fail(e))?;
-                if let Some(c) = per_class.get_mut(class as usize) {
-                    *c += 1;
-                }
+                tally(per_class, class);
                 out.first_cycles = Some(self.dec.clock);
                 let n = self.skim_rest(per_class).map_err(|e| self.fail(e))?;
                 out.events = 1 + n;
@@ -335,9 +331,7 @@ impl<'t> StreamCursor<'t> {
             if cycles < window.0 || cycles > window.1 {
                 continue;
             }
-            if let Some(c) = per_class.get_mut(class as usize) {
-                *c += 1;
-            }
+            tally(per_class, class);
             out.events += 1;
             if out.first_cycles.is_none() {
                 out.first_cycles = Some(cycles);
@@ -498,9 +492,7 @@ impl<'t> StreamCursor<'t> {
         let mut n = 0;
         while self.cur.pos < self.cur.end {
             let class = self.skim_event()?;
-            if let Some(c) = per_class.get_mut(class as usize) {
-                *c += 1;
-            }
+            tally(per_class, class);
             n += 1;
         }
         Ok(n)
@@ -776,6 +768,14 @@ impl<'c, 't> EventRef<'c, 't> {
         self.c.dec.apply_roles = true;
         self.c.dec.epoch = epoch;
         r.map(|_| true)
+    }
+}
+
+/// Counts one event of class index `class` (classes beyond `per_class` are not counted).
+#[inline(always)]
+fn tally(per_class: &mut [u64], class: u32) {
+    if let Some(c) = per_class.get_mut(class as usize) {
+        *c += 1;
     }
 }
 
