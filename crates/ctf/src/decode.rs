@@ -8,7 +8,7 @@
 use crate::bits::{read_be, read_le, sign_extend};
 use crate::error::{DecodeError, DecodeErrorKind as K};
 use crate::ir::Role;
-use crate::plan::{Node, NodeId, Plan};
+use crate::plan::{FastHeader, Node, NodeId, Plan};
 
 /// A bounded view of one packet's bytes and a bit position in it.
 #[derive(Debug, Clone, Copy)]
@@ -214,6 +214,55 @@ pub fn role_index(r: Role) -> usize {
 /// elements (elements may be zero bits wide, so length alone does not bound the loop).
 const MAX_EMPTY_ELEMENTS: u64 = 1 << 16;
 
+/// An LTTng event header read by word loads ([`FastHeader::peek`]).
+#[derive(Debug, Clone, Copy)]
+pub struct HeaderWord {
+    /// Value of the header's id (tag) field.
+    pub tag: u64,
+    /// Event class id.
+    pub id: u64,
+    /// Timestamp bits read (of the extended form's timestamp when `ext`).
+    pub ts: u64,
+    /// Whether the header has the extended form.
+    pub ext: bool,
+    /// Size of the header in bits, from its aligned start.
+    pub bits: u64,
+}
+
+impl FastHeader {
+    /// Reads the header that starts at aligned bit `base` of `buf`, whose content ends at
+    /// bit `end`, with one 8-byte load (short form) or three (extended form). `None`
+    /// when word loads cannot read it there (near the buffer's end, a form not laid out
+    /// in whole bytes, a tag outside both forms, too few bits left): the bit-level path
+    /// then decodes it or reports why not.
+    #[inline(always)]
+    pub fn peek(&self, buf: &[u8], base: u64, end: u64) -> Option<HeaderWord> {
+        let w = self.short_word.as_ref()?;
+        if base > end {
+            return None;
+        }
+        let byte = (base >> 3) as usize;
+        let load = |off: usize| -> Option<u64> {
+            let b: [u8; 8] = buf.get(byte + off..byte + off + 8)?.try_into().ok()?;
+            Some(if self.be { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) })
+        };
+        let word = load(0)?;
+        let tag = (word >> w.id.0) & w.id.1;
+        if tag >= self.short_range.0 && tag <= self.short_range.1 {
+            if end - base < w.bits {
+                return None;
+            }
+            return Some(HeaderWord { tag, id: tag, ts: (word >> w.ts.0) & w.ts.1, ext: false, bits: w.bits });
+        }
+        let x = self.ext_words.as_ref()?;
+        if tag < self.ext_range.0 || tag > self.ext_range.1 || end - base < x.bits {
+            return None;
+        }
+        let field = |(off, shift, mask): (usize, u32, u64)| load(off).map(|v| (v >> shift) & mask);
+        Some(HeaderWord { tag, id: field(x.id)?, ts: field(x.ts)?, ext: true, bits: x.bits })
+    }
+}
+
 /// Decoding state of one stream: slots of the last decoded values, the default clock,
 /// and the role values seen in the current packet/event.
 #[derive(Debug, Clone)]
@@ -251,44 +300,30 @@ impl Decoder {
     pub fn decode_fast_header<const SLOTS: bool>(&mut self, h: &crate::plan::FastHeader, cur: &mut Cursor<'_>) -> Result<u64, DecodeError> {
         cur.align(h.align)?;
         let base = cur.pos;
-        // The common case: a short-form header read from one 8-byte load.
-        if let Some(w) = &h.short_word {
-            let byte = (base >> 3) as usize;
-            if let Some(b) = cur.buf.get(byte..byte + 8) {
-                let b: [u8; 8] = b.try_into().unwrap_or_default();
-                let word = if h.be { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) };
-                let tag = (word >> w.id.0) & w.id.1;
-                if tag >= h.short_range.0 && tag <= h.short_range.1 && cur.end - base >= w.bits {
-                    let ts = (word >> w.ts.0) & w.ts.1;
-                    if SLOTS {
-                        self.set(h.id.node, tag);
-                        self.set(h.short_ts.node, ts);
-                    }
-                    self.clock = extend_clock(self.clock, ts, h.short_ts.bits);
-                    cur.pos = base + w.bits;
-                    return Ok(tag);
-                }
-                if let Some(x) = &h.ext_words {
-                    if tag >= h.ext_range.0 && tag <= h.ext_range.1 && cur.end - base >= x.bits {
-                        let load = |(off, shift, mask): (usize, u32, u64)| {
-                            let b: [u8; 8] = cur.buf.get(byte + off..byte + off + 8)?.try_into().ok()?;
-                            Some((if h.be { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) } >> shift) & mask)
-                        };
-                        if let (Some(id), Some(ts)) = (load(x.id), load(x.ts)) {
-                            if SLOTS {
-                                self.set(h.id.node, tag);
-                                self.set(h.ext_id.node, id);
-                                self.set(h.ext_ts.node, ts);
-                            }
-                            self.clock = extend_clock(self.clock, ts, h.ext_ts.bits);
-                            cur.pos = base + x.bits;
-                            return Ok(id);
-                        }
-                    }
-                }
-            }
+        // The common case: read by word loads.
+        if let Some(w) = h.peek(cur.buf, base, cur.end) {
+            self.take_header::<SLOTS>(h, &w);
+            cur.pos = base + w.bits;
+            return Ok(w.id);
         }
         self.decode_header_fields::<SLOTS>(h, cur, base)
+    }
+
+    /// Takes header `w` read by [`FastHeader::peek`]: updates the clock and (`SLOTS`)
+    /// writes the header fields' slots as the interpreter would.
+    #[inline(always)]
+    pub fn take_header<const SLOTS: bool>(&mut self, h: &FastHeader, w: &HeaderWord) {
+        if SLOTS {
+            self.set(h.id.node, w.tag);
+            if w.ext {
+                self.set(h.ext_id.node, w.id);
+                self.set(h.ext_ts.node, w.ts);
+            } else {
+                self.set(h.short_ts.node, w.ts);
+            }
+        }
+        let bits = if w.ext { h.ext_ts.bits } else { h.short_ts.bits };
+        self.clock = extend_clock(self.clock, w.ts, bits);
     }
 
     /// [`Decoder::decode_fast_header`] by bit-level reads (extended forms, packet ends).

@@ -291,6 +291,47 @@ pub struct StreamPlan {
     pub clock: Option<usize>,
     /// A compiled form of the event header when it has LTTng's shape.
     pub fast_header: Option<FastHeader>,
+    /// Per event class (by index in `events`): its scopes' size when they form one
+    /// [`SkipChain`] of whole bytes ([`FixedSize::NONE`] otherwise). With
+    /// `fast_header`, such an event is read by word loads alone
+    /// ([`FastHeader::peek`]).
+    pub fixed: Vec<FixedSize>,
+    /// By event id (as `by_id`): `class index << 32 | bytes` of the classes of `fixed`
+    /// whose scopes need no alignment beyond a byte, else `u64::MAX`: what the reader's
+    /// skimming loop reads per event.
+    pub fixed_by_id: Vec<u64>,
+}
+
+/// The scopes of an event class passed over as one [`SkipChain`] of whole bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FixedSize {
+    /// Alignment of the first scope present, in bits.
+    pub align: u32,
+    /// Bits of all the scopes (`u32::MAX`: the class has no such layout).
+    pub bits: u32,
+    /// Offset of each scope's start from the first one's ([`SkipChain::starts`]).
+    pub starts: [u32; 3],
+}
+
+impl FixedSize {
+    /// Not a fixed-size class.
+    pub const NONE: FixedSize = FixedSize { align: 1, bits: u32::MAX, starts: [0; 3] };
+
+    /// The fixed size of an event class with chain `chain`.
+    fn of(chain: Option<&SkipChain>) -> FixedSize {
+        match chain {
+            Some(c) if c.bits % 8 == 0 && c.bits < u32::MAX as u64 && c.align.is_power_of_two() => {
+                FixedSize { align: c.align, bits: c.bits as u32, starts: c.starts.map(|s| s as u32) }
+            }
+            _ => FixedSize::NONE,
+        }
+    }
+
+    /// Whether the class has a fixed size.
+    #[inline(always)]
+    pub fn is_fixed(&self) -> bool {
+        self.bits != u32::MAX
+    }
 }
 
 /// An integer at a fixed bit offset of the event header.
@@ -494,7 +535,7 @@ impl Plan {
                 Vec::new()
             };
             let clock = sc.default_clock.as_ref().and_then(|n| tc.clocks.iter().position(|c| &c.name == n));
-            p.streams.push(StreamPlan { id: sc.id, packet_context, event_header, common_context, events, by_id, clock, fast_header: None });
+            p.streams.push(StreamPlan { id: sc.id, packet_context, event_header, common_context, events, by_id, clock, fast_header: None, fixed: Vec::new(), fixed_by_id: Vec::new() });
         }
         p.compute_layouts();
         for si in 0..p.streams.len() {
@@ -511,6 +552,17 @@ impl Plan {
                 });
                 p.streams[si].events[ei].skim = skim;
             }
+            p.streams[si].fixed = p.streams[si].events.iter().map(|e| FixedSize::of(e.skip_all.as_ref())).collect();
+            let sp = &p.streams[si];
+            let fixed_by_id = sp
+                .by_id
+                .iter()
+                .map(|&i| match sp.fixed.get(i as usize) {
+                    Some(f) if f.is_fixed() && f.align <= 8 => (u64::from(i) << 32) | u64::from(f.bits / 8),
+                    _ => u64::MAX,
+                })
+                .collect();
+            p.streams[si].fixed_by_id = fixed_by_id;
         }
         // TRACECUBE_GENERIC_HEADERS=1 disables the compiled header (to measure it).
         if std::env::var_os("TRACECUBE_GENERIC_HEADERS").is_none() {

@@ -199,6 +199,28 @@ impl<'t> StreamCursor<'t> {
             if self.in_packet && !self.done && self.pending.is_empty() && self.trace as usize == trace {
                 // The tight loop: the rest of the packet, event by event.
                 while self.cur.pos < self.cur.end {
+                    if skim {
+                        self.skim_fixed(|class, clock| {
+                            let pass = !is_wanted(class);
+                            if pass {
+                                passed.see(clock, window);
+                            }
+                            pass
+                        });
+                        if self.cur.pos >= self.cur.end {
+                            break;
+                        }
+                        // Stopped before a wanted event (or one of another kind): a
+                        // fixed one is read fully at once.
+                        if let Some(class) = self.fixed_event::<true>() {
+                            if is_wanted(class) {
+                                self.current = None;
+                                return Ok(Some(Item::Event(EventRef { c: self })));
+                            }
+                            passed.see(self.dec.clock, window);
+                            continue;
+                        }
+                    }
                     let (start, clock) = (self.cur.pos, self.dec.clock);
                     let class = if skim { self.skim_event() } else { self.decode_event_as::<true>() };
                     let class = class.map_err(|e| self.fail(e))?;
@@ -325,18 +347,24 @@ impl<'t> StreamCursor<'t> {
             self.in_packet = false;
             return Ok(Some(out));
         }
+        let mut see = |class: u32, cycles: u64| {
+            if cycles >= window.0 && cycles <= window.1 {
+                tally(per_class, class);
+                out.events += 1;
+                out.first_cycles.get_or_insert(cycles);
+                out.last_cycles = Some(cycles);
+            }
+        };
         while self.cur.pos < self.cur.end {
+            self.skim_fixed(|class, cycles| {
+                see(class, cycles);
+                true
+            });
+            if self.cur.pos >= self.cur.end {
+                break;
+            }
             let class = self.skim_event().map_err(|e| self.fail(e))?;
-            let cycles = self.dec.clock;
-            if cycles < window.0 || cycles > window.1 {
-                continue;
-            }
-            tally(per_class, class);
-            out.events += 1;
-            if out.first_cycles.is_none() {
-                out.first_cycles = Some(cycles);
-            }
-            out.last_cycles = Some(cycles);
+            see(class, self.dec.clock);
         }
         self.in_packet = false;
         Ok(Some(out))
@@ -491,6 +519,14 @@ impl<'t> StreamCursor<'t> {
     fn skim_rest(&mut self, per_class: &mut [u64]) -> std::result::Result<u64, DecodeError> {
         let mut n = 0;
         while self.cur.pos < self.cur.end {
+            self.skim_fixed(|class, _| {
+                tally(per_class, class);
+                n += 1;
+                true
+            });
+            if self.cur.pos >= self.cur.end {
+                break;
+            }
             let class = self.skim_event()?;
             tally(per_class, class);
             n += 1;
@@ -517,6 +553,9 @@ impl<'t> StreamCursor<'t> {
     /// records the event in `self.ev` (class, clock, each scope's aligned start).
     #[inline(always)]
     fn decode_event_as<const FULL: bool>(&mut self) -> std::result::Result<u32, DecodeError> {
+        if let Some(class) = self.fixed_event::<FULL>() {
+            return Ok(class);
+        }
         let plan = self.plan;
         let sp = self.sp;
         let start = self.cur.pos;
@@ -574,6 +613,109 @@ impl<'t> StreamCursor<'t> {
             self.ev = EventPos { class: class_idx as u32, cycles: self.dec.clock, scopes, start, epoch: self.dec.epoch };
         }
         Ok(class_idx as u32)
+    }
+
+    /// Passes over the open packet's events, from the cursor on, for as long as each
+    /// is of the kind [`StreamCursor::fixed_event`] reads and `pass(class, clock)`
+    /// accepts it. The event it stops before (refused, of another kind, or out of
+    /// bounds) is left unread, for the general path. Only the position and the clock
+    /// change: skimmed events write no slot. The whole loop runs on locals.
+    #[inline(always)]
+    fn skim_fixed(&mut self, pass: impl FnMut(u32, u64) -> bool) {
+        let Some(h) = self.sp.fast_header.as_ref() else { return };
+        if h.be {
+            self.skim_fixed_as::<true>(h, pass)
+        } else {
+            self.skim_fixed_as::<false>(h, pass)
+        }
+    }
+
+    /// [`StreamCursor::skim_fixed`] in byte units, for headers of byte order `BE`, every
+    /// invariant held in a local.
+    #[inline(always)]
+    fn skim_fixed_as<const BE: bool>(&mut self, h: &crate::plan::FastHeader, mut pass: impl FnMut(u32, u64) -> bool) {
+        let Some(sw) = h.short_word else { return };
+        let sbytes = sw.bits / 8;
+        // The extended form (when word loads read it): its id's and timestamp's byte
+        // offsets, shifts and masks, and its size in bytes.
+        let ext = h.ext_words.filter(|x| x.bits % 8 == 0);
+        if self.cur.pos % 8 != 0 || sw.bits % 8 != 0 || !h.align.is_multiple_of(8) {
+            return;
+        }
+        let (buf, by_id) = (self.cur.buf, &self.sp.fixed_by_id[..]);
+        let end = (self.cur.end / 8) as usize;
+        let am = (h.align / 8) as usize - 1;
+        let (short_lo, short_span) = (h.short_range.0, h.short_range.1.wrapping_sub(h.short_range.0));
+        let (ext_lo, ext_span) = (h.ext_range.0, h.ext_range.1.wrapping_sub(h.ext_range.0));
+        let mask = |bits: u32| if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let (short_mask, ext_mask) = (mask(h.short_ts.bits), mask(h.ext_ts.bits));
+        let load = |at: usize| -> Option<u64> {
+            let b: [u8; 8] = buf.get(at..at + 8)?.try_into().ok()?;
+            Some(if BE { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) })
+        };
+        let (mut p, mut clock) = ((self.cur.pos / 8) as usize, self.dec.clock);
+        while p < end {
+            let base = (p + am) & !am;
+            let Some(word) = load(base) else { break };
+            let tag = (word >> sw.id.0) & sw.id.1;
+            let (id, ts, hbytes, ts_mask) = if tag.wrapping_sub(short_lo) <= short_span {
+                (tag, (word >> sw.ts.0) & sw.ts.1, sbytes as usize, short_mask)
+            } else {
+                let Some(x) = ext.filter(|_| tag.wrapping_sub(ext_lo) <= ext_span) else { break };
+                let (Some(i), Some(t)) = (load(base + x.id.0), load(base + x.ts.0)) else { break };
+                ((i >> x.id.1) & x.id.2, (t >> x.ts.1) & x.ts.2, (x.bits / 8) as usize, ext_mask)
+            };
+            let Some(&e) = by_id.get(id as usize) else { break };
+            if e == u64::MAX {
+                break;
+            }
+            let next = base + hbytes + (e & 0xffff_ffff) as usize;
+            if next > end {
+                break;
+            }
+            let mut c = (clock & !ts_mask) | ts;
+            if ts < (clock & ts_mask) {
+                c = c.wrapping_add(ts_mask.wrapping_add(1));
+            }
+            if !pass((e >> 32) as u32, c) {
+                break;
+            }
+            (p, clock) = (next, c);
+        }
+        self.cur.pos = p as u64 * 8;
+        self.dec.clock = clock;
+    }
+
+    /// [`StreamCursor::decode_event_as`] for the common LTTng case: a header that word
+    /// loads read ([`crate::plan::FastHeader::peek`]) and an event class of fixed size
+    /// ([`crate::plan::FixedSize`]), so one bounds check covers the whole event and no
+    /// bit-level read is made. Same effects as the general path; `None` (nothing
+    /// consumed): take the general path, which also reports any error.
+    #[inline(always)]
+    fn fixed_event<const FULL: bool>(&mut self) -> Option<u32> {
+        let sp = self.sp;
+        let h = sp.fast_header.as_ref()?;
+        let start = self.cur.pos;
+        let base = crate::plan::align_up(start, h.align as u64);
+        let w = h.peek(self.cur.buf, base, self.cur.end)?;
+        let class = sp.event_index(w.id)?;
+        let f = *sp.fixed.get(class)?;
+        if !f.is_fixed() {
+            return None;
+        }
+        let at = crate::plan::align_up(base + w.bits, f.align as u64);
+        let end = at + f.bits as u64;
+        if end > self.cur.end {
+            return None;
+        }
+        self.dec.epoch = self.dec.epoch.wrapping_add(1);
+        self.dec.take_header::<FULL>(h, &w);
+        self.cur.pos = end;
+        if FULL {
+            let scopes = f.starts.map(|s| at + s as u64);
+            self.ev = EventPos { class: class as u32, cycles: self.dec.clock, scopes, start, epoch: self.dec.epoch };
+        }
+        Some(class as u32)
     }
 
     /// Ends the cursor on a decoding error of the open packet, as an error naming the
