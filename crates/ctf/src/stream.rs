@@ -639,7 +639,7 @@ impl<'t> StreamCursor<'t> {
         // The extended form (when word loads read it): its id's and timestamp's byte
         // offsets, shifts and masks, and its size in bytes.
         let ext = h.ext_words.filter(|x| x.bits % 8 == 0);
-        if self.cur.pos % 8 != 0 || sw.bits % 8 != 0 || !h.align.is_multiple_of(8) {
+        if !self.cur.pos.is_multiple_of(8) || !sw.bits.is_multiple_of(8) || !h.align.is_multiple_of(8) {
             return;
         }
         let (buf, by_id) = (self.cur.buf, &self.sp.fixed_by_id[..]);

@@ -39,9 +39,12 @@ fn dump(set: &TraceSet) -> Vec<(u8, Option<i64>, String)> {
     out
 }
 
+/// One packet's `(events, first_cycles, last_cycles)` as `count_packet_in` counts them.
+type PacketTally = (u64, Option<u64>, Option<u64>);
+
 /// Per stream: the per-class counts of `StreamCursor::count`, and the packet counts of
 /// `count_packet_in` with `window`.
-fn counts(set: &TraceSet, window: (u64, u64)) -> Vec<(Vec<u64>, Vec<(u64, Option<u64>, Option<u64>)>)> {
+fn counts(set: &TraceSet, window: (u64, u64)) -> Vec<(Vec<u64>, Vec<PacketTally>)> {
     (0..set.streams.len())
         .map(|s| {
             let n = set.traces[0].plan.stream(set.streams[s].class_id).map_or(0, |sp| sp.events.len());
@@ -79,7 +82,7 @@ fn wanted(set: &TraceSet, mask: &[bool], window: (u64, u64)) -> Vec<Vec<(usize, 
 }
 
 fn synth_trace(dir: &Path, seed: u64) -> TraceSet {
-    let header = if seed % 2 == 0 { synth::EventHeaderKind::Compact } else { synth::EventHeaderKind::Large };
+    let header = if seed.is_multiple_of(2) { synth::EventHeaderKind::Compact } else { synth::EventHeaderKind::Large };
     let cfg = synth::SynthConfig { cpus: 2, events: 6_000, seed, packet_size: 4096, header, ..Default::default() };
     synth::generate(&cfg, dir).expect("synthesize");
     TraceSet::open(dir).expect("open")
