@@ -347,25 +347,15 @@ impl<'t> StreamCursor<'t> {
             self.in_packet = false;
             return Ok(Some(out));
         }
-        let mut see = |class: u32, cycles: u64| {
+        let seen = self.skim_each(|class, cycles| {
             if cycles >= window.0 && cycles <= window.1 {
                 tally(per_class, class);
                 out.events += 1;
                 out.first_cycles.get_or_insert(cycles);
                 out.last_cycles = Some(cycles);
             }
-        };
-        while self.cur.pos < self.cur.end {
-            self.skim_fixed(|class, cycles| {
-                see(class, cycles);
-                true
-            });
-            if self.cur.pos >= self.cur.end {
-                break;
-            }
-            let class = self.skim_event().map_err(|e| self.fail(e))?;
-            see(class, self.dec.clock);
-        }
+        });
+        seen.map_err(|e| self.fail(e))?;
         self.in_packet = false;
         Ok(Some(out))
     }
@@ -518,20 +508,30 @@ impl<'t> StreamCursor<'t> {
     #[inline(always)]
     fn skim_rest(&mut self, per_class: &mut [u64]) -> std::result::Result<u64, DecodeError> {
         let mut n = 0;
+        self.skim_each(|class, _| {
+            tally(per_class, class);
+            n += 1;
+        })?;
+        Ok(n)
+    }
+
+    /// Passes over the rest of the open packet, calling `see(class, clock)` for each
+    /// event: runs of fixed-size events through [`StreamCursor::skim_fixed`], the others
+    /// one by one through the general path.
+    #[inline(always)]
+    fn skim_each(&mut self, mut see: impl FnMut(u32, u64)) -> std::result::Result<(), DecodeError> {
         while self.cur.pos < self.cur.end {
-            self.skim_fixed(|class, _| {
-                tally(per_class, class);
-                n += 1;
+            self.skim_fixed(|class, clock| {
+                see(class, clock);
                 true
             });
             if self.cur.pos >= self.cur.end {
                 break;
             }
             let class = self.skim_event()?;
-            tally(per_class, class);
-            n += 1;
+            see(class, self.dec.clock);
         }
-        Ok(n)
+        Ok(())
     }
 
     /// Decodes the next event's header and passes over its scopes without recording

@@ -2,29 +2,14 @@
 //! whole gives (the property parallel analysis relies on), and hostile bytes never
 //! panic the decoder.
 
+mod common;
+
 use std::path::Path;
 
+use common::items;
 use ctf::stream::{Item, StreamCursor};
 use ctf::trace::TraceSet;
 use proptest::prelude::*;
-
-/// A compact fingerprint of every item: (kind, ts, class name, payload JSON).
-fn items(set: &TraceSet, stream: usize, range: std::ops::Range<usize>) -> Vec<(u8, Option<i64>, String)> {
-    let mut out = Vec::new();
-    let mut c = StreamCursor::with_packets(set, stream, range);
-    let mut state = ctf::dump::DumpState::default();
-    while let Some(mut item) = c.next().expect("valid trace") {
-        let mut json = Vec::new();
-        ctf::dump::write_json(&mut json, &mut item, &mut state).expect("decodes");
-        let (kind, ts) = match &item {
-            Item::Event(e) => (0, e.ts()),
-            Item::Discarded(n) => (1, n.end_ns),
-            Item::LostPackets(n) => (2, n.end_ns),
-        };
-        out.push((kind, ts, String::from_utf8(json).unwrap()));
-    }
-    out
-}
 
 fn synth_trace(dir: &Path, seed: u64) -> TraceSet {
     let cfg = synth::SynthConfig { cpus: 2, events: 20_000, seed, packet_size: 4096, ..Default::default() };

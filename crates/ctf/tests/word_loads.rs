@@ -2,6 +2,8 @@
 //! events passed over by a loop on locals) give exactly what the general decoder gives:
 //! same items, same field values, same counts, same events passed over.
 
+mod common;
+
 use std::path::Path;
 
 use ctf::stream::{Item, Passed, StreamCursor};
@@ -21,22 +23,7 @@ fn general(mut set: TraceSet) -> TraceSet {
 
 /// Every item of every stream as (kind, ts, JSON dump).
 fn dump(set: &TraceSet) -> Vec<(u8, Option<i64>, String)> {
-    let mut out = Vec::new();
-    let mut state = ctf::dump::DumpState::default();
-    for s in 0..set.streams.len() {
-        let mut c = StreamCursor::new(set, s);
-        while let Some(mut item) = c.next().expect("valid trace") {
-            let mut json = Vec::new();
-            ctf::dump::write_json(&mut json, &mut item, &mut state).expect("decodes");
-            let (kind, ts) = match &item {
-                Item::Event(e) => (0, e.ts()),
-                Item::Discarded(n) => (1, n.end_ns),
-                Item::LostPackets(n) => (2, n.end_ns),
-            };
-            out.push((kind, ts, String::from_utf8(json).unwrap()));
-        }
-    }
-    out
+    (0..set.streams.len()).flat_map(|s| common::items(set, s, 0..set.streams[s].packets.len())).collect()
 }
 
 /// One packet's `(events, first_cycles, last_cycles)` as `count_packet_in` counts them.

@@ -1,0 +1,23 @@
+//! Helpers shared by the reader's integration tests.
+
+use ctf::stream::{Item, StreamCursor};
+use ctf::trace::TraceSet;
+
+/// A compact fingerprint of every item of packets `range` of stream `stream`:
+/// (kind, ts, JSON dump).
+pub fn items(set: &TraceSet, stream: usize, range: std::ops::Range<usize>) -> Vec<(u8, Option<i64>, String)> {
+    let mut out = Vec::new();
+    let mut c = StreamCursor::with_packets(set, stream, range);
+    let mut state = ctf::dump::DumpState::default();
+    while let Some(mut item) = c.next().expect("valid trace") {
+        let mut json = Vec::new();
+        ctf::dump::write_json(&mut json, &mut item, &mut state).expect("decodes");
+        let (kind, ts) = match &item {
+            Item::Event(e) => (0, e.ts()),
+            Item::Discarded(n) => (1, n.end_ns),
+            Item::LostPackets(n) => (2, n.end_ns),
+        };
+        out.push((kind, ts, String::from_utf8(json).unwrap()));
+    }
+    out
+}
