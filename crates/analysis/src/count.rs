@@ -32,22 +32,23 @@ pub struct CountState {
 }
 
 /// Result of [`Count`] (its JSON form is the `count` output format).
+/// (Fields in alphabetical order: see [`crate::output::to_json_string`].)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CountReport {
     /// Always `"count"`.
     pub analysis: &'static str,
-    /// Events.
-    pub events: u64,
-    /// Events discarded by the tracer.
-    pub discarded: u64,
-    /// Events per name (names with no event omitted).
-    pub by_name: BTreeMap<String, u64>,
-    /// Events per CPU (`cpu_id`, as a string key).
-    pub by_cpu: BTreeMap<String, u64>,
     /// First event timestamp (ns from origin).
     pub begin_ns: Option<i64>,
+    /// Events per CPU (`cpu_id`, as a string key).
+    pub by_cpu: BTreeMap<String, u64>,
+    /// Events per name (names with no event omitted).
+    pub by_name: BTreeMap<String, u64>,
+    /// Events discarded by the tracer.
+    pub discarded: u64,
     /// Last event timestamp.
     pub end_ns: Option<i64>,
+    /// Events.
+    pub events: u64,
 }
 
 impl Count {

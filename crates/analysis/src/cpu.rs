@@ -81,44 +81,47 @@ fn credit(threads: &mut FxMap<i32, ThreadAcc>, seg: &mut CpuSeg, tid: i32, d: i6
 }
 
 /// One CPU of the result.
+/// (Fields in alphabetical order: see [`crate::output::to_json_string`].)
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CpuRow {
-    /// `cpu_id`.
-    pub cpu: u32,
     /// Non-idle time, ns.
     pub busy_ns: u64,
+    /// `cpu_id`.
+    pub cpu: u32,
     /// `busy_ns / (end_ns - begin_ns)`.
     pub usage: f64,
 }
 
 /// One thread of the result.
+/// (Fields in alphabetical order: see [`crate::output::to_json_string`].)
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ThreadCpuRow {
-    /// Thread id.
-    pub tid: i32,
-    /// Process id, when known.
-    pub pid: Option<i32>,
     /// Latest command name.
     pub comm: String,
     /// CPU time, ns.
     pub cpu_ns: u64,
-    /// `cpu_ns / (end_ns - begin_ns)`.
-    pub usage: f64,
     /// `sched_migrate_task` events for this thread.
     pub migrations: u64,
+    /// Process id, when known.
+    pub pid: Option<i32>,
+    /// Thread id.
+    pub tid: i32,
+    /// `cpu_ns / (end_ns - begin_ns)`.
+    pub usage: f64,
 }
 
 /// Result of [`Cpu`] (its JSON form is the `cpu` output format).
+/// (Fields in alphabetical order: see [`crate::output::to_json_string`].)
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CpuReport {
     /// Always `"cpu"`.
     pub analysis: &'static str,
     /// First event timestamp.
     pub begin_ns: Option<i64>,
-    /// Last event timestamp.
-    pub end_ns: Option<i64>,
     /// Per CPU, by id.
     pub cpus: Vec<CpuRow>,
+    /// Last event timestamp.
+    pub end_ns: Option<i64>,
     /// Per thread, by decreasing CPU time then tid.
     pub threads: Vec<ThreadCpuRow>,
     /// Mean usage over CPUs.

@@ -96,30 +96,95 @@ pub struct ThreadInfo {
     pub comm: Option<String>,
     /// Versions of the events that set `pid` and `comm` (meaningful inside one chunk).
     at: (Version, Version),
+    /// The raw `char[16]` array `comm` was last decoded from, when it was: a switch
+    /// naming the thread with the same array changes nothing but the version.
+    raw: Option<[u8; 16]>,
 }
 
 /// tid → [`ThreadInfo`], from `sched_switch`, `sched_process_fork`/`exec` and
 /// `lttng_statedump_process_state`. Inside a chunk the event with the latest
 /// [`Version`] wins, whatever order the streams were read in; merge: the later chunk's
 /// values win.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+///
+/// Threads live in a slab indexed by a tid map; each stream remembers the last thread
+/// named there, since the `prev_tid` of a stream's switch is usually the `next_tid`
+/// of its previous one.
+#[derive(Debug, Clone, Default)]
 pub struct Info {
-    /// By tid.
-    pub threads: FxMap<i32, ThreadInfo>,
+    /// tid → index in `threads`.
+    slots: FxMap<i32, u32>,
+    /// The threads, in the order first seen.
+    threads: Vec<(i32, ThreadInfo)>,
+    /// Per stream: the tid last named there and its index (`i32::MIN`: none).
+    recent: Vec<(i32, u32)>,
 }
 
+impl PartialEq for Info {
+    fn eq(&self, o: &Info) -> bool {
+        self.threads.len() == o.threads.len() && self.threads.iter().all(|(t, i)| o.get(*t) == Some(i))
+    }
+}
+impl Eq for Info {}
+
 impl Info {
+    /// The index of `tid` in the slab, added when new.
+    #[inline]
+    fn index(&mut self, tid: i32) -> usize {
+        let n = self.threads.len() as u32;
+        let i = *self.slots.entry(tid).or_insert(n);
+        if i == n {
+            self.threads.push((tid, ThreadInfo::default()));
+        }
+        i as usize
+    }
+    /// [`Info::index`] of `tid`, named on stream `stream`.
+    #[inline]
+    fn index_on(&mut self, tid: i32, stream: usize) -> usize {
+        if let Some(&(t, i)) = self.recent.get(stream) {
+            if t == tid {
+                return i as usize;
+            }
+        }
+        let i = self.index(tid);
+        if stream >= self.recent.len() {
+            self.recent.resize(stream + 1, (i32::MIN, 0));
+        }
+        self.recent[stream] = (tid, i as u32);
+        i
+    }
+    fn get(&self, tid: i32) -> Option<&ThreadInfo> {
+        self.slots.get(&tid).map(|&i| &self.threads[i as usize].1)
+    }
     fn comm(&mut self, tid: i32, b: &[u8], v: Version) {
-        let t = self.threads.entry(tid).or_default();
+        let i = self.index_on(tid, v.1);
+        let t = &mut self.threads[i].1;
         if t.comm.is_none() || v >= t.at.1 {
             t.at.1 = v;
+            t.raw = None;
             if t.comm.as_deref().map(str::as_bytes) != Some(b) {
                 t.comm = Some(String::from_utf8_lossy(b).into_owned());
             }
         }
     }
+    /// [`Info::comm`] from a raw `char[16]` (up to its first zero byte).
+    #[inline]
+    fn comm_raw(&mut self, tid: i32, raw: [u8; 16], v: Version) {
+        let i = self.index_on(tid, v.1);
+        let t = &mut self.threads[i].1;
+        if t.comm.is_none() || v >= t.at.1 {
+            t.at.1 = v;
+            if t.raw != Some(raw) {
+                let b = raw.iter().position(|&c| c == 0).map_or(&raw[..], |n| &raw[..n]);
+                if t.comm.as_deref().map(str::as_bytes) != Some(b) {
+                    t.comm = Some(String::from_utf8_lossy(b).into_owned());
+                }
+                t.raw = Some(raw);
+            }
+        }
+    }
     fn pid(&mut self, tid: i32, pid: i32, v: Version) {
-        let t = self.threads.entry(tid).or_default();
+        let i = self.index_on(tid, v.1);
+        let t = &mut self.threads[i].1;
         if t.pid.is_none() || v >= t.at.0 {
             t.at.0 = v;
             t.pid = Some(pid);
@@ -133,9 +198,16 @@ impl Info {
         match c.kind {
             Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => {
                 for (t, n) in [(prev_tid, prev_comm), (next_tid, next_comm)] {
-                    if let (Some(t), Some(b)) = (ev.int(t), n.and_then(|n| ev.bytes(n))) {
-                        if t != 0 {
-                            self.comm(t as i32, b, v);
+                    let (Some(t), Some(n)) = (ev.int(t), n) else { continue };
+                    if t == 0 {
+                        continue;
+                    }
+                    match ev.array_bytes(n).and_then(|a| <[u8; 16]>::try_from(a).ok()) {
+                        Some(raw) => self.comm_raw(t as i32, raw, v),
+                        None => {
+                            if let Some(b) = ev.bytes(n) {
+                                self.comm(t as i32, b, v);
+                            }
                         }
                     }
                 }
@@ -171,16 +243,18 @@ impl Info {
 
     /// Joins `later` into `self` (earlier): later values win.
     pub fn merge(mut self, later: Info) -> Info {
-        if self.threads.len() < later.threads.len() && self.threads.is_empty() {
+        if self.threads.is_empty() {
             return later;
         }
         for (t, i) in later.threads {
-            let e = self.threads.entry(t).or_default();
+            let k = self.index(t);
+            let e = &mut self.threads[k].1;
             if i.pid.is_some() {
                 e.pid = i.pid;
             }
             if i.comm.is_some() {
                 e.comm = i.comm;
+                e.raw = i.raw;
             }
         }
         self
@@ -188,10 +262,10 @@ impl Info {
 
     /// The pid of `tid`, if known.
     pub fn pid_of(&self, tid: i32) -> Option<i32> {
-        self.threads.get(&tid).and_then(|i| i.pid)
+        self.get(tid).and_then(|i| i.pid)
     }
     /// The name of `tid`, or `""`.
     pub fn comm_of(&self, tid: i32) -> &str {
-        self.threads.get(&tid).and_then(|i| i.comm.as_deref()).unwrap_or("")
+        self.get(tid).and_then(|i| i.comm.as_deref()).unwrap_or("")
     }
 }

@@ -158,3 +158,21 @@ proptest! {
         }
     }
 }
+
+/// The JSON written straight from a report is the text of its `Value` form (keys
+/// sorted), for every analysis, on a real trace and a synthesized one.
+#[test]
+fn direct_json_equals_value_json() {
+    let (_d, set, _) = synth_trace(3, 20_000, 11);
+    let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/many-threads");
+    let real = shared.exists().then(|| ctf::trace::TraceSet::open(&shared).unwrap());
+    for set in std::iter::once(&set).chain(real.as_ref()) {
+        for k in [AnalysisKind::Count, AnalysisKind::Cpu, AnalysisKind::Io] {
+            let r = serial(set, k);
+            let direct = analysis::output::to_json_string(&r).unwrap();
+            let via_value = serde_json::to_string_pretty(&analysis::output::to_json(&r)).unwrap();
+            assert_eq!(direct, via_value, "{k:?}");
+            assert!(direct.len() > 100);
+        }
+    }
+}

@@ -132,27 +132,29 @@ impl Io {
 }
 
 /// One thread of the result.
+/// (Fields in alphabetical order: see [`crate::output::to_json_string`].)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ThreadIoRow {
-    /// Thread id.
-    pub tid: i32,
-    /// Process id, when known.
-    pub pid: Option<i32>,
     /// Latest command name.
     pub comm: String,
+    /// Process id, when known.
+    pub pid: Option<i32>,
     /// Bytes read.
     pub read_bytes: u64,
+    /// Thread id.
+    pub tid: i32,
     /// Bytes written.
     pub write_bytes: u64,
 }
 
 /// One process of the result.
+/// (Fields in alphabetical order: see [`crate::output::to_json_string`].)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ProcessIoRow {
-    /// Process id (the tid when unknown).
-    pub pid: i32,
     /// Name of its main thread (or of any thread).
     pub comm: String,
+    /// Process id (the tid when unknown).
+    pub pid: i32,
     /// Bytes read.
     pub read_bytes: u64,
     /// Bytes written.
@@ -160,6 +162,7 @@ pub struct ProcessIoRow {
 }
 
 /// One file of the result.
+/// (Fields in alphabetical order: see [`crate::output::to_json_string`].)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FileIoRow {
     /// Path.
@@ -171,6 +174,7 @@ pub struct FileIoRow {
 }
 
 /// Result of [`Io`] (its JSON form is the `io` output format).
+/// (Fields in alphabetical order: see [`crate::output::to_json_string`].)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct IoReport {
     /// Always `"io"`.
@@ -179,12 +183,12 @@ pub struct IoReport {
     pub begin_ns: Option<i64>,
     /// Last event timestamp.
     pub end_ns: Option<i64>,
-    /// Threads with I/O, by decreasing total bytes then tid.
-    pub threads: Vec<ThreadIoRow>,
-    /// Processes with I/O, same order.
-    pub processes: Vec<ProcessIoRow>,
     /// Files with I/O (fds of unknown path are not listed), same order.
     pub files: Vec<FileIoRow>,
+    /// Processes with I/O, same order.
+    pub processes: Vec<ProcessIoRow>,
+    /// Threads with I/O, by decreasing total bytes then tid.
+    pub threads: Vec<ThreadIoRow>,
 }
 
 impl Io {

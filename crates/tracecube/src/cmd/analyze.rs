@@ -179,7 +179,7 @@ pub fn run(a: AnalyzeArgs) -> Result<()> {
     };
     match a.format {
         Format::Text => print!("{}", analysis::output::to_text(&report)),
-        Format::Json => println!("{}", serde_json::to_string_pretty(&analysis::output::to_json(&report))?),
+        Format::Json => println!("{}", analysis::output::to_json_string(&report)?),
         Format::Lami => println!("{}", serde_json::to_string_pretty(&analysis::output::to_lami(&report))?),
     }
     Ok(())
