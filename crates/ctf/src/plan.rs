@@ -30,8 +30,9 @@ pub struct FieldHandle {
 pub struct LazyField {
     /// 0: common context, 1: specific context, 2: payload.
     pub scope: u8,
-    /// Bit offset from the aligned start of the scope.
-    pub offset: u64,
+    /// Bit offset from the aligned start of the scope (handles stay small: event
+    /// classes are matched and copied per event).
+    pub offset: u32,
     /// When the field is an integer: its size in bits, signedness and byte order (read
     /// in place without consulting its node).
     pub int: Option<LazyInt>,
@@ -40,8 +41,8 @@ pub struct LazyField {
 /// How to read an integer field in place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct LazyInt {
-    /// Size in bits.
-    pub bits: u32,
+    /// Size in bits (1..=64).
+    pub bits: u8,
     /// Signed (sign-extended).
     pub signed: bool,
     /// Big-endian.
@@ -756,10 +757,10 @@ impl Plan {
                 let lazy = if scope < 3 && self.skippable[root.0 as usize] {
                     let offset = self.fixed_offset(root, path)?;
                     let int = match *self.node(node) {
-                        Node::Int { bits, signed, be, .. } => Some(LazyInt { bits, signed, be }),
+                        Node::Int { bits, signed, be, .. } => Some(LazyInt { bits: bits as u8, signed, be }),
                         _ => None,
                     };
-                    Some(LazyField { scope, offset, int })
+                    u32::try_from(offset).ok().map(|offset| LazyField { scope, offset, int })
                 } else {
                     None
                 };

@@ -851,7 +851,7 @@ impl<'c, 't> EventRef<'c, 't> {
     /// Bit position of a lazily read field in the packet.
     #[inline(always)]
     fn lazy_pos(&self, l: &crate::plan::LazyField) -> u64 {
-        self.c.ev.scopes[l.scope as usize] + l.offset
+        self.c.ev.scopes[l.scope as usize] + u64::from(l.offset)
     }
 
     /// An integer field's value as unsigned (raw bits; signed values sign-extended), if
@@ -860,6 +860,7 @@ impl<'c, 't> EventRef<'c, 't> {
     pub fn uint(&self, h: FieldHandle) -> Option<u64> {
         if let Some(l) = h.lazy {
             let crate::plan::LazyInt { bits, signed, be } = l.int?;
+            let bits = u32::from(bits);
             let pos = self.lazy_pos(&l);
             let raw = if be { crate::bits::read_be(self.c.cur.buf, pos, bits) } else { crate::bits::read_le(self.c.cur.buf, pos, bits) };
             return Some(if signed { crate::bits::sign_extend(raw, bits) as u64 } else { raw });
