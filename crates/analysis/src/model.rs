@@ -101,6 +101,15 @@ pub struct ThreadInfo {
     raw: Option<[u8; 16]>,
 }
 
+/// A thread name as an event gives it.
+enum Name<'a> {
+    /// Bytes of a string (up to its end or first zero byte).
+    Bytes(&'a [u8]),
+    /// A raw `char[16]` (the name is up to its first zero byte): a thread last named
+    /// from the same array keeps its name without a decode.
+    Raw([u8; 16]),
+}
+
 /// tid → [`ThreadInfo`], from `sched_switch`, `sched_process_fork`/`exec` and
 /// `lttng_statedump_process_state`. Inside a chunk the event with the latest
 /// [`Version`] wins, whatever order the streams were read in; merge: the later chunk's
@@ -155,32 +164,28 @@ impl Info {
     fn get(&self, tid: i32) -> Option<&ThreadInfo> {
         self.slots.get(&tid).map(|&i| &self.threads[i as usize].1)
     }
-    fn comm(&mut self, tid: i32, b: &[u8], v: Version) {
-        let i = self.index_on(tid, v.1);
-        let t = &mut self.threads[i].1;
-        if t.comm.is_none() || v >= t.at.1 {
-            t.at.1 = v;
-            t.raw = None;
-            if t.comm.as_deref().map(str::as_bytes) != Some(b) {
-                t.comm = Some(String::from_utf8_lossy(b).into_owned());
-            }
-        }
-    }
-    /// [`Info::comm`] from a raw `char[16]` (up to its first zero byte).
+    /// Names `tid` at version `v`, unless a later event named it already.
     #[inline]
-    fn comm_raw(&mut self, tid: i32, raw: [u8; 16], v: Version) {
+    fn comm(&mut self, tid: i32, name: Name<'_>, v: Version) {
         let i = self.index_on(tid, v.1);
         let t = &mut self.threads[i].1;
-        if t.comm.is_none() || v >= t.at.1 {
-            t.at.1 = v;
-            if t.raw != Some(raw) {
-                let b = raw.iter().position(|&c| c == 0).map_or(&raw[..], |n| &raw[..n]);
-                if t.comm.as_deref().map(str::as_bytes) != Some(b) {
-                    t.comm = Some(String::from_utf8_lossy(b).into_owned());
-                }
-                t.raw = Some(raw);
-            }
+        if t.comm.is_some() && v < t.at.1 {
+            return;
         }
+        t.at.1 = v;
+        let raw = match name {
+            Name::Raw(r) if t.raw == Some(r) => return,
+            Name::Raw(r) => Some(r),
+            Name::Bytes(_) => None,
+        };
+        let b = match &name {
+            Name::Bytes(b) => b,
+            Name::Raw(r) => r.iter().position(|&c| c == 0).map_or(&r[..], |n| &r[..n]),
+        };
+        if t.comm.as_deref().map(str::as_bytes) != Some(b) {
+            t.comm = Some(String::from_utf8_lossy(b).into_owned());
+        }
+        t.raw = raw;
     }
     fn pid(&mut self, tid: i32, pid: i32, v: Version) {
         let i = self.index_on(tid, v.1);
@@ -202,14 +207,14 @@ impl Info {
                     if t == 0 {
                         continue;
                     }
-                    match ev.array_bytes(n).and_then(|a| <[u8; 16]>::try_from(a).ok()) {
-                        Some(raw) => self.comm_raw(t as i32, raw, v),
-                        None => {
-                            if let Some(b) = ev.bytes(n) {
-                                self.comm(t as i32, b, v);
-                            }
-                        }
-                    }
+                    let name = match ev.array_bytes(n).and_then(|a| <[u8; 16]>::try_from(a).ok()) {
+                        Some(raw) => Name::Raw(raw),
+                        None => match ev.bytes(n) {
+                            Some(b) => Name::Bytes(b),
+                            None => continue,
+                        },
+                    };
+                    self.comm(t as i32, name, v);
                 }
             }
             Kind::Fork { child_tid, child_pid, child_comm, .. } => {
@@ -218,13 +223,13 @@ impl Info {
                         self.pid(t as i32, p, v);
                     }
                     if let Some(b) = child_comm.and_then(|n| ev.bytes(n)) {
-                        self.comm(t as i32, b, v);
+                        self.comm(t as i32, Name::Bytes(b), v);
                     }
                 }
             }
             Kind::Exec { tid: Some(tid), filename: Some(f) } => {
                 if let (Some(t), Some(b)) = (ev.int(tid), ev.bytes(f)) {
-                    self.comm(t as i32, comm_of_path(b), v);
+                    self.comm(t as i32, Name::Bytes(comm_of_path(b)), v);
                 }
             }
             Kind::ProcState { tid, pid, name } => {
@@ -233,7 +238,7 @@ impl Info {
                         self.pid(t as i32, p, v);
                     }
                     if let Some(b) = name.and_then(|n| ev.bytes(n)) {
-                        self.comm(t as i32, b, v);
+                        self.comm(t as i32, Name::Bytes(b), v);
                     }
                 }
             }

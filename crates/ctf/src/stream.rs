@@ -874,13 +874,20 @@ impl<'c, 't> EventRef<'c, 't> {
         self.uint(h).map(|v| v as i64)
     }
 
+    /// Bit position in the packet of a string, array or sequence field, if the event
+    /// has it (read in place when lazy, else from the slot decoding filled).
+    #[inline(always)]
+    fn string_pos(&self, h: FieldHandle) -> Option<u64> {
+        match h.lazy {
+            Some(l) => Some(self.lazy_pos(&l)),
+            None if self.valid(h) => Some(self.c.dec.slots[h.node.0 as usize]),
+            None => None,
+        }
+    }
+
     /// A string field (or character array) as bytes borrowed from the trace.
     pub fn bytes(&self, h: FieldHandle) -> Option<&'c [u8]> {
-        let pos = match h.lazy {
-            Some(l) => self.lazy_pos(&l),
-            None if self.valid(h) => self.c.dec.slots[h.node.0 as usize],
-            None => return None,
-        };
+        let pos = self.string_pos(h)?;
         let buf: &'c [u8] = self.c.cur.buf;
         let start = (pos / 8) as usize;
         let end = (self.c.cur.end / 8) as usize;
@@ -898,11 +905,7 @@ impl<'c, 't> EventRef<'c, 't> {
     /// caller that compares raw arrays. `None` when the field is not a byte-aligned
     /// array of 8-bit elements or the event lacks it.
     pub fn array_bytes(&self, h: FieldHandle) -> Option<&'c [u8]> {
-        let pos = match h.lazy {
-            Some(l) => self.lazy_pos(&l),
-            None if self.valid(h) => self.c.dec.slots[h.node.0 as usize],
-            None => return None,
-        };
+        let pos = self.string_pos(h)?;
         let Node::Array { len, text: true, .. } = *self.c.plan.node(h.node) else { return None };
         if pos % 8 != 0 || pos + len * 8 > self.c.cur.end {
             return None;
