@@ -25,7 +25,7 @@ use engine::{Analysis, Ctx, StreamOrder};
 use serde::Serialize;
 
 use crate::kernel::{cpu_of, Kind, Layout};
-use crate::model::{FxMap, Info, Span};
+use crate::model::{Info, Span};
 
 /// What to do with the time before a CPU's first `sched_switch`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -51,8 +51,8 @@ struct CpuSeg {
     cpu: Option<u32>,
     /// First switch of the chunk: `(ts, prev_tid)`.
     first: Option<(i64, i32)>,
-    /// Last switch of the chunk: `(ts, next_tid)`.
-    last: Option<(i64, i32)>,
+    /// Last switch of the chunk: `(ts, next_tid, its slot)` (slot `None`: tid 0).
+    last: Option<(i64, i32, Option<u32>)>,
     busy: u64,
 }
 
@@ -61,6 +61,8 @@ struct CpuSeg {
 struct ThreadAcc {
     cpu_ns: u64,
     migrations: u64,
+    /// Whether the thread ran (was credited time) or migrated: it is then listed.
+    listed: bool,
 }
 
 /// Chunk state of [`Cpu`].
@@ -68,15 +70,29 @@ struct ThreadAcc {
 pub struct CpuState {
     /// By stream index.
     cpus: Vec<CpuSeg>,
-    threads: FxMap<i32, ThreadAcc>,
+    /// Per thread, by its slot in `info` (shorter when the last slots have none yet).
+    threads: Vec<ThreadAcc>,
     info: Info,
     span: Span,
 }
 
-fn credit(threads: &mut FxMap<i32, ThreadAcc>, seg: &mut CpuSeg, tid: i32, d: i64) {
-    if tid != 0 && d > 0 {
+/// The totals of the thread in slot `i`.
+#[inline]
+fn acc(threads: &mut Vec<ThreadAcc>, i: usize) -> &mut ThreadAcc {
+    if i >= threads.len() {
+        threads.resize(i + 1, ThreadAcc::default());
+    }
+    &mut threads[i]
+}
+
+/// Credits `d` ns to the thread in slot `slot` (`None`: tid 0, idle, not credited).
+#[inline]
+fn credit(threads: &mut Vec<ThreadAcc>, seg: &mut CpuSeg, slot: Option<u32>, d: i64) {
+    if let (Some(i), true) = (slot, d > 0) {
         seg.busy += d as u64;
-        threads.entry(tid).or_default().cpu_ns += d as u64;
+        let a = acc(threads, i as usize);
+        a.cpu_ns += d as u64;
+        a.listed = true;
     }
 }
 
@@ -156,30 +172,34 @@ impl Analysis for Cpu {
         CpuState { cpus: vec![CpuSeg::default(); self.streams], ..Default::default() }
     }
 
-    #[inline]
+    #[inline(never)]
     fn on_event(&self, st: &mut CpuState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
         st.span.see(ev.ts());
         let Some(c) = self.layout.class(ev) else { return };
         match c.kind {
             Kind::Other | Kind::Entry { .. } | Kind::Exit { .. } | Kind::OtherEntry => {}
-            Kind::Switch { prev_tid, next_tid, .. } => {
+            Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => {
                 let (Some(t), Some(prev), Some(next)) = (ev.ts(), ev.int(prev_tid), ev.int(next_tid)) else { return };
                 let Some(seg) = st.cpus.get_mut(ctx.stream) else { return };
+                let (prev, next) = (prev as i32, next as i32);
                 seg.cpu = Some(cpu_of(ev, c, ctx.stream));
                 match seg.last {
-                    Some((t0, tid)) => credit(&mut st.threads, seg, tid, t - t0),
+                    Some((t0, _, slot)) => credit(&mut st.threads, seg, slot, t - t0),
                     None => {
                         if seg.first.is_none() {
-                            seg.first = Some((t, prev as i32));
+                            seg.first = Some((t, prev));
                         }
                     }
                 }
-                seg.last = Some((t, next as i32));
-                st.info.on_event(ev, c, (ctx.order, ctx.stream));
+                let [p, n] = st.info.switch_slots(prev, next, ctx.stream);
+                seg.last = Some((t, next, n.map(|n| n as u32)));
+                st.info.on_switch(ev, [(p, prev_comm), (n, next_comm)], (ctx.order, ctx.stream));
             }
             Kind::Migrate { tid } => {
-                if let Some(t) = ev.int(tid) {
-                    st.threads.entry(t as i32).or_default().migrations += 1;
+                if let Some(t) = ev.int(tid).filter(|t| *t != 0) {
+                    let a = acc(&mut st.threads, st.info.slot(t as i32));
+                    a.migrations += 1;
+                    a.listed = true;
                 }
             }
             _ => st.info.on_event(ev, c, (ctx.order, ctx.stream)),
@@ -187,21 +207,25 @@ impl Analysis for Cpu {
     }
 
     fn merge(&self, mut a: CpuState, b: CpuState) -> CpuState {
+        // `b`'s slots, renumbered as `a`'s.
+        let (info, map) = std::mem::take(&mut a.info).merge_mapped(b.info);
+        a.info = info;
+        let remap = |slot: Option<u32>| slot.map(|i| map[i as usize]);
         for (la, lb) in a.cpus.iter_mut().zip(b.cpus) {
             la.cpu = lb.cpu.or(la.cpu);
-            if let (Some((t0, tid)), Some((t, _))) = (la.last, lb.first) {
-                credit(&mut a.threads, la, tid, t - t0);
+            if let (Some((t0, _, slot)), Some((t, _))) = (la.last, lb.first) {
+                credit(&mut a.threads, la, slot, t - t0);
             }
             la.first = la.first.or(lb.first);
-            la.last = lb.last.or(la.last);
+            la.last = lb.last.map(|(t, tid, slot)| (t, tid, remap(slot))).or(la.last);
             la.busy += lb.busy;
         }
-        for (tid, x) in b.threads {
-            let y = a.threads.entry(tid).or_default();
+        for (i, x) in b.threads.into_iter().enumerate().filter(|(_, x)| x.listed) {
+            let y = acc(&mut a.threads, map[i] as usize);
             y.cpu_ns += x.cpu_ns;
             y.migrations += x.migrations;
+            y.listed = true;
         }
-        a.info = a.info.merge(b.info);
         a.span = a.span.merge(b.span);
         a
     }
@@ -214,10 +238,11 @@ impl Analysis for Cpu {
         for seg in st.cpus.iter_mut() {
             let Some(cpu) = seg.cpu else { continue };
             if let (Some((t, prev)), HeadPolicy::FromStart) = (seg.first, self.head) {
-                credit(&mut st.threads, seg, prev, t - begin);
+                let slot = (prev != 0).then(|| st.info.slot(prev) as u32);
+                credit(&mut st.threads, seg, slot, t - begin);
             }
-            if let Some((t0, tid)) = seg.last {
-                credit(&mut st.threads, seg, tid, end - t0);
+            if let Some((t0, _, slot)) = seg.last {
+                credit(&mut st.threads, seg, slot, end - t0);
             }
             if cpu & 0x8000_0000 == 0 {
                 *cpus.entry(cpu).or_insert(0) += seg.busy;
@@ -228,8 +253,10 @@ impl Analysis for Cpu {
         let mut threads: Vec<ThreadCpuRow> = st
             .threads
             .iter()
-            .filter(|(tid, _)| **tid != 0)
-            .map(|(&tid, a)| ThreadCpuRow {
+            .enumerate()
+            .filter(|(_, a)| a.listed)
+            .map(|(i, a)| (st.info.tid_of_slot(i), a))
+            .map(|(tid, a)| ThreadCpuRow {
                 tid,
                 pid: st.info.pid_of(tid),
                 comm: st.info.comm_of(tid).to_string(),

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use ctf::plan::FieldHandle;
 use ctf::stream::EventRef;
 
 use crate::kernel::{comm_of_path, i32_of, EvClass, Kind};
@@ -136,9 +137,11 @@ impl PartialEq for Info {
 impl Eq for Info {}
 
 impl Info {
-    /// The index of `tid` in the slab, added when new.
+    /// The slot of `tid` (its index in the slab, stable for the life of this state),
+    /// added when new. Analyses may keep per-thread data in vectors indexed by slot
+    /// (see [`Info::merge_mapped`]).
     #[inline]
-    fn index(&mut self, tid: i32) -> usize {
+    pub fn slot(&mut self, tid: i32) -> usize {
         let n = self.threads.len() as u32;
         let i = *self.slots.entry(tid).or_insert(n);
         if i == n {
@@ -146,28 +149,42 @@ impl Info {
         }
         i as usize
     }
-    /// [`Info::index`] of `tid`, named on stream `stream`.
+    /// [`Info::slot`] of `tid`, seen on stream `stream` (cached per stream: the
+    /// `prev_tid` of a stream's switch is usually the `next_tid` of its previous one).
     #[inline]
-    fn index_on(&mut self, tid: i32, stream: usize) -> usize {
+    pub fn slot_on(&mut self, tid: i32, stream: usize) -> usize {
         if let Some(&(t, i)) = self.recent.get(stream) {
             if t == tid {
                 return i as usize;
             }
         }
-        let i = self.index(tid);
+        let i = self.slot(tid);
         if stream >= self.recent.len() {
             self.recent.resize(stream + 1, (i32::MIN, 0));
         }
         self.recent[stream] = (tid, i as u32);
         i
     }
+    /// The number of slots.
+    pub fn slot_count(&self) -> usize {
+        self.threads.len()
+    }
+    /// The tid of slot `i`.
+    pub fn tid_of_slot(&self, i: usize) -> i32 {
+        self.threads[i].0
+    }
     fn get(&self, tid: i32) -> Option<&ThreadInfo> {
         self.slots.get(&tid).map(|&i| &self.threads[i as usize].1)
     }
     /// Names `tid` at version `v`, unless a later event named it already.
-    #[inline]
+    #[inline(never)]
     fn comm(&mut self, tid: i32, name: Name<'_>, v: Version) {
-        let i = self.index_on(tid, v.1);
+        let i = self.slot_on(tid, v.1);
+        self.comm_at(i, name, v);
+    }
+    /// [`Info::comm`] of the thread in slot `i`.
+    #[inline(never)]
+    fn comm_at(&mut self, i: usize, name: Name<'_>, v: Version) {
         let t = &mut self.threads[i].1;
         if t.comm.is_some() && v < t.at.1 {
             return;
@@ -188,7 +205,7 @@ impl Info {
         t.raw = raw;
     }
     fn pid(&mut self, tid: i32, pid: i32, v: Version) {
-        let i = self.index_on(tid, v.1);
+        let i = self.slot_on(tid, v.1);
         let t = &mut self.threads[i].1;
         if t.pid.is_none() || v >= t.at.0 {
             t.at.0 = v;
@@ -202,19 +219,9 @@ impl Info {
     pub fn on_event(&mut self, ev: &EventRef<'_, '_>, c: &EvClass, v: Version) {
         match c.kind {
             Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => {
-                for (t, n) in [(prev_tid, prev_comm), (next_tid, next_comm)] {
-                    let (Some(t), Some(n)) = (ev.int(t), n) else { continue };
-                    if t == 0 {
-                        continue;
-                    }
-                    let name = match ev.array_bytes(n).and_then(|a| <[u8; 16]>::try_from(a).ok()) {
-                        Some(raw) => Name::Raw(raw),
-                        None => match ev.bytes(n) {
-                            Some(b) => Name::Bytes(b),
-                            None => continue,
-                        },
-                    };
-                    self.comm(t as i32, name, v);
+                if let (Some(prev), Some(next)) = (ev.int(prev_tid), ev.int(next_tid)) {
+                    let [p, n] = self.switch_slots(prev as i32, next as i32, v.1);
+                    self.on_switch(ev, [(p, prev_comm), (n, next_comm)], v);
                 }
             }
             Kind::Fork { child_tid, child_pid, child_comm, .. } => {
@@ -246,13 +253,60 @@ impl Info {
         }
     }
 
-    /// Joins `later` into `self` (earlier): later values win.
-    pub fn merge(mut self, later: Info) -> Info {
-        if self.threads.is_empty() {
-            return later;
+    /// Learns the names of a `sched_switch` at version `v` whose threads the caller
+    /// found already: `[(slot of prev_tid, prev_comm), (slot of next_tid, next_comm)]`
+    /// (`None`: tid 0, the idle task, never named). A name given as the same `char[16]`
+    /// as last time costs a compare.
+    #[inline]
+    pub fn on_switch(&mut self, ev: &EventRef<'_, '_>, names: [(Option<usize>, Option<FieldHandle>); 2], v: Version) {
+        for (slot, h) in names {
+            let (Some(i), Some(h)) = (slot, h) else { continue };
+            match ev.array_bytes(h).and_then(|a| <&[u8; 16]>::try_from(a).ok()) {
+                Some(raw) => {
+                    let t = &mut self.threads[i].1;
+                    if t.raw.as_ref() == Some(raw) {
+                        // Named (`raw` is only kept with a name) from the same array.
+                        if v >= t.at.1 {
+                            t.at.1 = v;
+                        }
+                        continue;
+                    }
+                    self.comm_at(i, Name::Raw(*raw), v);
+                }
+                None => {
+                    if let Some(b) = ev.bytes(h) {
+                        self.comm_at(i, Name::Bytes(b), v);
+                    }
+                }
+            }
         }
+    }
+
+    /// The slots of a switch's `prev_tid` and `next_tid` on stream `stream` (`None`
+    /// for tid 0), in that order (the per-stream cache then holds `next_tid`).
+    #[inline]
+    pub fn switch_slots(&mut self, prev: i32, next: i32, stream: usize) -> [Option<usize>; 2] {
+        let p = if prev != 0 { Some(self.slot_on(prev, stream)) } else { None };
+        let n = if next != 0 { Some(self.slot_on(next, stream)) } else { None };
+        [p, n]
+    }
+
+    /// Joins `later` into `self` (earlier): later values win.
+    pub fn merge(self, later: Info) -> Info {
+        self.merge_mapped(later).0
+    }
+
+    /// [`Info::merge`], also returning where each slot of `later` went: `map[i]` is
+    /// the merged slot of `later`'s slot `i`.
+    pub fn merge_mapped(mut self, later: Info) -> (Info, Vec<u32>) {
+        if self.threads.is_empty() {
+            let map = (0..later.threads.len() as u32).collect();
+            return (later, map);
+        }
+        let mut map = Vec::with_capacity(later.threads.len());
         for (t, i) in later.threads {
-            let k = self.index(t);
+            let k = self.slot(t);
+            map.push(k as u32);
             let e = &mut self.threads[k].1;
             if i.pid.is_some() {
                 e.pid = i.pid;
@@ -262,7 +316,7 @@ impl Info {
                 e.raw = i.raw;
             }
         }
-        self
+        (self, map)
     }
 
     /// The pid of `tid`, if known.

@@ -61,6 +61,17 @@ pub struct Passed {
 }
 
 impl Passed {
+    /// Joins a run of passed events: the clock of its last one, and the span of
+    /// those inside the window (`lo > hi`: none).
+    #[inline(always)]
+    fn see_run(&mut self, last: Option<u64>, (lo, hi): (u64, u64)) {
+        if last.is_some() {
+            self.last = last;
+        }
+        if lo <= hi {
+            self.inside = Some(self.inside.map_or((lo, hi), |(f, l)| (f.min(lo), l.max(hi))));
+        }
+    }
     #[inline(always)]
     fn see(&mut self, cycles: u64, window: (u64, u64)) {
         self.last = Some(cycles);
@@ -200,13 +211,19 @@ impl<'t> StreamCursor<'t> {
                 // The tight loop: the rest of the packet, event by event.
                 while self.cur.pos < self.cur.end {
                     if skim {
+                        // The run's span, in locals (`lo > hi`: none inside).
+                        let (mut last, mut lo, mut hi) = (None, u64::MAX, 0);
                         self.skim_fixed(|class, clock| {
                             let pass = !is_wanted(class);
                             if pass {
-                                passed.see(clock, window);
+                                last = Some(clock);
+                                if clock >= window.0 && clock <= window.1 {
+                                    (lo, hi) = (lo.min(clock), hi.max(clock));
+                                }
                             }
                             pass
                         });
+                        passed.see_run(last, (lo, hi));
                         if self.cur.pos >= self.cur.end {
                             break;
                         }

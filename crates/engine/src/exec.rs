@@ -177,7 +177,8 @@ struct Head<'t> {
     bounds: (i64, i64),
     /// What the analysis reads of the trace last seen ([`Analysis::interest`]).
     interest: Interest,
-    /// Span of the events passed over since the last delivered item, inside `bounds`.
+    /// Span of the events passed over so far, inside `bounds` (reported when the head
+    /// ends).
     skipped: Option<(i64, i64)>,
 }
 
@@ -313,7 +314,7 @@ impl<'t> Head<'t> {
         }
     }
 
-    /// Reports the span of the events passed over so far.
+    /// Reports the span of the events passed over so far (and forgets it).
     #[inline]
     fn flush_skipped<A: Analysis>(&mut self, a: &A, st: &mut A::State) {
         if let Some((f, l)) = self.skipped.take() {
@@ -329,9 +330,10 @@ fn widen(span: &mut Option<(i64, i64)>, first: i64, last: i64) {
 }
 
 /// Hands the current item of `h` to the analysis when it is inside the slice and range.
+/// (The span of events passed over is reported when the head ends: [`Analysis::on_skipped`]
+/// is order-free.)
 #[inline(always)]
 fn deliver<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>) {
-    h.flush_skipped(a, st);
     if h.in_bounds(h.key) {
         let ctx = Ctx { stream: h.stream, order: h.order };
         match h.cur.current() {

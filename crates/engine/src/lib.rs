@@ -127,9 +127,9 @@ pub trait Analysis: Sync {
     }
 
     /// Timestamps of events of the slice that were not delivered (see
-    /// [`Analysis::interest`]): all lie within `[first, last]`. Calls come per run of
-    /// such events of one stream, not in time order with the delivered items, so this
-    /// suits order-free uses such as the span of the events.
+    /// [`Analysis::interest`]): all lie within `[first, last]`. Calls come per stream of
+    /// the slice, when its last item was delivered, not in time order with the delivered
+    /// items, so this suits order-free uses such as the span of the events.
     fn on_skipped(&self, _st: &mut Self::State, _first: i64, _last: i64) {}
 
     /// Consumes a discarded-events or lost-packets notice.
