@@ -223,13 +223,16 @@ impl Io {
         let path = |h: Option<ctf::plan::FieldHandle>| h.and_then(|h| ev.bytes(h)).map(String::from_utf8_lossy);
         Some(match c.kind {
             Kind::Other | Kind::Migrate { .. } => return None,
-            Kind::Switch { prev_tid, next_tid, .. } => {
-                st.info.on_event(ev, c, (ctx.order, ctx.stream));
-                if let (Some(p), Some(n), Some(cur)) = (ev.int(prev_tid), ev.int(next_tid), st.cur.get_mut(ctx.stream)) {
+            Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => {
+                let (Some(p), Some(n)) = (ev.int(prev_tid), ev.int(next_tid)) else { return None };
+                let (p, n) = (p as i32, n as i32);
+                let [ps, ns] = st.info.switch_slots(p, n, ctx.stream);
+                st.info.on_switch(ev, [(ps, prev_comm), (ns, next_comm)], (ctx.order, ctx.stream));
+                if let Some(cur) = st.cur.get_mut(ctx.stream) {
                     if cur.1.is_none() && cur.0.is_none() {
-                        cur.0 = Some(p as i32);
+                        cur.0 = Some(p);
                     }
-                    cur.1 = Some(n as i32);
+                    cur.1 = Some(n);
                 }
                 return None;
             }
