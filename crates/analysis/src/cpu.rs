@@ -51,8 +51,8 @@ struct CpuSeg {
     cpu: Option<u32>,
     /// First switch of the chunk: `(ts, prev_tid)`.
     first: Option<(i64, i32)>,
-    /// Last switch of the chunk: `(ts, next_tid, its slot)` (slot `None`: tid 0).
-    last: Option<(i64, i32, Option<u32>)>,
+    /// Last switch of the chunk: `(ts, slot of next_tid)` (slot `None`: tid 0).
+    last: Option<(i64, Option<u32>)>,
     busy: u64,
 }
 
@@ -172,7 +172,7 @@ impl Analysis for Cpu {
         CpuState { cpus: vec![CpuSeg::default(); self.streams], ..Default::default() }
     }
 
-    #[inline(never)]
+    #[inline]
     fn on_event(&self, st: &mut CpuState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
         st.span.see(ev.ts());
         let Some(c) = self.layout.class(ev) else { return };
@@ -184,7 +184,7 @@ impl Analysis for Cpu {
                 let (prev, next) = (prev as i32, next as i32);
                 seg.cpu = Some(cpu_of(ev, c, ctx.stream));
                 match seg.last {
-                    Some((t0, _, slot)) => credit(&mut st.threads, seg, slot, t - t0),
+                    Some((t0, slot)) => credit(&mut st.threads, seg, slot, t - t0),
                     None => {
                         if seg.first.is_none() {
                             seg.first = Some((t, prev));
@@ -192,7 +192,7 @@ impl Analysis for Cpu {
                     }
                 }
                 let [p, n] = st.info.switch_slots(prev, next, ctx.stream);
-                seg.last = Some((t, next, n.map(|n| n as u32)));
+                seg.last = Some((t, n.map(|n| n as u32)));
                 st.info.on_switch(ev, [(p, prev_comm), (n, next_comm)], (ctx.order, ctx.stream));
             }
             Kind::Migrate { tid } => {
@@ -213,11 +213,11 @@ impl Analysis for Cpu {
         let remap = |slot: Option<u32>| slot.map(|i| map[i as usize]);
         for (la, lb) in a.cpus.iter_mut().zip(b.cpus) {
             la.cpu = lb.cpu.or(la.cpu);
-            if let (Some((t0, _, slot)), Some((t, _))) = (la.last, lb.first) {
+            if let (Some((t0, slot)), Some((t, _))) = (la.last, lb.first) {
                 credit(&mut a.threads, la, slot, t - t0);
             }
             la.first = la.first.or(lb.first);
-            la.last = lb.last.map(|(t, tid, slot)| (t, tid, remap(slot))).or(la.last);
+            la.last = lb.last.map(|(t, slot)| (t, remap(slot))).or(la.last);
             la.busy += lb.busy;
         }
         for (i, x) in b.threads.into_iter().enumerate().filter(|(_, x)| x.listed) {
@@ -241,7 +241,7 @@ impl Analysis for Cpu {
                 let slot = (prev != 0).then(|| st.info.slot(prev) as u32);
                 credit(&mut st.threads, seg, slot, t - begin);
             }
-            if let Some((t0, _, slot)) = seg.last {
+            if let Some((t0, slot)) = seg.last {
                 credit(&mut st.threads, seg, slot, end - t0);
             }
             if cpu & 0x8000_0000 == 0 {

@@ -165,10 +165,6 @@ impl Info {
         self.recent[stream] = (tid, i as u32);
         i
     }
-    /// The number of slots.
-    pub fn slot_count(&self) -> usize {
-        self.threads.len()
-    }
     /// The tid of slot `i`.
     pub fn tid_of_slot(&self, i: usize) -> i32 {
         self.threads[i].0
