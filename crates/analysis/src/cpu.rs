@@ -172,7 +172,9 @@ impl Analysis for Cpu {
         CpuState { cpus: vec![CpuSeg::default(); self.streams], ..Default::default() }
     }
 
-    #[inline]
+    // Kept out of line: measured on syn2m, 1 % fewer instructions for cpu (and 2 % for
+    // io, through what LLVM then inlines of `Info`) than `#[inline]`.
+    #[inline(never)]
     fn on_event(&self, st: &mut CpuState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
         st.span.see(ev.ts());
         let Some(c) = self.layout.class(ev) else { return };
