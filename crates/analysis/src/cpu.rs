@@ -193,9 +193,8 @@ impl Analysis for Cpu {
                         }
                     }
                 }
-                let [p, n] = st.info.switch_slots(prev, next, ctx.stream);
+                let [_, n] = st.info.switch(ev, [(prev, prev_comm), (next, next_comm)], (ctx.order, ctx.stream));
                 seg.last = Some((t, n.map(|n| n as u32)));
-                st.info.on_switch(ev, [(p, prev_comm), (n, next_comm)], (ctx.order, ctx.stream));
             }
             Kind::Migrate { tid } => {
                 if let Some(t) = ev.int(tid).filter(|t| *t != 0) {

@@ -186,8 +186,8 @@ impl Info {
             return;
         }
         t.at.1 = v;
+        // (A raw array equal to `t.raw` never comes here: `switch` handles it.)
         let raw = match name {
-            Name::Raw(r) if t.raw == Some(r) => return,
             Name::Raw(r) => Some(r),
             Name::Bytes(_) => None,
         };
@@ -216,8 +216,7 @@ impl Info {
         match c.kind {
             Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => {
                 if let (Some(prev), Some(next)) = (ev.int(prev_tid), ev.int(next_tid)) {
-                    let [p, n] = self.switch_slots(prev as i32, next as i32, v.1);
-                    self.on_switch(ev, [(p, prev_comm), (n, next_comm)], v);
+                    self.switch(ev, [(prev as i32, prev_comm), (next as i32, next_comm)], v);
                 }
             }
             Kind::Fork { child_tid, child_pid, child_comm, .. } => {
@@ -249,14 +248,20 @@ impl Info {
         }
     }
 
-    /// Learns the names of a `sched_switch` at version `v` whose threads the caller
-    /// found already: `[(slot of prev_tid, prev_comm), (slot of next_tid, next_comm)]`
-    /// (`None`: tid 0, the idle task, never named). A name given as the same `char[16]`
-    /// as last time costs a compare.
-    #[inline]
-    pub fn on_switch(&mut self, ev: &EventRef<'_, '_>, names: [(Option<usize>, Option<FieldHandle>); 2], v: Version) {
-        for (slot, h) in names {
-            let (Some(i), Some(h)) = (slot, h) else { continue };
+    /// Learns from a `sched_switch` at version `v` whose tids the caller read:
+    /// `[(prev_tid, prev_comm), (next_tid, next_comm)]`. Returns the threads' slots
+    /// (`None` for tid 0, the idle task, never named); the per-stream cache then holds
+    /// `next_tid`. A name given as the same `char[16]` as last time costs a compare.
+    #[inline(always)]
+    pub fn switch(&mut self, ev: &EventRef<'_, '_>, names: [(i32, Option<FieldHandle>); 2], v: Version) -> [Option<usize>; 2] {
+        let mut slots = [None; 2];
+        for (k, (tid, h)) in names.into_iter().enumerate() {
+            if tid == 0 {
+                continue;
+            }
+            let i = self.slot_on(tid, v.1);
+            slots[k] = Some(i);
+            let Some(h) = h else { continue };
             match ev.array_bytes(h).and_then(|a| <&[u8; 16]>::try_from(a).ok()) {
                 Some(raw) => {
                     let t = &mut self.threads[i].1;
@@ -276,15 +281,7 @@ impl Info {
                 }
             }
         }
-    }
-
-    /// The slots of a switch's `prev_tid` and `next_tid` on stream `stream` (`None`
-    /// for tid 0), in that order (the per-stream cache then holds `next_tid`).
-    #[inline]
-    pub fn switch_slots(&mut self, prev: i32, next: i32, stream: usize) -> [Option<usize>; 2] {
-        let p = if prev != 0 { Some(self.slot_on(prev, stream)) } else { None };
-        let n = if next != 0 { Some(self.slot_on(next, stream)) } else { None };
-        [p, n]
+        slots
     }
 
     /// Joins `later` into `self` (earlier): later values win.

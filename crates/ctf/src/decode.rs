@@ -519,10 +519,16 @@ pub fn extend_clock(cur: u64, new_low: u64, bits: u32) -> u64 {
     if bits >= 64 {
         return new_low;
     }
-    let mask = (1u64 << bits) - 1;
+    extend_clock_masked(cur, new_low, (1u64 << bits) - 1)
+}
+
+/// [`extend_clock`] with the field's mask of low bits (`bits` ones, all ones for 64)
+/// computed by the caller, for loops that keep it in a local.
+#[inline(always)]
+pub fn extend_clock_masked(cur: u64, new_low: u64, mask: u64) -> u64 {
     let mut v = (cur & !mask) | new_low;
     if new_low < (cur & mask) {
-        v = v.wrapping_add(1u64 << bits);
+        v = v.wrapping_add(mask.wrapping_add(1));
     }
     v
 }

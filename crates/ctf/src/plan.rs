@@ -421,7 +421,8 @@ pub struct ShortWord {
 }
 
 /// The mask of the low `bits` bits of a `u64`.
-fn low_mask(bits: u32) -> u64 {
+#[inline]
+pub(crate) fn low_mask(bits: u32) -> u64 {
     if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 }
 }
 

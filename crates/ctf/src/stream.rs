@@ -72,6 +72,7 @@ impl Passed {
             self.inside = Some(self.inside.map_or((lo, hi), |(f, l)| (f.min(lo), l.max(hi))));
         }
     }
+    /// Joins one passed event, of clock value `cycles`.
     #[inline(always)]
     fn see(&mut self, cycles: u64, window: (u64, u64)) {
         self.last = Some(cycles);
@@ -664,8 +665,7 @@ impl<'t> StreamCursor<'t> {
         let am = (h.align / 8) as usize - 1;
         let (short_lo, short_span) = (h.short_range.0, h.short_range.1.wrapping_sub(h.short_range.0));
         let (ext_lo, ext_span) = (h.ext_range.0, h.ext_range.1.wrapping_sub(h.ext_range.0));
-        let mask = |bits: u32| if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
-        let (short_mask, ext_mask) = (mask(h.short_ts.bits), mask(h.ext_ts.bits));
+        let (short_mask, ext_mask) = (crate::plan::low_mask(h.short_ts.bits), crate::plan::low_mask(h.ext_ts.bits));
         let load = |at: usize| -> Option<u64> {
             let b: [u8; 8] = buf.get(at..at + 8)?.try_into().ok()?;
             Some(if BE { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) })
@@ -690,10 +690,7 @@ impl<'t> StreamCursor<'t> {
             if next > end {
                 break;
             }
-            let mut c = (clock & !ts_mask) | ts;
-            if ts < (clock & ts_mask) {
-                c = c.wrapping_add(ts_mask.wrapping_add(1));
-            }
+            let c = crate::decode::extend_clock_masked(clock, ts, ts_mask);
             if !pass((e >> 32) as u32, c) {
                 break;
             }

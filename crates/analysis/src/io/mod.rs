@@ -226,8 +226,7 @@ impl Io {
             Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => {
                 let (Some(p), Some(n)) = (ev.int(prev_tid), ev.int(next_tid)) else { return None };
                 let (p, n) = (p as i32, n as i32);
-                let [ps, ns] = st.info.switch_slots(p, n, ctx.stream);
-                st.info.on_switch(ev, [(ps, prev_comm), (ns, next_comm)], (ctx.order, ctx.stream));
+                st.info.switch(ev, [(p, prev_comm), (n, next_comm)], (ctx.order, ctx.stream));
                 if let Some(cur) = st.cur.get_mut(ctx.stream) {
                     if cur.1.is_none() && cur.0.is_none() {
                         cur.0 = Some(p);
