@@ -47,7 +47,8 @@ pub struct Cpu {
 /// Per-stream chunk state.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct CpuSeg {
-    /// The stream's CPU (see [`cpu_of`]), once a switch was seen.
+    /// The stream's CPU (see [`cpu_of`]) at its first switch (a stream's packets all
+    /// name one CPU in LTTng kernel traces).
     cpu: Option<u32>,
     /// First switch of the chunk: `(ts, prev_tid)`.
     first: Option<(i64, i32)>,
@@ -184,7 +185,9 @@ impl Analysis for Cpu {
                 let (Some(t), Some(prev), Some(next)) = (ev.ts(), ev.int(prev_tid), ev.int(next_tid)) else { return };
                 let Some(seg) = st.cpus.get_mut(ctx.stream) else { return };
                 let (prev, next) = (prev as i32, next as i32);
-                seg.cpu = Some(cpu_of(ev, c, ctx.stream));
+                if seg.cpu.is_none() {
+                    seg.cpu = Some(cpu_of(ev, c, ctx.stream));
+                }
                 match seg.last {
                     Some((t0, slot)) => credit(&mut st.threads, seg, slot, t - t0),
                     None => {
@@ -213,7 +216,7 @@ impl Analysis for Cpu {
         a.info = info;
         let remap = |slot: Option<u32>| slot.map(|i| map[i as usize]);
         for (la, lb) in a.cpus.iter_mut().zip(b.cpus) {
-            la.cpu = lb.cpu.or(la.cpu);
+            la.cpu = la.cpu.or(lb.cpu);
             if let (Some((t0, slot)), Some((t, _))) = (la.last, lb.first) {
                 credit(&mut a.threads, la, slot, t - t0);
             }

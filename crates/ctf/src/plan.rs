@@ -36,6 +36,9 @@ pub struct LazyField {
     /// When the field is an integer: its size in bits, signedness and byte order (read
     /// in place without consulting its node).
     pub int: Option<LazyInt>,
+    /// When the field is a byte-aligned text array of 8-bit elements: its length in
+    /// bytes (read in place by [`crate::stream::EventRef::array_bytes`]); else 0.
+    pub bytes: u16,
 }
 
 /// How to read an integer field in place.
@@ -761,7 +764,11 @@ impl Plan {
                         Node::Int { bits, signed, be, .. } => Some(LazyInt { bits: bits as u8, signed, be }),
                         _ => None,
                     };
-                    u32::try_from(offset).ok().map(|offset| LazyField { scope, offset, int })
+                    let bytes = match *self.node(node) {
+                        Node::Array { len, text: true, elem, .. } if offset % 8 == 0 && matches!(*self.node(elem), Node::Int { bits: 8, .. }) => u16::try_from(len).unwrap_or(0),
+                        _ => 0,
+                    };
+                    u32::try_from(offset).ok().map(|offset| LazyField { scope, offset, int, bytes })
                 } else {
                     None
                 };

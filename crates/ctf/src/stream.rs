@@ -6,7 +6,7 @@
 //! previous discarded-event counter) then starts from the chunk's first packet.
 
 use crate::clock::ClockConv;
-use crate::decode::{role_index, Cursor, Decoder, SlotsOnly, Visitor};
+use crate::decode::{role_index, Cursor, Decoder, HeaderWord, SlotsOnly, Visitor};
 use crate::error::{DecodeError, DecodeErrorKind as K, Error, Result};
 use crate::index::read_packet_header;
 use crate::ir::Role;
@@ -214,7 +214,7 @@ impl<'t> StreamCursor<'t> {
                     if skim {
                         // The run's span, in locals (`lo > hi`: none inside).
                         let (mut last, mut lo, mut hi) = (None, u64::MAX, 0);
-                        self.skim_fixed(|class, clock| {
+                        let stopped = self.skim_fixed(|class, clock| {
                             let pass = !is_wanted(class);
                             if pass {
                                 last = Some(clock);
@@ -228,8 +228,14 @@ impl<'t> StreamCursor<'t> {
                         if self.cur.pos >= self.cur.end {
                             break;
                         }
-                        // Stopped before a wanted event (or one of another kind): a
-                        // fixed one is read fully at once.
+                        // Stopped before a wanted event: take it as the loop read it.
+                        if let Some(w) = stopped {
+                            self.take_stopped(w);
+                            self.current = None;
+                            return Ok(Some(Item::Event(EventRef { c: self })));
+                        }
+                        // Stopped before an event of another kind: a fixed one is
+                        // read fully at once.
                         if let Some(class) = self.fixed_event::<true>() {
                             if is_wanted(class) {
                                 self.current = None;
@@ -639,8 +645,8 @@ impl<'t> StreamCursor<'t> {
     /// bounds) is left unread, for the general path. Only the position and the clock
     /// change: skimmed events write no slot. The whole loop runs on locals.
     #[inline(always)]
-    fn skim_fixed(&mut self, pass: impl FnMut(u32, u64) -> bool) {
-        let Some(h) = self.sp.fast_header.as_ref() else { return };
+    fn skim_fixed(&mut self, pass: impl FnMut(u32, u64) -> bool) -> Option<Stopped> {
+        let h = self.sp.fast_header.as_ref()?;
         if h.be {
             self.skim_fixed_as::<true>(h, pass)
         } else {
@@ -650,15 +656,16 @@ impl<'t> StreamCursor<'t> {
 
     /// [`StreamCursor::skim_fixed`] in byte units, for headers of byte order `BE`, every
     /// invariant held in a local.
+    /// Returns the event `pass` refused, read but not consumed.
     #[inline(always)]
-    fn skim_fixed_as<const BE: bool>(&mut self, h: &crate::plan::FastHeader, mut pass: impl FnMut(u32, u64) -> bool) {
-        let Some(sw) = h.short_word else { return };
+    fn skim_fixed_as<const BE: bool>(&mut self, h: &crate::plan::FastHeader, mut pass: impl FnMut(u32, u64) -> bool) -> Option<Stopped> {
+        let sw = h.short_word?;
         let sbytes = sw.bits / 8;
         // The extended form (when word loads read it): its id's and timestamp's byte
         // offsets, shifts and masks, and its size in bytes.
         let ext = h.ext_words.filter(|x| x.bits % 8 == 0);
         if !self.cur.pos.is_multiple_of(8) || !sw.bits.is_multiple_of(8) || !h.align.is_multiple_of(8) {
-            return;
+            return None;
         }
         let (buf, by_id) = (self.cur.buf, &self.sp.fixed_by_id[..]);
         let end = (self.cur.end / 8) as usize;
@@ -670,17 +677,17 @@ impl<'t> StreamCursor<'t> {
             let b: [u8; 8] = buf.get(at..at + 8)?.try_into().ok()?;
             Some(if BE { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) })
         };
-        let (mut p, mut clock) = ((self.cur.pos / 8) as usize, self.dec.clock);
+        let (mut p, mut clock, mut stopped) = ((self.cur.pos / 8) as usize, self.dec.clock, None);
         while p < end {
             let base = (p + am) & !am;
             let Some(word) = load(base) else { break };
             let tag = (word >> sw.id.0) & sw.id.1;
-            let (id, ts, hbytes, ts_mask) = if tag.wrapping_sub(short_lo) <= short_span {
-                (tag, (word >> sw.ts.0) & sw.ts.1, sbytes as usize, short_mask)
+            let (id, ts, hbytes, ts_mask, is_ext) = if tag.wrapping_sub(short_lo) <= short_span {
+                (tag, (word >> sw.ts.0) & sw.ts.1, sbytes as usize, short_mask, false)
             } else {
                 let Some(x) = ext.filter(|_| tag.wrapping_sub(ext_lo) <= ext_span) else { break };
                 let (Some(i), Some(t)) = (load(base + x.id.0), load(base + x.ts.0)) else { break };
-                ((i >> x.id.1) & x.id.2, (t >> x.ts.1) & x.ts.2, (x.bits / 8) as usize, ext_mask)
+                ((i >> x.id.1) & x.id.2, (t >> x.ts.1) & x.ts.2, (x.bits / 8) as usize, ext_mask, true)
             };
             let Some(&e) = by_id.get(id as usize) else { break };
             if e == u64::MAX {
@@ -692,12 +699,30 @@ impl<'t> StreamCursor<'t> {
             }
             let c = crate::decode::extend_clock_masked(clock, ts, ts_mask);
             if !pass((e >> 32) as u32, c) {
+                let header = HeaderWord { tag, id, ts, ext: is_ext, bits: hbytes as u64 * 8 };
+                stopped = Some(Stopped { header, start: p as u64 * 8, at: (base + hbytes) as u64 * 8, end: next as u64 * 8, class: (e >> 32) as u32 });
                 break;
             }
             (p, clock) = (next, c);
         }
         self.cur.pos = p as u64 * 8;
         self.dec.clock = clock;
+        stopped
+    }
+
+    /// Takes the event a skim run stopped before as the current one, with the effects
+    /// of [`StreamCursor::fixed_event`] (header slots, clock, scopes), without reading
+    /// its header again.
+    #[inline(always)]
+    fn take_stopped(&mut self, s: Stopped) {
+        let Some(h) = self.sp.fast_header.as_ref() else { return };
+        // `fixed_by_id` holds only classes aligned to at most a byte: the scopes start
+        // right after the header.
+        let starts = self.sp.fixed.get(s.class as usize).map_or([0; 3], |f| f.starts);
+        self.dec.epoch = self.dec.epoch.wrapping_add(1);
+        self.dec.take_header::<true>(h, &s.header);
+        self.cur.pos = s.end;
+        self.ev = EventPos { class: s.class, cycles: self.dec.clock, scopes: starts.map(|x| s.at + u64::from(x)), start: s.start, epoch: self.dec.epoch };
     }
 
     /// [`StreamCursor::decode_event_as`] for the common LTTng case: a header that word
@@ -738,6 +763,18 @@ impl<'t> StreamCursor<'t> {
         self.done = true;
         self.stream_error(e)
     }
+}
+
+/// An event a skim run refused ([`StreamCursor::skim_fixed`]): its header, where it
+/// starts (`start`), where its scopes start (`at`) and end (`end`), in bits, and its
+/// class index.
+#[derive(Debug, Clone, Copy)]
+struct Stopped {
+    header: HeaderWord,
+    start: u64,
+    at: u64,
+    end: u64,
+    class: u32,
 }
 
 enum Step {
@@ -919,6 +956,22 @@ impl<'c, 't> EventRef<'c, 't> {
     /// caller that compares raw arrays. `None` when the field is not a byte-aligned
     /// array of 8-bit elements or the event lacks it.
     pub fn array_bytes(&self, h: FieldHandle) -> Option<&'c [u8]> {
+        if let Some(l) = h.lazy.filter(|l| l.bytes > 0) {
+            // Its length known from the handle: no node look-up.
+            let pos = self.lazy_pos(&l);
+            let len = u64::from(l.bytes);
+            if !pos.is_multiple_of(8) || pos + len * 8 > self.c.cur.end {
+                return None;
+            }
+            let start = (pos / 8) as usize;
+            return self.c.cur.buf.get(start..start + len as usize);
+        }
+        self.array_bytes_slow(h)
+    }
+
+    /// [`EventRef::array_bytes`] through the field's node.
+    #[inline(never)]
+    fn array_bytes_slow(&self, h: FieldHandle) -> Option<&'c [u8]> {
         let pos = self.string_pos(h)?;
         let Node::Array { len, text: true, .. } = *self.c.plan.node(h.node) else { return None };
         if pos % 8 != 0 || pos + len * 8 > self.c.cur.end {

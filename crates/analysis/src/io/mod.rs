@@ -345,10 +345,10 @@ impl Analysis for Io {
             // Syscalls of the task running on the stream, interpreted at once.
             if let Some(t) = st.cur.get(ctx.stream).and_then(|c| c.1) {
                 let slot = |st: &mut IoState| st.replay.slot_cached(&mut st.run[ctx.stream], t);
-                match c.kind {
+                match &c.kind {
                     Kind::Entry { sc, a0, a1, a2, path: None } => {
                         let i = slot(st);
-                        return st.replay.enter(i, call_of(ev, sc, a0, a1, a2), None);
+                        return st.replay.enter(i, call_of(ev, *sc, *a0, *a1, *a2), None);
                     }
                     Kind::OtherEntry | Kind::RawEntry { .. } => {
                         let i = slot(st);
