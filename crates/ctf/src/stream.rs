@@ -10,7 +10,7 @@ use crate::decode::{role_index, Cursor, Decoder, HeaderWord, SlotsOnly, Visitor}
 use crate::error::{DecodeError, DecodeErrorKind as K, Error, Result};
 use crate::index::read_packet_header;
 use crate::ir::Role;
-use crate::plan::{EventPlan, FieldHandle, Node, Plan, ScopeStep, StreamPlan};
+use crate::plan::{EventPlan, FieldHandle, Node, Plan, ScopeStep, ShortWord, StreamPlan};
 use crate::trace::{PacketRef, Stream, TraceSet};
 
 /// Events discarded by the tracer, or packets lost, between two points in time.
@@ -79,6 +79,37 @@ impl Passed {
         if cycles >= window.0 && cycles <= window.1 {
             self.inside = Some(self.inside.map_or((cycles, cycles), |(f, l)| (f.min(cycles), l.max(cycles))));
         }
+    }
+}
+
+/// The event classes a reader wants from one stream class, in the two forms
+/// [`StreamCursor::next_wanted`] reads: a mask by class index, and by event id the
+/// table its skimming loop passes over events with (`class index << 32 | bytes` of a
+/// class not wanted and of fixed size, as [`StreamPlan::fixed_by_id`]; `u64::MAX`:
+/// stop there).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wanted {
+    mask: Vec<bool>,
+    pass_by_id: Vec<u64>,
+}
+
+impl Wanted {
+    /// The classes of `sp` true in `mask` (by class index; classes beyond it are wanted).
+    pub fn new(sp: &StreamPlan, mask: Vec<bool>) -> Wanted {
+        let wanted = |class: u64| mask.get(class as usize).copied().unwrap_or(true);
+        let pass_by_id = sp.fixed_by_id.iter().map(|&e| if e != u64::MAX && !wanted(e >> 32) { e } else { u64::MAX }).collect();
+        Wanted { mask, pass_by_id }
+    }
+
+    /// The mask by class index.
+    pub fn mask(&self) -> &[bool] {
+        &self.mask
+    }
+
+    /// Whether events of class index `class` are wanted.
+    #[inline(always)]
+    pub fn has(&self, class: usize) -> bool {
+        self.mask.get(class).copied().unwrap_or(true)
     }
 }
 
@@ -198,51 +229,28 @@ impl<'t> StreamCursor<'t> {
         }
     }
 
-    /// [`StreamCursor::next`], passing over the events of packets of trace `trace` whose
-    /// class index is false in `wanted` (decoded, every bound checked, not yielded):
+    /// [`StreamCursor::next`], passing over the events of packets of trace `trace` that
+    /// `wanted` (made for this stream's class in that trace) does not want (decoded,
+    /// every bound checked, not yielded):
     /// their clock values go to `passed`. Events of another trace are yielded whatever
     /// their class, so that the caller may change masks. `skim`: pass over events by
     /// their header and sizes only, decoding a wanted one a second time (cheaper when
     /// most events are passed over); else decode every event fully.
     #[inline(always)]
-    pub fn next_wanted(&mut self, wanted: &[bool], trace: usize, window: (u64, u64), skim: bool, passed: &mut Passed) -> Result<Option<Item<'_, 't>>> {
-        let is_wanted = |class: u32| wanted.get(class as usize).copied().unwrap_or(true);
+    pub fn next_wanted(&mut self, wanted: &Wanted, trace: usize, window: (u64, u64), skim: bool, passed: &mut Passed) -> Result<Option<Item<'_, 't>>> {
+        let is_wanted = |class: u32| wanted.has(class as usize);
         loop {
             if self.in_packet && !self.done && self.pending.is_empty() && self.trace as usize == trace {
                 // The tight loop: the rest of the packet, event by event.
                 while self.cur.pos < self.cur.end {
                     if skim {
-                        // The run's span, in locals (`lo > hi`: none inside).
-                        let (mut last, mut lo, mut hi) = (None, u64::MAX, 0);
-                        let stopped = self.skim_fixed(|class, clock| {
-                            let pass = !is_wanted(class);
-                            if pass {
-                                last = Some(clock);
-                                if clock >= window.0 && clock <= window.1 {
-                                    (lo, hi) = (lo.min(clock), hi.max(clock));
-                                }
-                            }
-                            pass
-                        });
-                        passed.see_run(last, (lo, hi));
-                        if self.cur.pos >= self.cur.end {
-                            break;
-                        }
-                        // Stopped before a wanted event: take it as the loop read it.
-                        if let Some(w) = stopped {
-                            self.take_stopped(w);
-                            self.current = None;
-                            return Ok(Some(Item::Event(EventRef { c: self })));
-                        }
-                        // Stopped before an event of another kind: a fixed one is
-                        // read fully at once.
-                        if let Some(class) = self.fixed_event::<true>() {
-                            if is_wanted(class) {
+                        match self.skim_run(wanted, window, passed) {
+                            SkimEnd::Wanted => {
                                 self.current = None;
                                 return Ok(Some(Item::Event(EventRef { c: self })));
                             }
-                            passed.see(self.dec.clock, window);
-                            continue;
+                            SkimEnd::Again => continue,
+                            SkimEnd::General => {}
                         }
                     }
                     let (start, clock) = (self.cur.pos, self.dec.clock);
@@ -545,10 +553,8 @@ impl<'t> StreamCursor<'t> {
     #[inline(always)]
     fn skim_each(&mut self, mut see: impl FnMut(u32, u64)) -> std::result::Result<(), DecodeError> {
         while self.cur.pos < self.cur.end {
-            self.skim_fixed(|class, clock| {
-                see(class, clock);
-                true
-            });
+            let sp = self.sp;
+            self.skim_fixed(&sp.fixed_by_id, &mut see);
             if self.cur.pos >= self.cur.end {
                 break;
             }
@@ -639,40 +645,97 @@ impl<'t> StreamCursor<'t> {
         Ok(class_idx as u32)
     }
 
-    /// Passes over the open packet's events, from the cursor on, for as long as each
-    /// is of the kind [`StreamCursor::fixed_event`] reads and `pass(class, clock)`
-    /// accepts it. The event it stops before (refused, of another kind, or out of
-    /// bounds) is left unread, for the general path. Only the position and the clock
-    /// change: skimmed events write no slot. The whole loop runs on locals.
-    #[inline(always)]
-    fn skim_fixed(&mut self, pass: impl FnMut(u32, u64) -> bool) -> Option<Stopped> {
-        let h = self.sp.fast_header.as_ref()?;
-        if h.be {
-            self.skim_fixed_as::<true>(h, pass)
-        } else {
-            self.skim_fixed_as::<false>(h, pass)
+    /// The skimming part of [`StreamCursor::next_wanted`] (kept out of line: a reader
+    /// that wants most events never skims): passes over a run of unwanted events of
+    /// fixed size, then reads the event it stopped before when that is of fixed size.
+    #[inline(never)]
+    fn skim_run(&mut self, wanted: &Wanted, window: (u64, u64), passed: &mut Passed) -> SkimEnd {
+        // The run's span, in locals (`lo > hi`: none passed). The clock ends at the
+        // last passed event's.
+        let (from, clock) = (self.cur.pos, self.dec.clock);
+        let (mut lo, mut hi) = (u64::MAX, 0);
+        let mut stopped = self.skim_fixed(&wanted.pass_by_id, |_, clock| (lo, hi) = (lo.min(clock), hi.max(clock)));
+        if lo <= hi && (lo < window.0 || hi > window.1) {
+            (self.cur.pos, self.dec.clock) = (from, clock);
+            (stopped, (lo, hi)) = self.skim_in_window(wanted, window);
+        }
+        let last = (self.cur.pos != from).then_some(self.dec.clock);
+        passed.see_run(last, (lo, hi));
+        if self.cur.pos >= self.cur.end {
+            return SkimEnd::Again;
+        }
+        // Stopped before a wanted event: take it as the loop read it.
+        if let Some(w) = stopped {
+            self.take_stopped(w);
+            return SkimEnd::Wanted;
+        }
+        // Stopped before an event of another kind: a fixed one is read fully at once.
+        match self.fixed_event::<true>() {
+            Some(class) if wanted.has(class as usize) => SkimEnd::Wanted,
+            Some(_) => {
+                passed.see(self.dec.clock, window);
+                SkimEnd::Again
+            }
+            None => SkimEnd::General,
         }
     }
 
-    /// [`StreamCursor::skim_fixed`] in byte units, for headers of byte order `BE`, every
-    /// invariant held in a local.
-    /// Returns the event `pass` refused, read but not consumed.
+    /// The skim run of [`StreamCursor::next_wanted`] again, for a run that crosses the
+    /// window's edge (rare): returns where it stopped and the span of the passed events
+    /// inside the window.
+    #[cold]
+    #[inline(never)]
+    fn skim_in_window(&mut self, wanted: &Wanted, window: (u64, u64)) -> (Option<Stopped>, (u64, u64)) {
+        let (mut lo, mut hi) = (u64::MAX, 0);
+        let stopped = self.skim_fixed(&wanted.pass_by_id, |_, clock| {
+            if clock >= window.0 && clock <= window.1 {
+                (lo, hi) = (lo.min(clock), hi.max(clock));
+            }
+        });
+        (stopped, (lo, hi))
+    }
+
+    /// Passes over the open packet's events, from the cursor on, for as long as each
+    /// has a header [`StreamCursor::fixed_event`] reads and an id `pass_by_id` holds
+    /// (as [`Wanted`]'s table), calling `see(class, clock)` for each. The event it
+    /// stops before is left unread, for the general path; when it is of a class of
+    /// fixed size that `pass_by_id` stops at (a wanted one), it is returned as read.
+    /// Only the position and the clock change: skimmed events write no slot. The whole
+    /// loop runs on locals.
+    ///
+    /// LTTng's two little-endian header layouts get loops of their own, compiled with
+    /// the layout's constants (fewer live values in the loop, fewer spills).
     #[inline(always)]
-    fn skim_fixed_as<const BE: bool>(&mut self, h: &crate::plan::FastHeader, mut pass: impl FnMut(u32, u64) -> bool) -> Option<Stopped> {
-        let sw = h.short_word?;
+    fn skim_fixed(&mut self, pass_by_id: &[u64], see: impl FnMut(u32, u64)) -> Option<Stopped> {
+        let h = self.sp.fast_header.as_ref()?;
+        let form = ShortForm { word: h.short_word?, range: h.short_range, align: h.align };
+        match (h.be, form) {
+            (true, _) => self.skim_fixed_as::<true>(h, form, pass_by_id, see),
+            (false, LTTNG_COMPACT) => self.skim_fixed_as::<false>(h, LTTNG_COMPACT, pass_by_id, see),
+            (false, LTTNG_LARGE) => self.skim_fixed_as::<false>(h, LTTNG_LARGE, pass_by_id, see),
+            (false, _) => self.skim_fixed_as::<false>(h, form, pass_by_id, see),
+        }
+    }
+
+    /// [`StreamCursor::skim_fixed`] in byte units, for headers of byte order `BE` whose
+    /// short form is `form`, every invariant held in a local.
+    #[inline(always)]
+    fn skim_fixed_as<const BE: bool>(&mut self, h: &crate::plan::FastHeader, form: ShortForm, pass_by_id: &[u64], mut see: impl FnMut(u32, u64)) -> Option<Stopped> {
+        let sw = form.word;
         let sbytes = sw.bits / 8;
         // The extended form (when word loads read it): its id's and timestamp's byte
         // offsets, shifts and masks, and its size in bytes.
         let ext = h.ext_words.filter(|x| x.bits % 8 == 0);
-        if !self.cur.pos.is_multiple_of(8) || !sw.bits.is_multiple_of(8) || !h.align.is_multiple_of(8) {
+        if !self.cur.pos.is_multiple_of(8) || !sw.bits.is_multiple_of(8) || !form.align.is_multiple_of(8) {
             return None;
         }
         let (buf, by_id) = (self.cur.buf, &self.sp.fixed_by_id[..]);
         let end = (self.cur.end / 8) as usize;
-        let am = (h.align / 8) as usize - 1;
-        let (short_lo, short_span) = (h.short_range.0, h.short_range.1.wrapping_sub(h.short_range.0));
+        let am = (form.align / 8) as usize - 1;
+        let (short_lo, short_span) = (form.range.0, form.range.1.wrapping_sub(form.range.0));
         let (ext_lo, ext_span) = (h.ext_range.0, h.ext_range.1.wrapping_sub(h.ext_range.0));
-        let (short_mask, ext_mask) = (crate::plan::low_mask(h.short_ts.bits), crate::plan::low_mask(h.ext_ts.bits));
+        // (The short timestamp's mask is the low bits of its field: `sw.ts.1`.)
+        let (short_mask, ext_mask) = (sw.ts.1, crate::plan::low_mask(h.ext_ts.bits));
         let load = |at: usize| -> Option<u64> {
             let b: [u8; 8] = buf.get(at..at + 8)?.try_into().ok()?;
             Some(if BE { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) })
@@ -689,8 +752,15 @@ impl<'t> StreamCursor<'t> {
                 let (Some(i), Some(t)) = (load(base + x.id.0), load(base + x.ts.0)) else { break };
                 ((i >> x.id.1) & x.id.2, (t >> x.ts.1) & x.ts.2, (x.bits / 8) as usize, ext_mask, true)
             };
-            let Some(&e) = by_id.get(id as usize) else { break };
+            let Some(&e) = pass_by_id.get(id as usize) else { break };
             if e == u64::MAX {
+                // Not passed over: one of fixed size, inside the packet, is handed over.
+                let f = by_id.get(id as usize).copied().unwrap_or(u64::MAX);
+                let next = base + hbytes + (f & 0xffff_ffff) as usize;
+                if f != u64::MAX && next <= end {
+                    let header = HeaderWord { tag, id, ts, ext: is_ext, bits: hbytes as u64 * 8 };
+                    stopped = Some(Stopped { header, start: p as u64 * 8, at: (base + hbytes) as u64 * 8, end: next as u64 * 8, class: (f >> 32) as u32 });
+                }
                 break;
             }
             let next = base + hbytes + (e & 0xffff_ffff) as usize;
@@ -698,11 +768,7 @@ impl<'t> StreamCursor<'t> {
                 break;
             }
             let c = crate::decode::extend_clock_masked(clock, ts, ts_mask);
-            if !pass((e >> 32) as u32, c) {
-                let header = HeaderWord { tag, id, ts, ext: is_ext, bits: hbytes as u64 * 8 };
-                stopped = Some(Stopped { header, start: p as u64 * 8, at: (base + hbytes) as u64 * 8, end: next as u64 * 8, class: (e >> 32) as u32 });
-                break;
-            }
+            see((e >> 32) as u32, c);
             (p, clock) = (next, c);
         }
         self.cur.pos = p as u64 * 8;
@@ -764,6 +830,33 @@ impl<'t> StreamCursor<'t> {
         self.stream_error(e)
     }
 }
+
+/// How [`StreamCursor::skim_run`] ended.
+enum SkimEnd {
+    /// On a wanted event, now the current one.
+    Wanted,
+    /// Go on (at the packet's end, or after an unwanted event read fully).
+    Again,
+    /// Before an event only the general path reads.
+    General,
+}
+
+/// What the skimming loop reads of a header's short form: where its id and timestamp
+/// lie in its first 64 bits, the tag values that select it, the header's alignment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ShortForm {
+    word: ShortWord,
+    range: (u64, u64),
+    align: u32,
+}
+
+/// LTTng's compact header, little-endian: a 5-bit id (31: extended) and a 27-bit
+/// timestamp, byte-aligned.
+const LTTNG_COMPACT: ShortForm = ShortForm { word: ShortWord { id: (0, 31), ts: (5, (1 << 27) - 1), bits: 32 }, range: (0, 30), align: 8 };
+
+/// LTTng's large header, little-endian: a 16-bit id (65535: extended) and a 32-bit
+/// timestamp, byte-aligned.
+const LTTNG_LARGE: ShortForm = ShortForm { word: ShortWord { id: (0, 0xffff), ts: (16, 0xffff_ffff), bits: 48 }, range: (0, 65534), align: 8 };
 
 /// An event a skim run refused ([`StreamCursor::skim_fixed`]): its header, where it
 /// starts (`start`), where its scopes start (`at`) and end (`end`), in bits, and its

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use ctf::stream::{Item, Passed, StreamCursor};
+use ctf::stream::{Item, Passed, StreamCursor, Wanted};
 use ctf::trace::TraceSet;
 use proptest::prelude::*;
 
@@ -54,10 +54,11 @@ fn wanted(set: &TraceSet, mask: &[bool], window: (u64, u64)) -> Vec<Vec<(usize, 
     (0..set.streams.len())
         .map(|s| {
             let mut c = StreamCursor::new(set, s);
+            let wanted = Wanted::new(set.traces[0].plan.stream(set.streams[s].class_id).expect("stream class"), mask.to_vec());
             let mut out = Vec::new();
             loop {
                 let mut passed = Passed::default();
-                match c.next_wanted(mask, 0, window, true, &mut passed).expect("reads") {
+                match c.next_wanted(&wanted, 0, window, true, &mut passed).expect("reads") {
                     None => break,
                     Some(Item::Event(e)) => out.push((e.class_index(), e.cycles(), passed)),
                     Some(_) => out.push((usize::MAX, 0, passed)),

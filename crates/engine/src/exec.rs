@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
 
 use ctf::clock::ClockConv;
-use ctf::stream::{Item, Passed, StreamCursor};
+use ctf::stream::{Item, Passed, StreamCursor, Wanted};
 use ctf::trace::{PacketRef, TraceSet};
 
 use crate::partition::{partition, Slice};
@@ -184,8 +184,8 @@ struct Head<'t> {
 
 /// What a head passes over in one trace.
 struct Filter {
-    /// Event classes delivered, by class index.
-    mask: Vec<bool>,
+    /// Event classes delivered.
+    wanted: Wanted,
     /// The stream's clock in that trace.
     conv: ClockConv,
     /// Clock values whose timestamps lie inside the head's bounds (`(1, 0)`: none).
@@ -229,7 +229,8 @@ impl Filter {
         let mask = a.interest(trace, stream_class).filter(|m| m.contains(&false))?;
         let (conv, window) = cycle_window(set, trace, stream_class, bounds)?;
         let skim = mask.iter().filter(|w| **w).count() * 2 < mask.len();
-        Some(Filter { mask, conv, window, skim })
+        let wanted = Wanted::new(set.traces.get(trace)?.plan.stream(stream_class)?, mask);
+        Some(Filter { wanted, conv, window, skim })
     }
 }
 
@@ -276,7 +277,7 @@ impl<'t> Head<'t> {
             let mut passed = Passed::default();
             let filter = self.interest.filter(a, self.set, trace, class_id, self.bounds);
             let next = match filter {
-                Some(f) => self.cur.next_wanted(&f.mask, trace, f.window, f.skim, &mut passed),
+                Some(f) => self.cur.next_wanted(&f.wanted, trace, f.window, f.skim, &mut passed),
                 None => self.cur.next(),
             };
             if let Some(f) = filter {
@@ -297,7 +298,7 @@ impl<'t> Head<'t> {
             // session rotation) is checked against that trace's filter.
             let wanted = match &item {
                 Item::Event(ev) if ev.trace_index() != trace => {
-                    self.interest.filter(a, self.set, ev.trace_index(), class_id, self.bounds).is_none_or(|f| f.mask.get(ev.class_index()).copied().unwrap_or(true))
+                    self.interest.filter(a, self.set, ev.trace_index(), class_id, self.bounds).is_none_or(|f| f.wanted.has(ev.class_index()))
                 }
                 _ => true,
             };
