@@ -656,8 +656,14 @@ impl<'t> StreamCursor<'t> {
         let (mut lo, mut hi) = (u64::MAX, 0);
         let mut stopped = self.skim_fixed(&wanted.pass_by_id, |_, clock| (lo, hi) = (lo.min(clock), hi.max(clock)));
         if lo <= hi && (lo < window.0 || hi > window.1) {
-            (self.cur.pos, self.dec.clock) = (from, clock);
-            (stopped, (lo, hi)) = self.skim_in_window(wanted, window);
+            if hi < window.0 || lo > window.1 {
+                // All outside the window (the part of a packet beyond the slice).
+                (lo, hi) = (u64::MAX, 0);
+            } else {
+                // Across the window's edge: read the run again.
+                (self.cur.pos, self.dec.clock) = (from, clock);
+                (stopped, (lo, hi)) = self.skim_in_window(wanted, window);
+            }
         }
         let last = (self.cur.pos != from).then_some(self.dec.clock);
         passed.see_run(last, (lo, hi));
@@ -681,8 +687,8 @@ impl<'t> StreamCursor<'t> {
     }
 
     /// The skim run of [`StreamCursor::next_wanted`] again, for a run that crosses the
-    /// window's edge (rare): returns where it stopped and the span of the passed events
-    /// inside the window.
+    /// window's edge (a few per slice): returns where it stopped and the span of the
+    /// passed events inside the window.
     #[cold]
     #[inline(never)]
     fn skim_in_window(&mut self, wanted: &Wanted, window: (u64, u64)) -> (Option<Stopped>, (u64, u64)) {

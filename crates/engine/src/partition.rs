@@ -89,7 +89,9 @@ fn whole(set: &TraceSet) -> Vec<Slice> {
 /// balanced however unevenly the trace's activity is spread, but at least 4 MiB, so
 /// that each slice's fixed costs stay small (every cut decodes one packet per stream
 /// twice: once on each side), and at most 64 MiB, so that memory stays bounded by the
-/// slices in flight rather than by the trace size.
+/// slices in flight rather than by the trace size. One worker has nothing to balance
+/// and folds each slice as soon as it is read: it gets the largest slices, so that a
+/// serial run cuts the trace (and decodes packets twice) as little as possible.
 ///
 /// [`EngineOptions::chunk_size`]: crate::EngineOptions::chunk_size
 pub fn auto_chunk_size(set: &TraceSet, workers: usize) -> u64 {
@@ -99,7 +101,10 @@ pub fn auto_chunk_size(set: &TraceSet, workers: usize) -> u64 {
 
 /// [`auto_chunk_size`] for `total` bytes of packets.
 pub fn chunk_size_for(total: u64, workers: usize) -> u64 {
-    (total / (8 * workers.max(1) as u64)).clamp(AUTO_MIN, AUTO_MAX)
+    if workers <= 1 {
+        return AUTO_MAX;
+    }
+    (total / (8 * workers as u64)).clamp(AUTO_MIN, AUTO_MAX)
 }
 
 /// Bounds of [`auto_chunk_size`].
@@ -183,11 +188,14 @@ mod tests {
     fn auto_chunk_size_gives_eight_slices_per_worker_within_bounds() {
         const MIB: u64 = 1 << 20;
         // Small traces: the floor.
-        assert_eq!(chunk_size_for(0, 1), 4 * MIB);
+        assert_eq!(chunk_size_for(0, 2), 4 * MIB);
         assert_eq!(chunk_size_for(5 * MIB, 2), 4 * MIB);
         // In between: total / (8 × workers).
-        assert_eq!(chunk_size_for(256 * MIB, 1), 32 * MIB);
         assert_eq!(chunk_size_for(256 * MIB, 2), 16 * MIB);
+        assert_eq!(chunk_size_for(256 * MIB, 4), 8 * MIB);
+        // One worker (or 0 asked for): the largest slices, whatever the size.
+        assert_eq!(chunk_size_for(0, 1), 64 * MIB);
+        assert_eq!(chunk_size_for(256 * MIB, 1), 64 * MIB);
         // Large traces: the ceiling (memory stays bounded by the slices in flight).
         assert_eq!(chunk_size_for(3 << 30, 2), 64 * MIB);
         assert_eq!(chunk_size_for(u64::MAX, 0), 64 * MIB);
