@@ -78,10 +78,13 @@ impl Rec<Cow<'_, str>> {
 pub enum LRec {
     /// A record as the event gave it.
     R(Rec),
-    /// `Entry { who: Tid(t), sc, a0: fd }` immediately followed (for thread `t`) by its
-    /// matching `Exit { ret }`: replayed at the entry's place (the file is looked up
-    /// there, as the entry would; bytes are sums, so crediting them early is exact).
-    Rw { t: i32, sc: Sc, fd: i32, ret: i64 },
+    /// A read or write `Entry { who: Tid(t), sc, a0: fd }` and, once the log sees it
+    /// (the thread's next syscall record), its matching `Exit { ret }`: replayed at the
+    /// entry's place (the file is looked up there, as the entry would; bytes are sums,
+    /// so crediting them early is exact). With `ret: None` it replays as the entry
+    /// alone (its other arguments play no part in a read or write). The exit is
+    /// written in place, so the record holds nothing to drop.
+    Rw { t: i32, sc: Sc, fd: i32, ret: Option<i64> },
 }
 
 impl LRec {
@@ -208,9 +211,9 @@ impl Log {
             Some(Who::Tid(t)) => t,
         };
         match rec {
-            Rec::Entry { sc: Sc::Read | Sc::Write, .. } => {
+            Rec::Entry { sc: sc @ (Sc::Read | Sc::Write), a0, path: None, .. } => {
                 self.pend.insert(t, Pend::Rw(self.recs.len()));
-                self.recs.push(LRec::R(rec));
+                self.recs.push(LRec::Rw { t, sc, fd: a0, ret: None });
             }
             Rec::Entry { .. } => {
                 self.pend.remove(t);
@@ -223,16 +226,10 @@ impl Log {
             }
             Rec::Exit { sc, ret, .. } => match self.pend.insert(t, Pend::Nothing) {
                 Some(Pend::Nothing) => {}
-                Some(Pend::Rw(i)) => {
-                    let joined = match &self.recs[i] {
-                        LRec::R(Rec::Entry { sc: esc, a0, .. }) if sc.is_none_or(|s| s == *esc) => Some(LRec::Rw { t, sc: *esc, fd: *a0, ret }),
-                        _ => None,
-                    };
-                    match joined {
-                        Some(j) => self.recs[i] = j,
-                        None => self.recs.push(LRec::R(rec)),
-                    }
-                }
+                Some(Pend::Rw(i)) => match &mut self.recs[i] {
+                    LRec::Rw { sc: esc, ret: r @ None, .. } if sc.is_none_or(|s| s == *esc) => *r = Some(ret),
+                    _ => self.recs.push(LRec::R(rec)),
+                },
                 None => self.recs.push(LRec::R(rec)),
             },
             _ => unreachable!("only syscall records name a thread"),

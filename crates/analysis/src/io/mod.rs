@@ -221,12 +221,12 @@ impl Io {
         };
         let g = |h| int_or(ev, h);
         let path = |h: Option<ctf::plan::FieldHandle>| h.and_then(|h| ev.bytes(h)).map(String::from_utf8_lossy);
-        Some(match c.kind {
+        Some(match &c.kind {
             Kind::Other | Kind::Migrate { .. } => return None,
             Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => {
-                let (Some(p), Some(n)) = (ev.int(prev_tid), ev.int(next_tid)) else { return None };
+                let (Some(p), Some(n)) = (ev.int(*prev_tid), ev.int(*next_tid)) else { return None };
                 let (p, n) = (p as i32, n as i32);
-                st.info.switch(ev, [(p, prev_comm), (n, next_comm)], (ctx.order, ctx.stream));
+                st.info.switch(ev, [(p, *prev_comm), (n, *next_comm)], (ctx.order, ctx.stream));
                 if let Some(cur) = st.cur.get_mut(ctx.stream) {
                     if cur.1.is_none() && cur.0.is_none() {
                         cur.0 = Some(p);
@@ -236,8 +236,8 @@ impl Io {
                 return None;
             }
             Kind::Entry { sc, a0, a1, a2, path: p } => {
-                let Call { sc, a0, a1, a2 } = call_of(ev, sc, a0, a1, a2);
-                Rec::Entry { who, sc, a0, a1, a2, path: path(p) }
+                let Call { sc, a0, a1, a2 } = call_of(ev, *sc, *a0, *a1, *a2);
+                Rec::Entry { who, sc, a0, a1, a2, path: path(*p) }
             }
             // Arguments of raw entries are not decoded: only the pairing is kept.
             Kind::OtherEntry | Kind::RawEntry { .. } => Rec::OtherEntry { who },
@@ -247,12 +247,12 @@ impl Io {
             }
             Kind::Fork { parent_tid, parent_pid, child_tid, child_pid, .. } => {
                 st.info.on_event(ev, c, (ctx.order, ctx.stream));
-                let child_tid = i32_of(ev, Some(child_tid))?;
-                Rec::Fork { parent_tid: i32_of(ev, parent_tid), parent_pid: i32_of(ev, parent_pid), child_tid, child_pid: i32_of(ev, child_pid) }
+                let child_tid = i32_of(ev, Some(*child_tid))?;
+                Rec::Fork { parent_tid: i32_of(ev, *parent_tid), parent_pid: i32_of(ev, *parent_pid), child_tid, child_pid: i32_of(ev, *child_pid) }
             }
             Kind::Exec { tid, .. } => {
                 st.info.on_event(ev, c, (ctx.order, ctx.stream));
-                let t = i32_of(ev, tid).or(match who {
+                let t = i32_of(ev, *tid).or(match who {
                     Who::Tid(t) => Some(t),
                     Who::Head(_) => None,
                 });
@@ -260,12 +260,12 @@ impl Io {
             }
             Kind::ProcState { tid, pid, .. } => {
                 st.info.on_event(ev, c, (ctx.order, ctx.stream));
-                Rec::ProcState { tid: i32_of(ev, Some(tid))?, pid: i32_of(ev, pid)? }
+                Rec::ProcState { tid: i32_of(ev, Some(*tid))?, pid: i32_of(ev, *pid)? }
             }
             Kind::FdDump { pid, fd, filename, flags } => {
-                let (pid, fd) = (i32_of(ev, Some(pid))?, i32_of(ev, Some(fd))?);
-                let path = path(filename).unwrap_or(Cow::Borrowed("unknown"));
-                Rec::FdDump { pid, fd, path, cloexec: g(flags) & O_CLOEXEC != 0 && g(flags) >= 0 }
+                let (pid, fd) = (i32_of(ev, Some(*pid))?, i32_of(ev, Some(*fd))?);
+                let path = path(*filename).unwrap_or(Cow::Borrowed("unknown"));
+                Rec::FdDump { pid, fd, path, cloexec: g(*flags) & O_CLOEXEC != 0 && g(*flags) >= 0 }
             }
         })
     }

@@ -189,7 +189,7 @@ impl Replay {
     pub fn apply_l(&mut self, r: LRec) {
         match r {
             LRec::R(r) => self.apply(r, None),
-            LRec::Rw { t, sc, fd, ret } => {
+            LRec::Rw { t, sc, fd, ret: Some(ret) } => {
                 let i = self.slot(t);
                 let table = self.table(i);
                 let file = self.fds.file_in(table, fd.into());
@@ -197,6 +197,11 @@ impl Replay {
                 if ret > 0 {
                     self.credit(i, sc == Sc::Read, ret as u64, file);
                 }
+            }
+            // (A read or write uses only its fd: the other arguments as if absent.)
+            LRec::Rw { t, sc, fd, ret: None } => {
+                let i = self.slot(t);
+                self.enter(i, Call { sc, a0: fd, a1: -1, a2: -1 }, None);
             }
         }
     }
