@@ -373,9 +373,44 @@ pub struct FastHeader {
     /// When the short form (id and timestamp) lies in the first 64 bits of a
     /// byte-aligned header: where to find both in one 8-byte load.
     pub short_word: Option<ShortWord>,
-    /// When the extended form's id and timestamp start on bytes: where to find each in
-    /// one 8-byte load.
+    /// When the extended form's id and timestamp start on bytes (and the form ends on
+    /// one): where to find each in one 8-byte load.
     pub ext_words: Option<ExtWords>,
+    /// Which layout this is.
+    pub layout: HeaderLayout,
+}
+
+/// What the skimming loop reads of a header's short form: where its id and timestamp
+/// lie in its first 64 bits, the tag values that select it, the header's alignment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShortForm {
+    /// Where the id and the timestamp lie.
+    pub word: ShortWord,
+    /// Tag values selecting the short form.
+    pub range: (u64, u64),
+    /// Alignment of the header, in bits.
+    pub align: u32,
+}
+
+impl ShortForm {
+    /// LTTng's compact header, little-endian: a 5-bit id (31: extended) and a 27-bit
+    /// timestamp, byte-aligned.
+    pub const LTTNG_COMPACT_LE: ShortForm = ShortForm { word: ShortWord { id: (0, 31), ts: (5, (1 << 27) - 1), bits: 32 }, range: (0, 30), align: 8 };
+
+    /// LTTng's large header, little-endian: a 16-bit id (65535: extended) and a 32-bit
+    /// timestamp, byte-aligned.
+    pub const LTTNG_LARGE_LE: ShortForm = ShortForm { word: ShortWord { id: (0, 0xffff), ts: (16, 0xffff_ffff), bits: 48 }, range: (0, 65534), align: 8 };
+}
+
+/// Which header a [`FastHeader`] is, for the loops compiled with a layout's constants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderLayout {
+    /// [`ShortForm::LTTNG_COMPACT_LE`].
+    LttngCompactLe,
+    /// [`ShortForm::LTTNG_LARGE_LE`].
+    LttngLargeLe,
+    /// Any other (read through the header's fields).
+    Other,
 }
 
 /// The extended form of an LTTng event header as two byte-aligned integers, each read
@@ -404,7 +439,7 @@ impl ExtWords {
         }
         // As the bit-level path: the form ends with its timestamp.
         let end = h.ext_ts.offset + h.ext_ts.bits as u64;
-        if h.ext_id.offset + h.ext_id.bits as u64 > end {
+        if h.ext_id.offset + h.ext_id.bits as u64 > end || !end.is_multiple_of(8) {
             return None;
         }
         Some(ExtWords { id: field(&h.ext_id)?, ts: field(&h.ext_ts)?, bits: end })
@@ -660,9 +695,17 @@ impl Plan {
             }
         }
         let ((short_range, short_ts), (ext_range, ext_id, ext_ts)) = (short?, ext?);
-        let mut h = FastHeader { align, be, id: FixedInt { node: id, offset: 0, bits: id_bits }, short_range, short_ts, ext_range, ext_id, ext_ts, short_word: None, ext_words: None };
+        let mut h = FastHeader { align, be, id: FixedInt { node: id, offset: 0, bits: id_bits }, short_range, short_ts, ext_range, ext_id, ext_ts, short_word: None, ext_words: None, layout: HeaderLayout::Other };
         h.short_word = ShortWord::of(&h);
         h.ext_words = ExtWords::of(&h);
+        if let (Some(word), false) = (h.short_word, h.be) {
+            let form = ShortForm { word, range: h.short_range, align: h.align };
+            if form == ShortForm::LTTNG_COMPACT_LE {
+                h.layout = HeaderLayout::LttngCompactLe;
+            } else if form == ShortForm::LTTNG_LARGE_LE {
+                h.layout = HeaderLayout::LttngLargeLe;
+            }
+        }
         Some(h)
     }
 

@@ -10,7 +10,7 @@ use crate::decode::{role_index, Cursor, Decoder, HeaderWord, SlotsOnly, Visitor}
 use crate::error::{DecodeError, DecodeErrorKind as K, Error, Result};
 use crate::index::read_packet_header;
 use crate::ir::Role;
-use crate::plan::{EventPlan, FieldHandle, Node, Plan, ScopeStep, ShortWord, StreamPlan};
+use crate::plan::{EventPlan, FieldHandle, HeaderLayout, Node, Plan, ScopeStep, ShortForm, StreamPlan};
 use crate::trace::{PacketRef, Stream, TraceSet};
 
 /// Events discarded by the tracer, or packets lost, between two points in time.
@@ -714,12 +714,17 @@ impl<'t> StreamCursor<'t> {
     #[inline(always)]
     fn skim_fixed(&mut self, pass_by_id: &[u64], see: impl FnMut(u32, u64)) -> Option<Stopped> {
         let h = self.sp.fast_header.as_ref()?;
-        let form = ShortForm { word: h.short_word?, range: h.short_range, align: h.align };
-        match (h.be, form) {
-            (true, _) => self.skim_fixed_as::<true>(h, form, pass_by_id, see),
-            (false, LTTNG_COMPACT) => self.skim_fixed_as::<false>(h, LTTNG_COMPACT, pass_by_id, see),
-            (false, LTTNG_LARGE) => self.skim_fixed_as::<false>(h, LTTNG_LARGE, pass_by_id, see),
-            (false, _) => self.skim_fixed_as::<false>(h, form, pass_by_id, see),
+        match h.layout {
+            HeaderLayout::LttngCompactLe => self.skim_fixed_as::<false>(h, ShortForm::LTTNG_COMPACT_LE, pass_by_id, see),
+            HeaderLayout::LttngLargeLe => self.skim_fixed_as::<false>(h, ShortForm::LTTNG_LARGE_LE, pass_by_id, see),
+            HeaderLayout::Other => {
+                let form = ShortForm { word: h.short_word?, range: h.short_range, align: h.align };
+                if h.be {
+                    self.skim_fixed_as::<true>(h, form, pass_by_id, see)
+                } else {
+                    self.skim_fixed_as::<false>(h, form, pass_by_id, see)
+                }
+            }
         }
     }
 
@@ -730,8 +735,8 @@ impl<'t> StreamCursor<'t> {
         let sw = form.word;
         let sbytes = sw.bits / 8;
         // The extended form (when word loads read it): its id's and timestamp's byte
-        // offsets, shifts and masks, and its size in bytes.
-        let ext = h.ext_words.filter(|x| x.bits % 8 == 0);
+        // offsets, shifts and masks, and its size (whole bytes).
+        let ext = h.ext_words;
         if !self.cur.pos.is_multiple_of(8) || !sw.bits.is_multiple_of(8) || !form.align.is_multiple_of(8) {
             return None;
         }
@@ -846,23 +851,6 @@ enum SkimEnd {
     /// Before an event only the general path reads.
     General,
 }
-
-/// What the skimming loop reads of a header's short form: where its id and timestamp
-/// lie in its first 64 bits, the tag values that select it, the header's alignment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct ShortForm {
-    word: ShortWord,
-    range: (u64, u64),
-    align: u32,
-}
-
-/// LTTng's compact header, little-endian: a 5-bit id (31: extended) and a 27-bit
-/// timestamp, byte-aligned.
-const LTTNG_COMPACT: ShortForm = ShortForm { word: ShortWord { id: (0, 31), ts: (5, (1 << 27) - 1), bits: 32 }, range: (0, 30), align: 8 };
-
-/// LTTng's large header, little-endian: a 16-bit id (65535: extended) and a 32-bit
-/// timestamp, byte-aligned.
-const LTTNG_LARGE: ShortForm = ShortForm { word: ShortWord { id: (0, 0xffff), ts: (16, 0xffff_ffff), bits: 48 }, range: (0, 65534), align: 8 };
 
 /// An event a skim run refused ([`StreamCursor::skim_fixed`]): its header, where it
 /// starts (`start`), where its scopes start (`at`) and end (`end`), in bits, and its
