@@ -8,7 +8,7 @@
 use crate::bits::{read_be, read_le, sign_extend};
 use crate::error::{DecodeError, DecodeErrorKind as K};
 use crate::ir::Role;
-use crate::plan::{FastHeader, Node, NodeId, Plan};
+use crate::plan::{FastHeader, HeaderLayout, Node, NodeId, Plan, ShortForm};
 
 /// A bounded view of one packet's bytes and a bit position in it.
 #[derive(Debug, Clone, Copy)]
@@ -237,18 +237,29 @@ impl FastHeader {
     /// then decodes it or reports why not.
     #[inline(always)]
     pub fn peek(&self, buf: &[u8], base: u64, end: u64) -> Option<HeaderWord> {
-        let w = self.short_word.as_ref()?;
+        // LTTng's layouts with their constants (see `FastHeader::layout`).
+        match self.layout {
+            HeaderLayout::LttngCompactLe => self.peek_as(&ShortForm::LTTNG_COMPACT_LE, false, buf, base, end),
+            HeaderLayout::LttngLargeLe => self.peek_as(&ShortForm::LTTNG_LARGE_LE, false, buf, base, end),
+            HeaderLayout::Other => self.peek_as(&ShortForm { word: self.short_word?, range: self.short_range, align: self.align }, self.be, buf, base, end),
+        }
+    }
+
+    /// [`FastHeader::peek`] for a header whose short form is `form`, of byte order `be`.
+    #[inline(always)]
+    fn peek_as(&self, form: &ShortForm, be: bool, buf: &[u8], base: u64, end: u64) -> Option<HeaderWord> {
+        let w = &form.word;
         if base > end {
             return None;
         }
         let byte = (base >> 3) as usize;
         let load = |off: usize| -> Option<u64> {
             let b: [u8; 8] = buf.get(byte + off..byte + off + 8)?.try_into().ok()?;
-            Some(if self.be { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) })
+            Some(if be { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) })
         };
         let word = load(0)?;
         let tag = (word >> w.id.0) & w.id.1;
-        if tag >= self.short_range.0 && tag <= self.short_range.1 {
+        if tag >= form.range.0 && tag <= form.range.1 {
             if end - base < w.bits {
                 return None;
             }

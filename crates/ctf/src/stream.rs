@@ -101,11 +101,6 @@ impl Wanted {
         Wanted { mask, pass_by_id }
     }
 
-    /// The mask by class index.
-    pub fn mask(&self) -> &[bool] {
-        &self.mask
-    }
-
     /// Whether events of class index `class` are wanted.
     #[inline(always)]
     pub fn has(&self, class: usize) -> bool {
