@@ -363,6 +363,25 @@ impl Analysis for Io {
                 }
             }
         }
+        if !st.complete {
+            // Syscalls of the task running on the stream, logged as they are (the same
+            // records as `record`'s, without its general form).
+            if let Some(t) = st.cur.get(ctx.stream).and_then(|c| c.1) {
+                let who = Who::Tid(t);
+                match &c.kind {
+                    Kind::Entry { sc, a0, a1, a2, path: None } => {
+                        let Call { sc, a0, a1, a2 } = call_of(ev, *sc, *a0, *a1, *a2);
+                        return st.log.push(Rec::Entry { who, sc, a0, a1, a2, path: None });
+                    }
+                    Kind::OtherEntry | Kind::RawEntry { .. } => return st.log.push(Rec::OtherEntry { who }),
+                    Kind::Exit { .. } | Kind::RawExit { .. } => {
+                        let Some((sc, ret)) = exit_of(ev, &c.kind) else { return };
+                        return st.log.push(Rec::Exit { who, sc, ret });
+                    }
+                    _ => {}
+                }
+            }
+        }
         let switch = matches!(c.kind, Kind::Switch { .. });
         let first_switch = switch && st.cur.get(ctx.stream).is_some_and(|c| c.0.is_none() && c.1.is_none());
         let Some(rec) = self.record(st, ev, c, ctx) else {
