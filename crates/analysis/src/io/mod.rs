@@ -235,16 +235,11 @@ impl Io {
                 }
                 return None;
             }
-            Kind::Entry { sc, a0, a1, a2, path: p } => {
+            Kind::Entry { sc, a0, a1, a2, path: p @ Some(_) } => {
                 let Call { sc, a0, a1, a2 } = call_of(ev, *sc, *a0, *a1, *a2);
                 Rec::Entry { who, sc, a0, a1, a2, path: path(*p) }
             }
-            // Arguments of raw entries are not decoded: only the pairing is kept.
-            Kind::OtherEntry | Kind::RawEntry { .. } => Rec::OtherEntry { who },
-            Kind::Exit { .. } | Kind::RawExit { .. } => {
-                let (sc, ret) = exit_of(ev, &c.kind)?;
-                Rec::Exit { who, sc, ret }
-            }
+            Kind::Entry { .. } | Kind::OtherEntry | Kind::RawEntry { .. } | Kind::Exit { .. } | Kind::RawExit { .. } => return syscall_record(ev, &c.kind, who),
             Kind::Fork { parent_tid, parent_pid, child_tid, child_pid, .. } => {
                 st.info.on_event(ev, c, (ctx.order, ctx.stream));
                 let child_tid = i32_of(ev, Some(*child_tid))?;
@@ -293,6 +288,26 @@ fn int_or(ev: &EventRef<'_, '_>, h: Option<ctf::plan::FieldHandle>) -> i64 {
 #[inline(always)]
 fn call_of(ev: &EventRef<'_, '_>, sc: Sc, a0: Option<ctf::plan::FieldHandle>, a1: Option<ctf::plan::FieldHandle>, a2: Option<ctf::plan::FieldHandle>) -> Call {
     Call::new(sc, int_or(ev, a0), int_or(ev, a1), int_or(ev, a2))
+}
+
+/// The record of a syscall event issued by `who` that names no path: an entry without
+/// a path argument, another syscall's entry, an exit (`None` for other kinds, or an exit
+/// whose syscall cannot be read).
+#[inline(always)]
+fn syscall_record<P>(ev: &EventRef<'_, '_>, kind: &Kind, who: Who) -> Option<Rec<P>> {
+    Some(match kind {
+        Kind::Entry { sc, a0, a1, a2, path: None } => {
+            let Call { sc, a0, a1, a2 } = call_of(ev, *sc, *a0, *a1, *a2);
+            Rec::Entry { who, sc, a0, a1, a2, path: None }
+        }
+        // Arguments of raw entries are not decoded: only the pairing is kept.
+        Kind::OtherEntry | Kind::RawEntry { .. } => Rec::OtherEntry { who },
+        Kind::Exit { .. } | Kind::RawExit { .. } => {
+            let (sc, ret) = exit_of(ev, kind)?;
+            Rec::Exit { who, sc, ret }
+        }
+        _ => return None,
+    })
 }
 
 /// The syscall (`None`: unknown or generic) and return value of an exit event.
@@ -367,18 +382,8 @@ impl Analysis for Io {
             // Syscalls of the task running on the stream, logged as they are (the same
             // records as `record`'s, without its general form).
             if let Some(t) = st.cur.get(ctx.stream).and_then(|c| c.1) {
-                let who = Who::Tid(t);
-                match &c.kind {
-                    Kind::Entry { sc, a0, a1, a2, path: None } => {
-                        let Call { sc, a0, a1, a2 } = call_of(ev, *sc, *a0, *a1, *a2);
-                        return st.log.push(Rec::Entry { who, sc, a0, a1, a2, path: None });
-                    }
-                    Kind::OtherEntry | Kind::RawEntry { .. } => return st.log.push(Rec::OtherEntry { who }),
-                    Kind::Exit { .. } | Kind::RawExit { .. } => {
-                        let Some((sc, ret)) = exit_of(ev, &c.kind) else { return };
-                        return st.log.push(Rec::Exit { who, sc, ret });
-                    }
-                    _ => {}
+                if let Some(rec) = syscall_record(ev, &c.kind, Who::Tid(t)) {
+                    return st.log.push(rec);
                 }
             }
         }
