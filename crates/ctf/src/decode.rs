@@ -241,7 +241,7 @@ impl FastHeader {
         match self.layout {
             HeaderLayout::LttngCompactLe => self.peek_as(&ShortForm::LTTNG_COMPACT_LE, false, buf, base, end),
             HeaderLayout::LttngLargeLe => self.peek_as(&ShortForm::LTTNG_LARGE_LE, false, buf, base, end),
-            HeaderLayout::Other => self.peek_as(&ShortForm { word: self.short_word?, range: self.short_range, align: self.align }, self.be, buf, base, end),
+            HeaderLayout::Other => self.peek_as(&self.short_form()?, self.be, buf, base, end),
         }
     }
 

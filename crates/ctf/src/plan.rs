@@ -402,6 +402,14 @@ impl ShortForm {
     pub const LTTNG_LARGE_LE: ShortForm = ShortForm { word: ShortWord { id: (0, 0xffff), ts: (16, 0xffff_ffff), bits: 48 }, range: (0, 65534), align: 8 };
 }
 
+impl FastHeader {
+    /// The short form as the word-load readers take it, when word loads read it.
+    #[inline(always)]
+    pub fn short_form(&self) -> Option<ShortForm> {
+        Some(ShortForm { word: self.short_word?, range: self.short_range, align: self.align })
+    }
+}
+
 /// Which header a [`FastHeader`] is, for the loops compiled with a layout's constants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HeaderLayout {
@@ -698,8 +706,7 @@ impl Plan {
         let mut h = FastHeader { align, be, id: FixedInt { node: id, offset: 0, bits: id_bits }, short_range, short_ts, ext_range, ext_id, ext_ts, short_word: None, ext_words: None, layout: HeaderLayout::Other };
         h.short_word = ShortWord::of(&h);
         h.ext_words = ExtWords::of(&h);
-        if let (Some(word), false) = (h.short_word, h.be) {
-            let form = ShortForm { word, range: h.short_range, align: h.align };
+        if let (Some(form), false) = (h.short_form(), h.be) {
             if form == ShortForm::LTTNG_COMPACT_LE {
                 h.layout = HeaderLayout::LttngCompactLe;
             } else if form == ShortForm::LTTNG_LARGE_LE {

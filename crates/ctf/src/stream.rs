@@ -713,7 +713,7 @@ impl<'t> StreamCursor<'t> {
             HeaderLayout::LttngCompactLe => self.skim_fixed_as::<false>(h, ShortForm::LTTNG_COMPACT_LE, pass_by_id, see),
             HeaderLayout::LttngLargeLe => self.skim_fixed_as::<false>(h, ShortForm::LTTNG_LARGE_LE, pass_by_id, see),
             HeaderLayout::Other => {
-                let form = ShortForm { word: h.short_word?, range: h.short_range, align: h.align };
+                let form = h.short_form()?;
                 if h.be {
                     self.skim_fixed_as::<true>(h, form, pass_by_id, see)
                 } else {
@@ -791,10 +791,20 @@ impl<'t> StreamCursor<'t> {
         // `fixed_by_id` holds only classes aligned to at most a byte: the scopes start
         // right after the header.
         let starts = self.sp.fixed.get(s.class as usize).map_or([0; 3], |f| f.starts);
+        self.enter_fixed::<true>(h, &s.header, s.class, (s.start, s.at, s.end), starts);
+    }
+
+    /// Makes a fixed-size event whose header `w` was read the current one (with `FULL`,
+    /// else only the clock and position move): it starts at bit `start`, its scopes at
+    /// `at` (plus `starts`), and it ends at `end`.
+    #[inline(always)]
+    fn enter_fixed<const FULL: bool>(&mut self, h: &crate::plan::FastHeader, w: &HeaderWord, class: u32, (start, at, end): (u64, u64, u64), starts: [u32; 3]) {
         self.dec.epoch = self.dec.epoch.wrapping_add(1);
-        self.dec.take_header::<true>(h, &s.header);
-        self.cur.pos = s.end;
-        self.ev = EventPos { class: s.class, cycles: self.dec.clock, scopes: starts.map(|x| s.at + u64::from(x)), start: s.start, epoch: self.dec.epoch };
+        self.dec.take_header::<FULL>(h, w);
+        self.cur.pos = end;
+        if FULL {
+            self.ev = EventPos { class, cycles: self.dec.clock, scopes: starts.map(|x| at + u64::from(x)), start, epoch: self.dec.epoch };
+        }
     }
 
     /// [`StreamCursor::decode_event_as`] for the common LTTng case: a header that word
@@ -819,13 +829,7 @@ impl<'t> StreamCursor<'t> {
         if end > self.cur.end {
             return None;
         }
-        self.dec.epoch = self.dec.epoch.wrapping_add(1);
-        self.dec.take_header::<FULL>(h, &w);
-        self.cur.pos = end;
-        if FULL {
-            let scopes = f.starts.map(|s| at + s as u64);
-            self.ev = EventPos { class: class as u32, cycles: self.dec.clock, scopes, start, epoch: self.dec.epoch };
-        }
+        self.enter_fixed::<FULL>(h, &w, class as u32, (start, at, end), f.starts);
         Some(class as u32)
     }
 
