@@ -113,6 +113,9 @@ impl Wanted {
 struct EventPos {
     class: u32,
     cycles: u64,
+    /// Timestamp (ns from origin) of `cycles`, converted once; `None` when the stream
+    /// has no clock.
+    ts: Option<i64>,
     /// Bit positions where the common context, specific context and payload start.
     scopes: [u64; 3],
     /// Bit position of the event's first bit.
@@ -635,7 +638,7 @@ impl<'t> StreamCursor<'t> {
             return Err(DecodeError::new(start, K::EmptyEvent(id)));
         }
         if FULL {
-            self.ev = EventPos { class: class_idx as u32, cycles: self.dec.clock, scopes, start, epoch: self.dec.epoch };
+            self.ev = EventPos { class: class_idx as u32, cycles: self.dec.clock, ts: self.clock_ts(), scopes, start, epoch: self.dec.epoch };
         }
         Ok(class_idx as u32)
     }
@@ -803,7 +806,8 @@ impl<'t> StreamCursor<'t> {
         self.dec.take_header::<FULL>(h, w);
         self.cur.pos = end;
         if FULL {
-            self.ev = EventPos { class, cycles: self.dec.clock, scopes: starts.map(|x| at + u64::from(x)), start, epoch: self.dec.epoch };
+            let scopes = starts.map(|x| at + u64::from(x));
+            self.ev = EventPos { class, cycles: self.dec.clock, ts: self.clock_ts(), scopes, start, epoch: self.dec.epoch };
         }
     }
 
@@ -831,6 +835,12 @@ impl<'t> StreamCursor<'t> {
         }
         self.enter_fixed::<FULL>(h, &w, class as u32, (start, at, end), f.starts);
         Some(class as u32)
+    }
+
+    /// The timestamp of the clock's current value (of the event being made current).
+    #[inline(always)]
+    fn clock_ts(&self) -> Option<i64> {
+        self.conv.map(|c| c.to_ns(self.dec.clock))
     }
 
     /// Ends the cursor on a decoding error of the open packet, as an error naming the
@@ -933,7 +943,7 @@ impl<'c, 't> EventRef<'c, 't> {
     /// Timestamp in ns from the clock's origin; `None` when the stream has no clock.
     #[inline(always)]
     pub fn ts(&self) -> Option<i64> {
-        self.c.conv.map(|c| c.to_ns(self.c.ev.cycles))
+        self.c.ev.ts
     }
 
     /// Timestamp in ns from origin without saturation (clock offsets can exceed 64 bits).

@@ -219,7 +219,7 @@ impl Io {
             Some(t) => Who::Tid(t),
             None => Who::Head(ctx.stream as u32),
         };
-        let g = |h| int_or(ev, h);
+        let g = |h| int_or(ev, &h);
         let path = |h: Option<ctf::plan::FieldHandle>| h.and_then(|h| ev.bytes(h)).map(String::from_utf8_lossy);
         Some(match &c.kind {
             Kind::Other | Kind::Migrate { .. } => return None,
@@ -236,7 +236,7 @@ impl Io {
                 return None;
             }
             Kind::Entry { sc, a0, a1, a2, path: p @ Some(_) } => {
-                let Call { sc, a0, a1, a2 } = call_of(ev, *sc, *a0, *a1, *a2);
+                let Call { sc, a0, a1, a2 } = call_of(ev, *sc, [a0, a1, a2]);
                 Rec::Entry { who, sc, a0, a1, a2, path: path(*p) }
             }
             Kind::Entry { .. } | Kind::OtherEntry | Kind::RawEntry { .. } | Kind::Exit { .. } | Kind::RawExit { .. } => return syscall_record(ev, &c.kind, who),
@@ -280,13 +280,13 @@ impl Io {
 
 /// A signed integer field, or -1 when absent.
 #[inline(always)]
-fn int_or(ev: &EventRef<'_, '_>, h: Option<ctf::plan::FieldHandle>) -> i64 {
-    h.and_then(|h| ev.int(h)).unwrap_or(-1)
+fn int_or(ev: &EventRef<'_, '_>, h: &Option<ctf::plan::FieldHandle>) -> i64 {
+    h.as_ref().and_then(|h| ev.int(*h)).unwrap_or(-1)
 }
 
 /// The call of a syscall entry event with argument handles `a0..a2`.
 #[inline(always)]
-fn call_of(ev: &EventRef<'_, '_>, sc: Sc, a0: Option<ctf::plan::FieldHandle>, a1: Option<ctf::plan::FieldHandle>, a2: Option<ctf::plan::FieldHandle>) -> Call {
+fn call_of(ev: &EventRef<'_, '_>, sc: Sc, [a0, a1, a2]: [&Option<ctf::plan::FieldHandle>; 3]) -> Call {
     Call::new(sc, int_or(ev, a0), int_or(ev, a1), int_or(ev, a2))
 }
 
@@ -297,7 +297,7 @@ fn call_of(ev: &EventRef<'_, '_>, sc: Sc, a0: Option<ctf::plan::FieldHandle>, a1
 fn syscall_record<P>(ev: &EventRef<'_, '_>, kind: &Kind, who: Who) -> Option<Rec<P>> {
     Some(match kind {
         Kind::Entry { sc, a0, a1, a2, path: None } => {
-            let Call { sc, a0, a1, a2 } = call_of(ev, *sc, *a0, *a1, *a2);
+            let Call { sc, a0, a1, a2 } = call_of(ev, *sc, [a0, a1, a2]);
             Rec::Entry { who, sc, a0, a1, a2, path: None }
         }
         // Arguments of raw entries are not decoded: only the pairing is kept.
@@ -314,8 +314,8 @@ fn syscall_record<P>(ev: &EventRef<'_, '_>, kind: &Kind, who: Who) -> Option<Rec
 #[inline(always)]
 fn exit_of(ev: &EventRef<'_, '_>, kind: &Kind) -> Option<(Option<Sc>, i64)> {
     match *kind {
-        Kind::Exit { sc, ret } => Some((sc, int_or(ev, ret))),
-        Kind::RawExit { id, ret } => Some((ev.uint(id).and_then(Sc::from_x86_64), int_or(ev, ret))),
+        Kind::Exit { sc, ref ret } => Some((sc, int_or(ev, ret))),
+        Kind::RawExit { id, ref ret } => Some((ev.uint(id).and_then(Sc::from_x86_64), int_or(ev, ret))),
         _ => None,
     }
 }
@@ -352,7 +352,7 @@ impl Analysis for Io {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn on_event(&self, st: &mut IoState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
         st.span.see(ev.ts());
         let Some(c) = self.layout.class(ev) else { return };
@@ -365,7 +365,7 @@ impl Analysis for Io {
                 match &c.kind {
                     Kind::Entry { sc, a0, a1, a2, path: None } => {
                         let i = slot(st);
-                        return st.replay.enter(i, call_of(ev, *sc, *a0, *a1, *a2), None);
+                        return st.replay.enter(i, call_of(ev, *sc, [a0, a1, a2]), None);
                     }
                     Kind::OtherEntry | Kind::RawEntry { .. } => {
                         let i = slot(st);
