@@ -1054,15 +1054,20 @@ impl<'c, 't> EventRef<'c, 't> {
     pub fn array_bytes(&self, h: FieldHandle) -> Option<&'c [u8]> {
         if let Some(l) = h.lazy.filter(|l| l.bytes > 0) {
             // Its length known from the handle: no node look-up.
-            let pos = self.lazy_pos(&l);
-            let len = u64::from(l.bytes);
-            if !pos.is_multiple_of(8) || pos + len * 8 > self.c.cur.end {
-                return None;
-            }
-            let start = (pos / 8) as usize;
-            return self.c.cur.buf.get(start..start + len as usize);
+            return self.bytes_at(self.lazy_pos(&l), u64::from(l.bytes));
         }
         self.array_bytes_slow(h)
+    }
+
+    /// The `len` bytes at bit `pos` of the packet, when `pos` starts a byte and they
+    /// lie inside the packet's content.
+    #[inline(always)]
+    fn bytes_at(&self, pos: u64, len: u64) -> Option<&'c [u8]> {
+        if !pos.is_multiple_of(8) || pos + len * 8 > self.c.cur.end {
+            return None;
+        }
+        let start = (pos / 8) as usize;
+        self.c.cur.buf.get(start..start + len as usize)
     }
 
     /// [`EventRef::array_bytes`] through the field's node.
@@ -1070,11 +1075,7 @@ impl<'c, 't> EventRef<'c, 't> {
     fn array_bytes_slow(&self, h: FieldHandle) -> Option<&'c [u8]> {
         let pos = self.string_pos(h)?;
         let Node::Array { len, text: true, .. } = *self.c.plan.node(h.node) else { return None };
-        if pos % 8 != 0 || pos + len * 8 > self.c.cur.end {
-            return None;
-        }
-        let start = (pos / 8) as usize;
-        self.c.cur.buf.get(start..start + len as usize)
+        self.bytes_at(pos, len)
     }
 
     /// Decodes one scope again, reporting its structure to `v`. Returns false when the

@@ -65,6 +65,14 @@ pub struct IoState {
     span: Span,
 }
 
+impl IoState {
+    /// The task running on `stream` (the last switch's `next_tid`), when known.
+    #[inline(always)]
+    fn running(&self, stream: usize) -> Option<i32> {
+        self.cur.get(stream).and_then(|c| c.1)
+    }
+}
+
 /// The io analysis.
 pub struct Io {
     layout: Layout,
@@ -215,7 +223,7 @@ impl Io {
     /// issuer named from `cur` as of before the event; a switch updates `cur`.
     #[inline(always)]
     fn record<'e>(&self, st: &mut IoState, ev: &EventRef<'e, '_>, c: &EvClass, ctx: &Ctx) -> Option<Rec<Cow<'e, str>>> {
-        let who = match st.cur.get(ctx.stream).and_then(|c| c.1) {
+        let who = match st.running(ctx.stream) {
             Some(t) => Who::Tid(t),
             None => Who::Head(ctx.stream as u32),
         };
@@ -360,7 +368,7 @@ impl Analysis for Io {
             // Syscalls of the task running on the stream, interpreted at once. (Not
             // through `syscall_record` and `Replay::apply`, the chunk path's way: that
             // measured 3.5 % more instructions for io on syn2m.)
-            if let Some(t) = st.cur.get(ctx.stream).and_then(|c| c.1) {
+            if let Some(t) = st.running(ctx.stream) {
                 let slot = |st: &mut IoState| st.replay.slot_cached(&mut st.run[ctx.stream], t);
                 match &c.kind {
                     Kind::Entry { sc, a0, a1, a2, path: None } => {
@@ -383,7 +391,7 @@ impl Analysis for Io {
         if !st.complete {
             // Syscalls of the task running on the stream, logged as they are (the same
             // records as `record`'s, without its general form).
-            if let Some(t) = st.cur.get(ctx.stream).and_then(|c| c.1) {
+            if let Some(t) = st.running(ctx.stream) {
                 if let Some(rec) = syscall_record(ev, &c.kind, Who::Tid(t)) {
                     return st.log.push(rec);
                 }
