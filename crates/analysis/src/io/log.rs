@@ -170,9 +170,15 @@ impl Log {
         Log { recs: buf, pend: PendTable::default() }
     }
 
-    /// Makes room for `n` more records.
+    /// Makes room for `n` more records. An empty log whose buffer is too small gets a
+    /// new one rather than a grown one: growing copies the whole old allocation (the
+    /// allocator does not know that none of it is in use) and touches both.
     pub fn reserve(&mut self, n: usize) {
-        self.recs.reserve(n);
+        if self.recs.is_empty() && self.recs.capacity() < n {
+            self.recs = Vec::with_capacity(n);
+        } else {
+            self.recs.reserve(n);
+        }
     }
 
     /// Whether the log holds no record.
@@ -240,6 +246,17 @@ impl Log {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reserve_makes_room_and_keeps_records() {
+        let mut log = Log::with_buffer(Vec::with_capacity(4));
+        log.reserve(1000);
+        assert!(log.recs.capacity() >= 1000);
+        log.push(Rec::Exec { tid: 7 });
+        log.reserve(5000);
+        assert!(log.recs.capacity() >= 5001);
+        assert_eq!(log.take(), vec![LRec::R(Rec::Exec { tid: 7 })]);
+    }
 
     #[test]
     fn records_stay_small() {
