@@ -217,10 +217,7 @@ impl Log {
             Some(Who::Tid(t)) => t,
         };
         match rec {
-            Rec::Entry { sc: sc @ (Sc::Read | Sc::Write), a0, path: None, .. } => {
-                self.pend.insert(t, Pend::Rw(self.recs.len()));
-                self.recs.push(LRec::Rw { t, sc, fd: a0, ret: None });
-            }
+            Rec::Entry { sc: sc @ (Sc::Read | Sc::Write), a0, path: None, .. } => self.push_rw_entry(t, sc, a0),
             Rec::Entry { .. } => {
                 self.pend.remove(t);
                 self.recs.push(LRec::R(rec));
@@ -230,15 +227,36 @@ impl Log {
                     self.recs.push(LRec::R(rec));
                 }
             }
-            Rec::Exit { sc, ret, .. } => match self.pend.insert(t, Pend::Nothing) {
-                Some(Pend::Nothing) => {}
-                Some(Pend::Rw(i)) => match &mut self.recs[i] {
-                    LRec::Rw { sc: esc, ret: r @ None, .. } if sc.is_none_or(|s| s == *esc) => *r = Some(ret),
-                    _ => self.recs.push(LRec::R(rec)),
-                },
-                None => self.recs.push(LRec::R(rec)),
-            },
+            Rec::Exit { sc, ret, .. } => self.push_exit(t, sc, ret),
             _ => unreachable!("only syscall records name a thread"),
+        }
+    }
+
+    /// [`Log::push`] of `Entry { who: Tid(t), sc, a0: fd, path: None }` for a read or
+    /// write `sc` (its other arguments play no part).
+    #[inline(always)]
+    pub fn push_rw_entry(&mut self, t: i32, sc: Sc, fd: i32) {
+        debug_assert!(matches!(sc, Sc::Read | Sc::Write));
+        self.pend.insert(t, Pend::Rw(self.recs.len()));
+        self.recs.push(LRec::Rw { t, sc, fd, ret: None });
+    }
+
+    /// [`Log::push`] of `Exit { who: Tid(t), sc, ret }`.
+    #[inline(always)]
+    pub fn push_exit(&mut self, t: i32, sc: Option<Sc>, ret: i64) {
+        let unpaired = match self.pend.insert(t, Pend::Nothing) {
+            Some(Pend::Nothing) => false,
+            Some(Pend::Rw(i)) => match &mut self.recs[i] {
+                LRec::Rw { sc: esc, ret: r @ None, .. } if sc.is_none_or(|s| s == *esc) => {
+                    *r = Some(ret);
+                    false
+                }
+                _ => true,
+            },
+            None => true,
+        };
+        if unpaired {
+            self.recs.push(LRec::R(Rec::Exit { who: Who::Tid(t), sc, ret }));
         }
     }
 }

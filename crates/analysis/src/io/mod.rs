@@ -392,6 +392,15 @@ impl Analysis for Io {
             // Syscalls of the task running on the stream, logged as they are (the same
             // records as `record`'s, without its general form).
             if let Some(t) = st.running(ctx.stream) {
+                match &c.kind {
+                    Kind::Entry { sc: sc @ (Sc::Read | Sc::Write), a0, path: None, .. } => return st.log.push_rw_entry(t, *sc, int_or(ev, a0) as i32),
+                    Kind::Exit { .. } | Kind::RawExit { .. } => {
+                        if let Some((sc, ret)) = exit_of(ev, &c.kind) {
+                            return st.log.push_exit(t, sc, ret);
+                        }
+                    }
+                    _ => {}
+                }
                 if let Some(rec) = syscall_record(ev, &c.kind, Who::Tid(t)) {
                     return st.log.push(rec);
                 }
