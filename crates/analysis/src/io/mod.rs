@@ -395,9 +395,8 @@ impl Analysis for Io {
                 match &c.kind {
                     Kind::Entry { sc: sc @ (Sc::Read | Sc::Write), a0, path: None, .. } => return st.log.push_rw_entry(t, *sc, int_or(ev, a0) as i32),
                     Kind::Exit { .. } | Kind::RawExit { .. } => {
-                        if let Some((sc, ret)) = exit_of(ev, &c.kind) {
-                            return st.log.push_exit(t, sc, ret);
-                        }
+                        let Some((sc, ret)) = exit_of(ev, &c.kind) else { return };
+                        return st.log.push_exit(t, sc, ret);
                     }
                     _ => {}
                 }
