@@ -6,7 +6,8 @@ pub use engine::bench::{format_table, thread_ladder, BenchRow};
 use crate::{run, AnalysisError, AnalysisKind, RunOptions};
 
 /// Measures each analysis of `which` on `set` at every thread count of
-/// [`thread_ladder`]`(max_threads)`, `reps` runs each (median kept).
+/// [`thread_ladder`]`(max_threads)`, `reps` runs each, the thread counts taking turns
+/// (see [`engine::bench::measure`]).
 pub fn bench(set: &TraceSet, which: &[AnalysisKind], max_threads: usize, reps: usize, base: &RunOptions) -> Result<Vec<BenchRow>, AnalysisError> {
     let ladder = thread_ladder(max_threads);
     let mut rows = Vec::new();

@@ -37,6 +37,22 @@ fn synth_then_dump_round_trips_event_count() {
 }
 
 #[test]
+fn bench_analyze_tables_the_chosen_analyses_per_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin().args(["synth", "--cpus", "2", "--events", "3000", "--seed", "5", "-o"]).arg(dir.path()).output().unwrap();
+    assert!(out.status.success());
+    let out = bin().args(["bench", "analyze"]).arg(dir.path()).args(["--max-threads", "2", "--reps", "2", "-a", "io", "-a", "cpu"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<Vec<&str>> = text.lines().skip(1).map(|l| l.split_whitespace().collect()).collect();
+    let keys: Vec<(&str, &str)> = rows.iter().map(|r| (r[0], r[1])).collect();
+    assert_eq!(keys, vec![("io", "1"), ("io", "2"), ("cpu", "1"), ("cpu", "2")], "{text}");
+    let out = bin().args(["bench", "analyze"]).arg(dir.path()).args(["-a", "nope"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown analysis"));
+}
+
+#[test]
 fn missing_trace_is_a_clean_error() {
     let dir = tempfile::tempdir().unwrap();
     let out = bin().arg("dump").arg(dir.path()).output().unwrap();

@@ -94,9 +94,13 @@ pub struct BenchArgs {
     /// Largest thread count (default: all cores).
     #[arg(long, default_value_t = 0)]
     pub max_threads: usize,
-    /// Repetitions per point (the median is reported).
+    /// Repetitions per point, the thread counts taking turns (the median and the
+    /// minimum are reported).
     #[arg(long, default_value_t = 3)]
     pub reps: usize,
+    /// `bench analyze`: only these analyses (repeatable; default: all).
+    #[arg(long, short = 'a')]
+    pub analysis: Vec<String>,
 }
 
 /// Parses `4M`, `256K`, `1G` or plain bytes.
@@ -196,7 +200,12 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let trace = a.trace.as_ref().ok_or_else(|| anyhow!("`bench analyze` needs a TRACE"))?;
     let set = TraceSet::open(trace)?;
     let max = if a.max_threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { a.max_threads };
-    let rows = analysis::bench::bench(&set, &AnalysisKind::ALL, max, a.reps.max(1), &RunOptions::default())?;
+    let which: Vec<AnalysisKind> = if a.analysis.is_empty() {
+        AnalysisKind::ALL.to_vec()
+    } else {
+        a.analysis.iter().map(|s| s.parse().map_err(|e| anyhow!("{e}"))).collect::<Result<_>>()?
+    };
+    let rows = analysis::bench::bench(&set, &which, max, a.reps.max(1), &RunOptions::default())?;
     print!("{}", analysis::bench::format_table(&rows));
     Ok(())
 }
