@@ -289,6 +289,30 @@ impl<'t> StreamCursor<'t> {
         }
     }
 
+    /// Whether the cursor reads the last packet of its range and nothing follows it: no
+    /// further packet, no stream error left to report at the end. (A reader that has
+    /// gone past the time it wants there may then stop: a stream's clock only grows.)
+    #[inline]
+    pub fn in_last_packet(&self) -> bool {
+        self.in_packet && self.next_packet >= self.last_packet && !self.report_stream_error
+    }
+
+    /// Passes over the open packet's next events while they are of fixed size (read by
+    /// word loads: [`StreamCursor::next_wanted`]'s skimming loop) and their clock values
+    /// lie below `lo`, by their headers and sizes only, whatever their class: for a
+    /// reader that has no use for the part of a packet before the time it wants (a
+    /// chunk starting inside the packet). Returns the last passed event's clock value,
+    /// `None` when none was passed. The event it stops before is read as usual next.
+    #[inline(never)]
+    pub fn pass_before(&mut self, lo: u64) -> Option<u64> {
+        if !self.in_packet || !self.pending.is_empty() || self.done {
+            return None;
+        }
+        let (from, sp) = (self.cur.pos, self.sp);
+        self.skim_fixed::<true>(&sp.fixed_by_id, lo, |_, _| {});
+        (self.cur.pos != from).then_some(self.dec.clock)
+    }
+
     /// Index (in the set) of the trace of the packet being read, or of the first packet.
     #[inline]
     pub fn trace_index(&self) -> usize {
@@ -552,7 +576,7 @@ impl<'t> StreamCursor<'t> {
     fn skim_each(&mut self, mut see: impl FnMut(u32, u64)) -> std::result::Result<(), DecodeError> {
         while self.cur.pos < self.cur.end {
             let sp = self.sp;
-            self.skim_fixed(&sp.fixed_by_id, &mut see);
+            self.skim_fixed::<false>(&sp.fixed_by_id, 0, &mut see);
             if self.cur.pos >= self.cur.end {
                 break;
             }
@@ -652,7 +676,7 @@ impl<'t> StreamCursor<'t> {
         // last passed event's.
         let (from, clock) = (self.cur.pos, self.dec.clock);
         let (mut lo, mut hi) = (u64::MAX, 0);
-        let mut stopped = self.skim_fixed(&wanted.pass_by_id, |_, clock| (lo, hi) = (lo.min(clock), hi.max(clock)));
+        let mut stopped = self.skim_fixed::<false>(&wanted.pass_by_id, 0, |_, clock| (lo, hi) = (lo.min(clock), hi.max(clock)));
         if lo <= hi && (lo < window.0 || hi > window.1) {
             if hi < window.0 || lo > window.1 {
                 // All outside the window (the part of a packet beyond the slice).
@@ -691,7 +715,7 @@ impl<'t> StreamCursor<'t> {
     #[inline(never)]
     fn skim_in_window(&mut self, wanted: &Wanted, window: (u64, u64)) -> (Option<Stopped>, (u64, u64)) {
         let (mut lo, mut hi) = (u64::MAX, 0);
-        let stopped = self.skim_fixed(&wanted.pass_by_id, |_, clock| {
+        let stopped = self.skim_fixed::<false>(&wanted.pass_by_id, 0, |_, clock| {
             if clock >= window.0 && clock <= window.1 {
                 (lo, hi) = (lo.min(clock), hi.max(clock));
             }
@@ -701,8 +725,8 @@ impl<'t> StreamCursor<'t> {
 
     /// Passes over the open packet's events, from the cursor on, for as long as each
     /// has a header [`StreamCursor::fixed_event`] reads and an id `pass_by_id` holds
-    /// (as [`Wanted`]'s table), calling `see(class, clock)` for each. The event it
-    /// stops before is left unread, for the general path; when it is of a class of
+    /// (as [`Wanted`]'s table) and, with `STOP`, a clock value below `stop_at`, calling
+    /// `see(class, clock)` for each. The event it stops before is left unread, for the general path; when it is of a class of
     /// fixed size that `pass_by_id` stops at (a wanted one), it is returned as read.
     /// Only the position and the clock change: skimmed events write no slot. The whole
     /// loop runs on locals.
@@ -710,17 +734,17 @@ impl<'t> StreamCursor<'t> {
     /// LTTng's two little-endian header layouts get loops of their own, compiled with
     /// the layout's constants (fewer live values in the loop, fewer spills).
     #[inline(always)]
-    fn skim_fixed(&mut self, pass_by_id: &[u64], see: impl FnMut(u32, u64)) -> Option<Stopped> {
+    fn skim_fixed<const STOP: bool>(&mut self, pass_by_id: &[u64], stop_at: u64, see: impl FnMut(u32, u64)) -> Option<Stopped> {
         let h = self.sp.fast_header.as_ref()?;
         match h.layout {
-            HeaderLayout::LttngCompactLe => self.skim_fixed_as::<false>(h, ShortForm::LTTNG_COMPACT_LE, pass_by_id, see),
-            HeaderLayout::LttngLargeLe => self.skim_fixed_as::<false>(h, ShortForm::LTTNG_LARGE_LE, pass_by_id, see),
+            HeaderLayout::LttngCompactLe => self.skim_fixed_as::<false, STOP>(h, ShortForm::LTTNG_COMPACT_LE, pass_by_id, stop_at, see),
+            HeaderLayout::LttngLargeLe => self.skim_fixed_as::<false, STOP>(h, ShortForm::LTTNG_LARGE_LE, pass_by_id, stop_at, see),
             HeaderLayout::Other => {
                 let form = h.short_form()?;
                 if h.be {
-                    self.skim_fixed_as::<true>(h, form, pass_by_id, see)
+                    self.skim_fixed_as::<true, STOP>(h, form, pass_by_id, stop_at, see)
                 } else {
-                    self.skim_fixed_as::<false>(h, form, pass_by_id, see)
+                    self.skim_fixed_as::<false, STOP>(h, form, pass_by_id, stop_at, see)
                 }
             }
         }
@@ -729,7 +753,7 @@ impl<'t> StreamCursor<'t> {
     /// [`StreamCursor::skim_fixed`] in byte units, for headers of byte order `BE` whose
     /// short form is `form`, every invariant held in a local.
     #[inline(always)]
-    fn skim_fixed_as<const BE: bool>(&mut self, h: &crate::plan::FastHeader, form: ShortForm, pass_by_id: &[u64], mut see: impl FnMut(u32, u64)) -> Option<Stopped> {
+    fn skim_fixed_as<const BE: bool, const STOP: bool>(&mut self, h: &crate::plan::FastHeader, form: ShortForm, pass_by_id: &[u64], stop_at: u64, mut see: impl FnMut(u32, u64)) -> Option<Stopped> {
         let sw = form.word;
         let sbytes = sw.bits / 8;
         // The extended form (when word loads read it): its id's and timestamp's byte
@@ -777,6 +801,9 @@ impl<'t> StreamCursor<'t> {
                 break;
             }
             let c = crate::decode::extend_clock_masked(clock, ts, ts_mask);
+            if STOP && c >= stop_at {
+                break;
+            }
             see((e >> 32) as u32, c);
             (p, clock) = (next, c);
         }

@@ -94,6 +94,81 @@ proptest! {
     }
 }
 
+/// An event as (offset of its packet, class index, clock value, of fixed size).
+type EventKey = (u64, usize, u64, bool);
+
+/// Every event of stream `s` as an [`EventKey`], read with
+/// `next`, after the first item when `lo` is given: then `pass_before(lo)` is called
+/// once, and its answer is returned too.
+fn events_after(set: &TraceSet, s: usize, lo: Option<u64>) -> (Vec<EventKey>, Option<u64>) {
+    let mut c = StreamCursor::new(set, s);
+    let mut out = Vec::new();
+    let mut answer = None;
+    let mut first = true;
+    while let Some(item) = c.next().expect("reads") {
+        if let Item::Event(e) = item {
+            let fixed = e.stream_plan().fixed.get(e.class_index()).is_some_and(|f| f.is_fixed());
+            out.push((e.packet().info.offset, e.class_index(), e.cycles(), fixed));
+        }
+        if first {
+            first = false;
+            if let Some(lo) = lo {
+                answer = c.pass_before(lo);
+            }
+        }
+    }
+    (out, answer)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
+    #[test]
+    fn pass_before_skips_exactly_the_fixed_events_before_the_clock(seed in 0u64..1000, at in 0.0f64..1.2) {
+        let dir = tempfile::tempdir().unwrap();
+        let set = synth_trace(dir.path(), seed);
+        for s in 0..set.streams.len() {
+            let (all, _) = events_after(&set, s, None);
+            let (first_packet, clocks): (Vec<u64>, Vec<u64>) = all.iter().map(|e| (e.0, e.2)).unzip();
+            let span = clocks.last().copied().unwrap_or(0) - clocks.first().copied().unwrap_or(0);
+            let lo = clocks.first().copied().unwrap_or(0) + (span as f64 * at / 4.0) as u64;
+            let (rest, answer) = events_after(&set, s, Some(lo));
+            // What follows is a suffix of the stream after its first event.
+            prop_assert!(!rest.is_empty() && rest.len() <= all.len());
+            prop_assert_eq!(rest[0], all[0]);
+            let skipped = &all[1..all.len() - rest.len() + 1];
+            prop_assert_eq!(&rest[1..], &all[1 + skipped.len()..]);
+            // Only events of the first packet, of fixed size, before `lo`; the answer
+            // is the clock of the last one.
+            prop_assert!(skipped.iter().all(|e| e.0 == first_packet[0] && e.3 && e.2 < lo));
+            prop_assert_eq!(answer, skipped.last().map(|e| e.2));
+            // It stopped at the packet's end, at `lo`, or before an event of another kind.
+            if let Some(next) = all.get(1 + skipped.len()) {
+                prop_assert!(next.0 != first_packet[0] || next.2 >= lo || !next.3, "stopped early at {next:?} (lo {lo})");
+            }
+        }
+    }
+}
+
+#[test]
+fn in_last_packet_only_in_the_last_packet_of_a_range_that_ends_before_the_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = synth_trace(dir.path(), 4);
+    let n = set.streams[0].packets.len();
+    assert!(n >= 3, "packets: {n}");
+    for (range, last_open) in [(0..2, Some(1)), (1..n, None)] {
+        let mut c = StreamCursor::with_packets(&set, 0, range.clone());
+        assert!(!c.in_last_packet(), "nothing open yet");
+        while let Some(item) = c.next().expect("reads") {
+            let off = match item {
+                Item::Event(e) => e.packet().info.offset,
+                _ => continue,
+            };
+            let is_last = last_open.is_some_and(|k| off == set.streams[0].packets[k].info.offset);
+            assert_eq!(c.in_last_packet(), is_last, "range {range:?}, packet at {off}");
+        }
+    }
+}
+
 /// The real traces of `../shared` (when present), both byte orders and header kinds.
 #[test]
 fn word_loads_equal_the_general_decoder_on_real_traces() {

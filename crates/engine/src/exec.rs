@@ -315,6 +315,30 @@ impl<'t> Head<'t> {
         }
     }
 
+    /// For a current item outside the slice and range (not delivered): whether the head
+    /// has more to deliver. Past the slice in the last packet of the chunk, so is every
+    /// event after it (the part of a packet that the next slice reads): the head ends.
+    /// Before the slice (the part of a packet that the previous slice reads), the events
+    /// up to the slice are passed over by their headers ([`StreamCursor::pass_before`]).
+    #[cold]
+    #[inline(never)]
+    fn out_of_bounds<A: Analysis>(&mut self, a: &A) -> bool {
+        if !matches!(self.cur.current(), Item::Event(_)) {
+            return true;
+        }
+        if self.key > self.bounds.1 {
+            return !self.cur.in_last_packet();
+        }
+        let trace = self.cur.trace_index();
+        if let Some((conv, lo)) = self.interest.filter(a, self.set, trace, self.class_id, self.bounds).map(|f| (f.conv, f.window.0)) {
+            if let Some(c) = self.cur.pass_before(lo) {
+                self.key = conv.to_ns(c);
+                self.order = self.order.max(self.key);
+            }
+        }
+        true
+    }
+
     /// Reports the span of the events passed over so far (and forgets it).
     #[inline]
     fn flush_skipped<A: Analysis>(&mut self, a: &A, st: &mut A::State) {
@@ -330,19 +354,22 @@ fn widen(span: &mut Option<(i64, i64)>, first: i64, last: i64) {
     *span = Some(span.map_or((first, last), |(f, l)| (f.min(first), l.max(last))));
 }
 
-/// Hands the current item of `h` to the analysis when it is inside the slice and range.
-/// (The span of events passed over is reported when the head ends: [`Analysis::on_skipped`]
-/// is order-free.)
+/// Hands the current item of `h` to the analysis when it is inside the slice and range;
+/// false when the head has nothing more to deliver ([`Head::out_of_bounds`]). (The span
+/// of events passed over is reported when the head ends: [`Analysis::on_skipped`] is
+/// order-free.)
 #[inline(always)]
-fn deliver<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>) {
-    if h.in_bounds(h.key) {
-        let ctx = Ctx { stream: h.stream, order: h.order };
-        match h.cur.current() {
-            Item::Event(ev) => a.on_event(st, &ev, &ctx),
-            Item::Discarded(n) => a.on_notice(st, NoticeKind::Discarded, &n, &ctx),
-            Item::LostPackets(n) => a.on_notice(st, NoticeKind::LostPackets, &n, &ctx),
-        }
+fn deliver<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>) -> bool {
+    if !h.in_bounds(h.key) {
+        return h.out_of_bounds(a);
     }
+    let ctx = Ctx { stream: h.stream, order: h.order };
+    match h.cur.current() {
+        Item::Event(ev) => a.on_event(st, &ev, &ctx),
+        Item::Discarded(n) => a.on_notice(st, NoticeKind::Discarded, &n, &ctx),
+        Item::LostPackets(n) => a.on_notice(st, NoticeKind::LostPackets, &n, &ctx),
+    }
+    true
 }
 
 /// Processes one slice: items outside `[lo, hi)` and the global `range` skipped. With
@@ -394,8 +421,7 @@ pub fn process_slice_from<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: 
         }
         let h = &mut heads[live[best].2];
         loop {
-            deliver(a, &mut st, h);
-            if !h.advance(a)? {
+            if !deliver(a, &mut st, h) || !h.advance(a)? {
                 h.flush_skipped(a, &mut st);
                 live.swap_remove(best);
                 break;
@@ -527,14 +553,20 @@ fn run_stream<A: Analysis>(
             let j = next;
             next += 1;
             let is_event = matches!(h.cur.current(), Item::Event(_));
-            deliver(a, st, h);
+            if !deliver(a, st, h) {
+                h.flush_skipped(a, st);
+                break;
+            }
             if let Some(w) = countable(j).filter(|_| is_event) {
                 count(a, st, h, j, w, buf, &mut buf_trace)?;
                 between = true;
             }
             continue;
         }
-        deliver(a, st, h);
+        if !deliver(a, st, h) {
+            h.flush_skipped(a, st);
+            break;
+        }
     }
     flush(a, st, buf, buf_trace);
     Ok(())
