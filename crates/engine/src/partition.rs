@@ -87,11 +87,12 @@ fn whole(set: &TraceSet) -> Vec<Slice> {
 /// The chunk size the engine picks when none is given ([`EngineOptions::chunk_size`]
 /// of 0) for `workers` workers: about 8 slices per worker, so that workers stay
 /// balanced however unevenly the trace's activity is spread, but at least 4 MiB, so
-/// that each slice's fixed costs stay small (every cut decodes one packet per stream
-/// twice: once on each side), and at most 64 MiB, so that memory stays bounded by the
+/// that each slice's fixed costs stay small (every cut opens one packet per stream on
+/// both sides: the part before the cut is decoded by one slice and passed over by its
+/// event headers by the other), and at most 64 MiB, so that memory stays bounded by the
 /// slices in flight rather than by the trace size. One worker has nothing to balance
 /// and folds each slice as soon as it is read: it gets the largest slices, so that a
-/// serial run cuts the trace (and decodes packets twice) as little as possible.
+/// serial run cuts the trace as little as possible.
 ///
 /// [`EngineOptions::chunk_size`]: crate::EngineOptions::chunk_size
 pub fn auto_chunk_size(set: &TraceSet, workers: usize) -> u64 {
