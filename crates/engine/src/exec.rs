@@ -316,10 +316,12 @@ impl<'t> Head<'t> {
     }
 
     /// For a current item outside the slice and range (not delivered): whether the head
-    /// has more to deliver. Past the slice in the last packet of the chunk, so is every
-    /// event after it (the part of a packet that the next slice reads): the head ends.
-    /// Before the slice (the part of a packet that the previous slice reads), the events
-    /// up to the slice are passed over by their headers ([`StreamCursor::pass_before`]).
+    /// has more to deliver. Past the slice, so is every later event of the packet (a
+    /// stream's clock only grows): in the last packet of the chunk the head ends (the
+    /// next slice reads the rest); in another packet (past the range's end) the rest of
+    /// the packet is passed over by its event headers. Before the slice (the part of a
+    /// packet that the previous slice reads), the events up to the slice are passed over
+    /// by their headers. (See [`StreamCursor::pass_before`].)
     #[cold]
     #[inline(never)]
     fn out_of_bounds<A: Analysis>(&mut self, a: &A) -> bool {
@@ -327,7 +329,14 @@ impl<'t> Head<'t> {
             return true;
         }
         if self.key > self.bounds.1 {
-            return !self.cur.in_last_packet();
+            if self.cur.in_last_packet() {
+                return false;
+            }
+            if let Some(k) = self.cur.pass_before(u64::MAX).and_then(|c| self.cur.cycles_to_ns(c)) {
+                self.key = k;
+                self.order = self.order.max(k);
+            }
+            return true;
         }
         let trace = self.cur.trace_index();
         if let Some((conv, lo)) = self.interest.filter(a, self.set, trace, self.class_id, self.bounds).map(|f| (f.conv, f.window.0)) {
