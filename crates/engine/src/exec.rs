@@ -180,6 +180,9 @@ struct Head<'t> {
     /// Span of the events passed over so far, inside `bounds` (reported when the head
     /// ends).
     skipped: Option<(i64, i64)>,
+    /// The first clock value inside `bounds` in the trace last asked about (`None`: no
+    /// clock), for [`Head::out_of_bounds`].
+    first_cycles: Option<(usize, Option<u64>)>,
 }
 
 /// What a head passes over in one trace.
@@ -257,6 +260,7 @@ impl<'t> Head<'t> {
             bounds: (s.lo.max(range.0), hi.min(range.1)),
             interest: Interest::default(),
             skipped: None,
+            first_cycles: None,
         }
     }
 
@@ -321,29 +325,42 @@ impl<'t> Head<'t> {
     /// next slice reads the rest); in another packet (past the range's end) the rest of
     /// the packet is passed over by its event headers. Before the slice (the part of a
     /// packet that the previous slice reads), the events up to the slice are passed over
-    /// by their headers. (See [`StreamCursor::pass_before`].)
+    /// by their headers; in a slice wholly outside the range, every packet's events are.
+    /// (See [`StreamCursor::pass_before`]: events it cannot pass that way, and any error,
+    /// still go through the general decoder.)
     #[cold]
     #[inline(never)]
-    fn out_of_bounds<A: Analysis>(&mut self, a: &A) -> bool {
+    fn out_of_bounds(&mut self) -> bool {
         if !matches!(self.cur.current(), Item::Event(_)) {
             return true;
         }
-        if self.key > self.bounds.1 {
+        let (lo, hi) = self.bounds;
+        let until = if self.key > hi {
             if self.cur.in_last_packet() {
                 return false;
             }
-            if let Some(k) = self.cur.pass_before(u64::MAX).and_then(|c| self.cur.cycles_to_ns(c)) {
-                self.key = k;
-                self.order = self.order.max(k);
+            u64::MAX
+        } else if lo > hi {
+            // A slice wholly outside the range: nothing of it is delivered.
+            u64::MAX
+        } else {
+            let trace = self.cur.trace_index();
+            let first = match self.first_cycles {
+                Some((t, c)) if t == trace => c,
+                _ => {
+                    let c = cycle_window(self.set, trace, self.class_id, self.bounds).map(|(_, w)| w.0);
+                    self.first_cycles = Some((trace, c));
+                    c
+                }
+            };
+            match first {
+                Some(c) => c,
+                None => return true,
             }
-            return true;
-        }
-        let trace = self.cur.trace_index();
-        if let Some((conv, lo)) = self.interest.filter(a, self.set, trace, self.class_id, self.bounds).map(|f| (f.conv, f.window.0)) {
-            if let Some(c) = self.cur.pass_before(lo) {
-                self.key = conv.to_ns(c);
-                self.order = self.order.max(self.key);
-            }
+        };
+        if let Some(k) = self.cur.pass_before(until).and_then(|c| self.cur.cycles_to_ns(c)) {
+            self.key = k;
+            self.order = self.order.max(k);
         }
         true
     }
@@ -370,7 +387,7 @@ fn widen(span: &mut Option<(i64, i64)>, first: i64, last: i64) {
 #[inline(always)]
 fn deliver<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>) -> bool {
     if !h.in_bounds(h.key) {
-        return h.out_of_bounds(a);
+        return h.out_of_bounds();
     }
     let ctx = Ctx { stream: h.stream, order: h.order };
     match h.cur.current() {
