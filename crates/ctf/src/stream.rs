@@ -299,10 +299,11 @@ impl<'t> StreamCursor<'t> {
 
     /// Passes over the open packet's next events while they are of fixed size (read by
     /// word loads: [`StreamCursor::next_wanted`]'s skimming loop) and their clock values
-    /// lie below `lo`, by their headers and sizes only, whatever their class: for a
-    /// reader that has no use for the part of a packet before the time it wants (a
-    /// chunk starting inside the packet). Returns the last passed event's clock value,
-    /// `None` when none was passed. The event it stops before is read as usual next.
+    /// lie below `lo` (`u64::MAX`: up to the packet's end), by their headers and sizes
+    /// only, whatever their class: for a reader that has no use for the part of a packet
+    /// outside the time it wants (a chunk starting inside the packet, or one past its
+    /// end). Returns the last passed event's clock value, `None` when none was passed.
+    /// The event it stops before is read as usual next (with any error it holds).
     #[inline(never)]
     pub fn pass_before(&mut self, lo: u64) -> Option<u64> {
         if !self.in_packet || !self.pending.is_empty() || self.done {
@@ -726,8 +727,9 @@ impl<'t> StreamCursor<'t> {
     /// Passes over the open packet's events, from the cursor on, for as long as each
     /// has a header [`StreamCursor::fixed_event`] reads and an id `pass_by_id` holds
     /// (as [`Wanted`]'s table) and, with `STOP`, a clock value below `stop_at`, calling
-    /// `see(class, clock)` for each. The event it stops before is left unread, for the general path; when it is of a class of
-    /// fixed size that `pass_by_id` stops at (a wanted one), it is returned as read.
+    /// `see(class, clock)` for each. The event it stops before is left unread, for the
+    /// general path; when it is of a class of fixed size that `pass_by_id` stops at (a
+    /// wanted one), it is returned as read.
     /// Only the position and the clock change: skimmed events write no slot. The whole
     /// loop runs on locals.
     ///
