@@ -97,9 +97,9 @@ proptest! {
 /// An event as (offset of its packet, class index, clock value, of fixed size).
 type EventKey = (u64, usize, u64, bool);
 
-/// Every event of stream `s` as an [`EventKey`], read with
-/// `next`, after the first item when `lo` is given: then `pass_before(lo)` is called
-/// once, and its answer is returned too.
+/// Every event of stream `s` as an [`EventKey`], read with `next`. With `lo`,
+/// `pass_before(lo)` is called once after the first item, and its answer is returned
+/// too.
 fn events_after(set: &TraceSet, s: usize, lo: Option<u64>) -> (Vec<EventKey>, Option<u64>) {
     let mut c = StreamCursor::new(set, s);
     let mut out = Vec::new();
@@ -128,9 +128,8 @@ proptest! {
         let set = synth_trace(dir.path(), seed);
         for s in 0..set.streams.len() {
             let (all, _) = events_after(&set, s, None);
-            let (first_packet, clocks): (Vec<u64>, Vec<u64>) = all.iter().map(|e| (e.0, e.2)).unzip();
-            let span = clocks.last().copied().unwrap_or(0) - clocks.first().copied().unwrap_or(0);
-            let lo = clocks.first().copied().unwrap_or(0) + (span as f64 * at / 4.0) as u64;
+            let (first, last) = (all[0], all[all.len() - 1]);
+            let lo = first.2 + ((last.2 - first.2) as f64 * at / 4.0) as u64;
             let (rest, answer) = events_after(&set, s, Some(lo));
             // What follows is a suffix of the stream after its first event.
             prop_assert!(!rest.is_empty() && rest.len() <= all.len());
@@ -139,11 +138,11 @@ proptest! {
             prop_assert_eq!(&rest[1..], &all[1 + skipped.len()..]);
             // Only events of the first packet, of fixed size, before `lo`; the answer
             // is the clock of the last one.
-            prop_assert!(skipped.iter().all(|e| e.0 == first_packet[0] && e.3 && e.2 < lo));
+            prop_assert!(skipped.iter().all(|e| e.0 == first.0 && e.3 && e.2 < lo));
             prop_assert_eq!(answer, skipped.last().map(|e| e.2));
             // It stopped at the packet's end, at `lo`, or before an event of another kind.
             if let Some(next) = all.get(1 + skipped.len()) {
-                prop_assert!(next.0 != first_packet[0] || next.2 >= lo || !next.3, "stopped early at {next:?} (lo {lo})");
+                prop_assert!(next.0 != first.0 || next.2 >= lo || !next.3, "stopped early at {next:?} (lo {lo})");
             }
         }
     }
