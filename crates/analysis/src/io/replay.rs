@@ -1,7 +1,8 @@
 //! The interpreted I/O state of a complete prefix of the trace: threads, fd tables,
-//! files and their bytes. Threads and files live in dense tables; a thread remembers
-//! its process's fd table, so a read or write costs no hash look-up once its thread's
-//! slot is known (the caller caches the slot of the task running on each stream).
+//! files and their bytes. Threads and files live in dense tables; a thread's slot is
+//! found by tid in a direct table (the caller also caches the slot of the task running
+//! on each stream), and a thread remembers its process's fd table, so a read or write
+//! costs no hash look-up.
 
 use std::sync::Arc;
 
@@ -27,16 +28,21 @@ struct ThreadSlot {
 /// A thread's slot cached for a stream: `(tid, slot)` of the task last seen there.
 pub type SlotCache = Option<(i32, u32)>;
 
-/// Entries of [`Replay`]'s cache of recently used slots.
-const RECENT_WAYS: usize = 64;
+/// Tids below this are looked up in [`Replay`]'s direct table (Linux's `pid_max` is at
+/// most 2^22); others, in its map.
+const DIRECT_TIDS: usize = 1 << 22;
+
+/// No slot, in [`Replay`]'s direct table.
+const NO_SLOT: u32 = u32::MAX;
 
 /// The interpreted state (see the module documentation).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Replay {
+    /// Slot of each tid in `0..DIRECT_TIDS` (or [`NO_SLOT`]), by tid: grown to the
+    /// largest tid seen, so at most 16 MiB.
+    by_tid: Vec<u32>,
+    /// Slots of other tids.
     tids: FxMap<i32, u32>,
-    /// Slots of recently seen tids, by tid modulo [`RECENT_WAYS`] (may be stale: a hit
-    /// is checked against the slot's tid).
-    recent: [u32; RECENT_WAYS],
     slots: Vec<ThreadSlot>,
     /// Fd tables; files are indexes into `paths`.
     fds: FdTables,
@@ -45,40 +51,43 @@ pub struct Replay {
     paths: Vec<(Arc<str>, u64, u64)>,
 }
 
-impl Default for Replay {
-    fn default() -> Self {
-        Replay { tids: FxMap::default(), recent: [0; RECENT_WAYS], slots: Vec::new(), fds: FdTables::default(), path_ids: FxMap::default(), paths: Vec::new() }
-    }
-}
-
 impl Replay {
     /// The slot of `tid` (created if new).
     #[inline]
     pub fn slot(&mut self, tid: i32) -> usize {
-        if let Some(r) = self.recent_slot(tid) {
-            return r;
+        match self.find(tid) {
+            Some(i) => i,
+            None => self.new_slot(tid),
         }
-        let n = self.slots.len() as u32;
-        let i = *self.tids.entry(tid).or_insert(n);
-        if i == n {
-            self.slots.push(ThreadSlot { tid, ..Default::default() });
-        }
-        self.recent[(tid as u32 as usize) % RECENT_WAYS] = i;
-        i as usize
     }
 
-    /// The slot of `tid` if the cache of recent slots holds it (a small direct-mapped
-    /// cache in front of the map, checked against the slot).
-    #[inline(always)]
-    fn recent_slot(&self, tid: i32) -> Option<usize> {
-        let r = self.recent[(tid as u32 as usize) % RECENT_WAYS] as usize;
-        self.slots.get(r).is_some_and(|s| s.tid == tid).then_some(r)
+    /// Gives `tid`, which has none, a slot.
+    #[cold]
+    #[inline(never)]
+    fn new_slot(&mut self, tid: i32) -> usize {
+        let i = self.slots.len();
+        self.slots.push(ThreadSlot { tid, ..Default::default() });
+        match usize::try_from(tid).ok().filter(|&t| t < DIRECT_TIDS) {
+            Some(t) => {
+                if self.by_tid.len() <= t {
+                    self.by_tid.resize((t + 1).next_power_of_two().min(DIRECT_TIDS), NO_SLOT);
+                }
+                self.by_tid[t] = i as u32;
+            }
+            None => {
+                self.tids.insert(tid, i as u32);
+            }
+        }
+        i
     }
 
     /// The slot of `tid`, if it has one.
-    #[inline]
+    #[inline(always)]
     fn find(&self, tid: i32) -> Option<usize> {
-        self.recent_slot(tid).or_else(|| self.tids.get(&tid).map(|&i| i as usize))
+        match usize::try_from(tid).ok().filter(|&t| t < DIRECT_TIDS) {
+            Some(t) => self.by_tid.get(t).copied().filter(|&i| i != NO_SLOT).map(|i| i as usize),
+            None => self.tids.get(&tid).map(|&i| i as usize),
+        }
     }
 
     /// The slot of `tid`, through `cache` (updated).
@@ -107,7 +116,7 @@ impl Replay {
     }
 
     fn key(&self, tid: i32) -> i32 {
-        self.tids.get(&tid).and_then(|&i| self.slots[i as usize].pid).unwrap_or(tid)
+        self.find(tid).and_then(|i| self.slots[i].pid).unwrap_or(tid)
     }
 
     /// The pid of slot `i` (its tid when unknown).
@@ -256,5 +265,29 @@ impl Replay {
     /// Per-file `(path, read, written)` of files with I/O.
     pub fn files(&self) -> impl Iterator<Item = (&str, u64, u64)> + '_ {
         self.paths.iter().filter(|p| p.1 + p.2 > 0).map(|(p, r, w)| (&**p, *r, *w))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_tid_keeps_one_slot_in_the_direct_table_and_beyond_it() {
+        let mut r = Replay::default();
+        let tids = [0, 1, 7, 4096, 1 << 20, (DIRECT_TIDS - 1) as i32, DIRECT_TIDS as i32, i32::MAX, -1, i32::MIN];
+        let slots: Vec<usize> = tids.iter().map(|&t| r.slot(t)).collect();
+        // New tids get new slots, in order; asking again finds the same ones.
+        assert_eq!(slots, (0..tids.len()).collect::<Vec<_>>());
+        for (&t, &i) in tids.iter().zip(&slots) {
+            assert_eq!(r.find(t), Some(i), "tid {t}");
+            assert_eq!(r.slot(t), i, "tid {t}");
+            assert_eq!(r.slots[i].tid, t);
+        }
+        assert_eq!(r.find(2), None);
+        assert_eq!(r.find(DIRECT_TIDS as i32 + 1), None);
+        // The direct table covers tids below DIRECT_TIDS only, and never grows past it.
+        assert_eq!(r.by_tid.len(), DIRECT_TIDS);
+        assert_eq!(r.tids.len(), 4);
     }
 }
