@@ -2,6 +2,8 @@
 //! into a [`TraceClass`], with the reserved-name roles and clock auto-mapping that
 //! Babeltrace applies.
 
+use std::rc::Rc;
+
 use super::ast::*;
 use super::types::{bool_value, byte_order_value, int_value, uint_value, walk, LResult, TypeLowerer};
 use crate::ir::*;
@@ -11,7 +13,7 @@ pub fn parse_tsdl(text: &str) -> Result<TraceClass, (u32, String)> {
     check_signature(text)?;
     let tokens = super::lexer::lex(text)?;
     let tops = super::parser::parse(&tokens)?;
-    lower(&tops)
+    lower(tops)
 }
 
 /// A `/* CTF x.y` signature at the start of plain-text metadata must say 1.8.
@@ -44,10 +46,10 @@ struct PendingEvent {
     line: u32,
 }
 
-fn lower(tops: &[Top]) -> LResult<TraceClass> {
+fn lower(tops: Vec<Top>) -> LResult<TraceClass> {
     // The trace's byte order is needed before any `native` type is lowered.
     let mut byte_order = ByteOrder::Little;
-    for t in tops {
+    for t in &tops {
         if let Top::Block { kind, items, .. } = t {
             if kind == "trace" {
                 for it in items {
@@ -76,10 +78,10 @@ fn lower(tops: &[Top]) -> LResult<TraceClass> {
     let mut saw_trace = false;
     for t in tops {
         match t {
-            Top::Decl(d) => lw.register(d)?,
+            Top::Decl(d) => lw.register(&d)?,
             Top::Block { kind, items, line } => {
                 // Declarations inside blocks are visible globally (as Babeltrace treats them).
-                for it in items {
+                for it in &items {
                     if let Item::Decl(d) = it {
                         lw.register(d)?;
                     }
@@ -104,9 +106,10 @@ fn lower(tops: &[Top]) -> LResult<TraceClass> {
                             tc.env.push((a.name.join("."), v));
                         }
                     }
-                    "clock" => tc.clocks.push(clock_block(attrs, *line, &mut lw)?),
-                    "stream" => streams.push(stream_block(attrs, *line, &mut lw)?),
-                    "event" => events.push(event_block(attrs, *line, &mut lw)?),
+                    "clock" => tc.clocks.push(clock_block(attrs, line, &mut lw)?),
+                    // (Their types are taken out of the syntax tree rather than copied.)
+                    "stream" => streams.push(stream_block(owned_attrs(items), line, &mut lw)?),
+                    "event" => events.push(event_block(owned_attrs(items), line, &mut lw)?),
                     _ => {} // callsite: informational only
                 }
             }
@@ -124,6 +127,7 @@ fn lower(tops: &[Top]) -> LResult<TraceClass> {
         streams.push(PendingStream { id: None, packet_context: None, event_header: None, event_context: None, line: 0 });
     }
     let single_stream = streams.len() == 1;
+    let packet_header = tc.packet_header.clone().map(Rc::new);
     for ps in streams {
         let id = match ps.id {
             Some(id) => id,
@@ -133,11 +137,11 @@ fn lower(tops: &[Top]) -> LResult<TraceClass> {
         if tc.streams.iter().any(|s| s.id == id) {
             return Err((ps.line, format!("duplicate stream class id {id}")));
         }
-        let mut outer: Vec<(Scope, FieldClass)> = tc.packet_header.iter().map(|h| (Scope::PacketHeader, h.clone())).collect();
-        let root = |lw: &mut TypeLowerer, spec: Option<(TypeSpec, u32)>, scope: Scope, outer: &mut Vec<(Scope, FieldClass)>| -> LResult<Option<FieldClass>> {
+        let mut outer: Vec<(Scope, Rc<FieldClass>)> = packet_header.iter().map(|h| (Scope::PacketHeader, h.clone())).collect();
+        let root = |lw: &mut TypeLowerer, spec: Option<(TypeSpec, u32)>, scope: Scope, outer: &mut Vec<(Scope, Rc<FieldClass>)>| -> LResult<Option<FieldClass>> {
             let Some((spec, line)) = spec else { return Ok(None) };
             let fc = lw.lower_root(scope, &spec, outer.clone(), line)?;
-            outer.insert(0, (scope, fc.clone()));
+            outer.insert(0, (scope, Rc::new(fc.clone())));
             Ok(Some(fc))
         };
         let mut packet_context = root(&mut lw, ps.packet_context, Scope::PacketContext, &mut outer)?;
@@ -158,6 +162,23 @@ fn lower(tops: &[Top]) -> LResult<TraceClass> {
         let event_common_context = root(&mut lw, ps.event_context, Scope::EventCommonContext, &mut outer)?;
         tc.streams.push(StreamClass { id, packet_context, event_header, event_common_context, event_classes: Vec::new(), default_clock: None });
     }
+    // The root scopes an event class's relative paths may refer to, per stream class
+    // (latest first), shared by its event classes.
+    let stream_roots: Vec<Vec<(Scope, Rc<FieldClass>)>> = tc
+        .streams
+        .iter()
+        .map(|sc| {
+            [
+                (Scope::EventCommonContext, &sc.event_common_context),
+                (Scope::EventHeader, &sc.event_header),
+                (Scope::PacketContext, &sc.packet_context),
+            ]
+            .into_iter()
+            .filter_map(|(scope, fc)| Some((scope, Rc::new(fc.clone()?))))
+            .chain(packet_header.iter().map(|h| (Scope::PacketHeader, h.clone())))
+            .collect()
+        })
+        .collect();
     for pe in events {
         let sid = match pe.stream_id {
             Some(s) => s,
@@ -170,29 +191,22 @@ fn lower(tops: &[Top]) -> LResult<TraceClass> {
         if sc.event_classes.iter().any(|e| e.id == id) {
             return Err((pe.line, format!("duplicate event class id {id} in stream class {sid}")));
         }
-        let mut outer: Vec<(Scope, FieldClass)> = Vec::new();
-        for (scope, fc) in [
-            (Scope::EventCommonContext, &sc.event_common_context),
-            (Scope::EventHeader, &sc.event_header),
-            (Scope::PacketContext, &sc.packet_context),
-            (Scope::PacketHeader, &tc.packet_header),
-        ] {
-            if let Some(fc) = fc {
-                outer.push((scope, fc.clone()));
-            }
-        }
+        let mut outer = stream_roots[si].clone();
         let context = match pe.context {
             Some((spec, line)) => {
-                let fc = lw.lower_root(Scope::EventSpecificContext, &spec, outer.clone(), line)?;
+                let fc = Rc::new(lw.lower_root(Scope::EventSpecificContext, &spec, outer.clone(), line)?);
                 outer.insert(0, (Scope::EventSpecificContext, fc.clone()));
                 Some(fc)
             }
             None => None,
         };
         let payload = match pe.fields {
-            Some((spec, line)) => Some(lw.lower_root(Scope::EventPayload, &spec, outer, line)?),
+            Some((spec, line)) => Some(lw.lower_root(Scope::EventPayload, &spec, std::mem::take(&mut outer), line)?),
             None => None,
         };
+        // (`lower_root` let go of its copy of the roots: the context is unshared again.)
+        drop(outer);
+        let context = context.map(|fc| Rc::try_unwrap(fc).unwrap_or_else(|fc| (*fc).clone()));
         let name = pe.name.ok_or((pe.line, "event without `name`".to_string()))?;
         tc.streams[si].event_classes.push(EventClass { id, name, loglevel: pe.loglevel, emf_uri: pe.emf_uri, context, payload });
     }
@@ -384,14 +398,22 @@ fn clock_block<'a>(attrs: impl Iterator<Item = &'a Attr>, line: u32, lw: &mut Ty
     Ok(c)
 }
 
-fn type_attr(a: &Attr) -> LResult<(TypeSpec, u32)> {
-    match &a.value {
-        Value::Type(t) => Ok((t.clone(), a.line)),
+/// The attributes among a block's items, taken out of them.
+fn owned_attrs(items: Vec<Item>) -> impl Iterator<Item = Attr> {
+    items.into_iter().filter_map(|i| match i {
+        Item::Attr(a) => Some(a),
+        _ => None,
+    })
+}
+
+fn type_attr(a: Attr) -> LResult<(TypeSpec, u32)> {
+    match a.value {
+        Value::Type(t) => Ok((t, a.line)),
         _ => Err((a.line, format!("`{}` must be assigned a type with `:=`", a.name.join(".")))),
     }
 }
 
-fn stream_block<'a>(attrs: impl Iterator<Item = &'a Attr>, line: u32, lw: &mut TypeLowerer) -> LResult<PendingStream> {
+fn stream_block(attrs: impl Iterator<Item = Attr>, line: u32, lw: &mut TypeLowerer) -> LResult<PendingStream> {
     let mut s = PendingStream { id: None, packet_context: None, event_header: None, event_context: None, line };
     for a in attrs {
         match a.name.join(".").as_str() {
@@ -405,7 +427,7 @@ fn stream_block<'a>(attrs: impl Iterator<Item = &'a Attr>, line: u32, lw: &mut T
     Ok(s)
 }
 
-fn event_block<'a>(attrs: impl Iterator<Item = &'a Attr>, line: u32, lw: &mut TypeLowerer) -> LResult<PendingEvent> {
+fn event_block(attrs: impl Iterator<Item = Attr>, line: u32, lw: &mut TypeLowerer) -> LResult<PendingEvent> {
     let mut e = PendingEvent { id: None, stream_id: None, name: None, loglevel: None, emf_uri: None, context: None, fields: None, line };
     for a in attrs {
         match a.name.join(".").as_str() {
@@ -545,6 +567,43 @@ event { name = "a"; id = 1; fields := struct { uint8_t len; string s[len]; enum 
             FieldClass::Int(i) => assert_eq!(i.role, Some(Role::EventClassId)),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// Two stream classes, each with event classes whose sequences take their lengths
+    /// from every enclosing scope, relatively and absolutely: each resolves to its own
+    /// stream class's scopes (the scopes are shared among a stream class's event classes).
+    #[test]
+    fn sequence_lengths_resolve_into_enclosing_scopes() {
+        let text = r#"/* CTF 1.8 */
+typealias integer { size = 8; align = 8; signed = false; } := uint8_t;
+trace { major = 1; minor = 8; byte_order = le; packet.header := struct { uint8_t stream_id; uint8_t hn; }; };
+stream { id = 0; packet.context := struct { uint8_t pn; }; event.header := struct { uint8_t id; uint8_t en; }; event.context := struct { uint8_t cn; }; };
+stream { id = 1; event.header := struct { uint8_t id; }; };
+event { name = "a"; id = 0; stream_id = 0; context := struct { uint8_t xn; }; fields := struct { uint8_t h[hn]; uint8_t p[pn]; uint8_t e[en]; uint8_t c[cn]; uint8_t x[xn]; uint8_t ax[stream.event.context.cn]; }; };
+event { name = "b"; id = 1; stream_id = 0; fields := struct { uint8_t c[cn]; uint8_t ap[stream.packet.context.pn]; uint8_t at[trace.packet.header.hn]; }; };
+event { name = "c"; id = 0; stream_id = 1; context := struct { uint8_t xn; }; fields := struct { uint8_t x[xn]; uint8_t h[hn]; }; };
+"#;
+        let tc = parse_tsdl(text).unwrap();
+        let length = |stream: usize, event: usize, member: &str| match tc.streams[stream].event_classes[event].payload.as_ref().unwrap().member(member) {
+            Some(FieldClass::Sequence(seq)) => (seq.length.scope, seq.length.path.join(".")),
+            other => panic!("{member}: {other:?}"),
+        };
+        assert_eq!(length(0, 0, "h"), (Scope::PacketHeader, "hn".into()));
+        assert_eq!(length(0, 0, "p"), (Scope::PacketContext, "pn".into()));
+        assert_eq!(length(0, 0, "e"), (Scope::EventHeader, "en".into()));
+        assert_eq!(length(0, 0, "c"), (Scope::EventCommonContext, "cn".into()));
+        assert_eq!(length(0, 0, "x"), (Scope::EventSpecificContext, "xn".into()));
+        assert_eq!(length(0, 0, "ax"), (Scope::EventCommonContext, "cn".into()));
+        assert_eq!(length(0, 1, "c"), (Scope::EventCommonContext, "cn".into()));
+        assert_eq!(length(0, 1, "ap"), (Scope::PacketContext, "pn".into()));
+        assert_eq!(length(0, 1, "at"), (Scope::PacketHeader, "hn".into()));
+        assert_eq!(length(1, 0, "x"), (Scope::EventSpecificContext, "xn".into()));
+        assert_eq!(length(1, 0, "h"), (Scope::PacketHeader, "hn".into()));
+        // Each event class keeps its own context; stream 1 has none of stream 0's scopes.
+        assert!(tc.streams[0].event_classes[0].context.as_ref().unwrap().member("xn").is_some());
+        assert!(tc.streams[0].event_classes[1].context.is_none());
+        let bad = text.replace("uint8_t h[hn]; };", "uint8_t h[cn]; };");
+        assert!(parse_tsdl(&bad).unwrap_err().1.contains("cn"));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! variant tags) into absolute [`FieldPath`]s.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use super::ast::*;
 use crate::ir::*;
@@ -39,8 +40,9 @@ pub(crate) struct TypeLowerer {
     root: Scope,
     /// Stack of structures under construction (innermost last).
     levels: Vec<Level>,
-    /// Root scopes already lowered that relative paths may refer to (latest first).
-    outer_roots: Vec<(Scope, FieldClass)>,
+    /// Root scopes already lowered that relative paths may refer to (latest first);
+    /// shared, as every event class of a stream class refers to the same ones.
+    outer_roots: Vec<(Scope, Rc<FieldClass>)>,
     /// Name of the member whose type is being lowered at the innermost level.
     pending_member: Option<String>,
     /// Checking a declaration out of context: unresolvable references are not errors.
@@ -144,14 +146,17 @@ impl TypeLowerer {
         &mut self,
         root: Scope,
         ty: &TypeSpec,
-        outer_roots: Vec<(Scope, FieldClass)>,
+        outer_roots: Vec<(Scope, Rc<FieldClass>)>,
         line: u32,
     ) -> LResult<FieldClass> {
         self.root = root;
         self.outer_roots = outer_roots;
         self.levels.clear();
         self.pending_member = None;
-        let fc = self.lower(ty, line)?;
+        let fc = self.lower(ty, line);
+        // Let go of the roots (the caller may want its own back unshared).
+        self.outer_roots.clear();
+        let fc = fc?;
         if !matches!(fc, FieldClass::Struct(_)) {
             return Err((line, "a root scope must be a structure".into()));
         }
@@ -391,7 +396,7 @@ impl TypeLowerer {
                 return Ok((FieldPath { scope, path }, fc));
             }
             let (_, root_fc) = self.outer_roots.iter().find(|(s, _)| *s == scope).ok_or_else(not_found)?;
-            let fc = walk(root_fc, &path).ok_or_else(not_found)?;
+            let fc = walk(root_fc.as_ref(), &path).ok_or_else(not_found)?;
             return Ok((FieldPath { scope, path }, fc.clone()));
         }
         // Relative: innermost structure outwards, then earlier root scopes.
@@ -405,7 +410,7 @@ impl TypeLowerer {
             }
         }
         for (scope, root_fc) in &self.outer_roots {
-            if let Some(fc) = walk(root_fc, raw) {
+            if let Some(fc) = walk(root_fc.as_ref(), raw) {
                 return Ok((FieldPath { scope: *scope, path: raw.to_vec() }, fc.clone()));
             }
         }
