@@ -78,12 +78,19 @@ pub struct CpuState {
 }
 
 /// The totals of the thread in slot `i`.
-#[inline]
+#[inline(always)]
 fn acc(threads: &mut Vec<ThreadAcc>, i: usize) -> &mut ThreadAcc {
     if i >= threads.len() {
-        threads.resize(i + 1, ThreadAcc::default());
+        grow(threads, i + 1);
     }
     &mut threads[i]
+}
+
+/// Makes `threads` `n` long (new totals zero).
+#[cold]
+#[inline(never)]
+fn grow(threads: &mut Vec<ThreadAcc>, n: usize) {
+    threads.resize(n, ThreadAcc::default());
 }
 
 /// Credits `d` ns to the thread in slot `slot` (`None`: tid 0, idle, not credited).

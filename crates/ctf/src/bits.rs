@@ -59,6 +59,26 @@ fn load_be(buf: &[u8], byte: usize, need: usize) -> u128 {
     u128::from_be_bytes(tmp)
 }
 
+/// Reads an integer of `bits` (1..=64) bits at bit offset `pos` of `buf` in the given
+/// byte order, sign-extended when `signed` (as raw `u64` bits). The common case (little
+/// endian, the field inside the 8 bytes from its first byte) is a load and two shifts
+/// that mask and sign-extend at once; same bounds contract as [`read_le`].
+#[inline(always)]
+pub fn read_int(buf: &[u8], pos: u64, bits: u32, signed: bool, be: bool) -> u64 {
+    let byte = (pos >> 3) as usize;
+    let shift = (pos & 7) as u32;
+    if !be && shift + bits <= 64 {
+        if let Some(s) = buf.get(byte..byte + 8) {
+            // The field's bits moved to the top of the word, then back down.
+            let unused = 64 - bits;
+            let top = (u64::from_le_bytes(s.try_into().unwrap_or_default()) >> shift) << unused;
+            return if signed { ((top as i64) >> unused) as u64 } else { top >> unused };
+        }
+    }
+    let raw = if be { read_be(buf, pos, bits) } else { read_le(buf, pos, bits) };
+    if signed { sign_extend(raw, bits) as u64 } else { raw }
+}
+
 /// Sign-extends the low `bits` bits of `v`.
 #[inline]
 pub fn sign_extend(v: u64, bits: u32) -> i64 {
@@ -98,6 +118,11 @@ mod tests {
             prop_assume!(pos + bits as u64 <= buf.len() as u64 * 8);
             prop_assert_eq!(read_le(&buf, pos, bits), slow(&buf, pos, bits, false));
             prop_assert_eq!(read_be(&buf, pos, bits), slow(&buf, pos, bits, true));
+            for be in [false, true] {
+                let raw = slow(&buf, pos, bits, be);
+                prop_assert_eq!(read_int(&buf, pos, bits, false, be), raw);
+                prop_assert_eq!(read_int(&buf, pos, bits, true, be), sign_extend(raw, bits) as u64);
+            }
         }
     }
 

@@ -1038,8 +1038,7 @@ impl<'c, 't> EventRef<'c, 't> {
             let crate::plan::LazyInt { bits, signed, be } = l.int?;
             let bits = u32::from(bits);
             let pos = self.lazy_pos(&l);
-            let raw = if be { crate::bits::read_be(self.c.cur.buf, pos, bits) } else { crate::bits::read_le(self.c.cur.buf, pos, bits) };
-            return Some(if signed { crate::bits::sign_extend(raw, bits) as u64 } else { raw });
+            return Some(crate::bits::read_int(self.c.cur.buf, pos, bits, signed, be));
         }
         self.valid(h).then(|| self.c.dec.slots[h.node.0 as usize])
     }
@@ -1080,6 +1079,7 @@ impl<'c, 't> EventRef<'c, 't> {
     /// bytes included), borrowed from the trace: cheaper than [`EventRef::bytes`] for a
     /// caller that compares raw arrays. `None` when the field is not a byte-aligned
     /// array of 8-bit elements or the event lacks it.
+    #[inline(always)]
     pub fn array_bytes(&self, h: FieldHandle) -> Option<&'c [u8]> {
         if let Some(l) = h.lazy.filter(|l| l.bytes > 0) {
             // Its length known from the handle: no node look-up.
