@@ -200,15 +200,23 @@ pub struct IoReport {
 }
 
 impl Io {
-    /// Replays resolved records into the complete state `a`, in order, up to the first
-    /// one still naming the unknown task of a stream that has not switched yet (with
-    /// [`HeadPolicy::FromStart`] a later switch will name it); that record and all
-    /// after it are held back in `a.log`, so that order is kept.
-    fn replay_in_order(&self, a: &mut IoState, records: impl Iterator<Item = LRec>) {
+    /// Replays records into the complete state `a`, in order, each resolved by `resolve`
+    /// (read/write records name a known thread: they need none), up to the first one
+    /// still naming the unknown task of a stream that has not switched yet (with
+    /// [`HeadPolicy::FromStart`] a later switch will name it); that record and all after
+    /// it are held back in `a.log`, so that order is kept.
+    fn replay_in_order(&self, a: &mut IoState, records: impl Iterator<Item = LRec>, resolve: impl Fn(LRec) -> LRec) {
         let may_wait = self.head == HeadPolicy::FromStart;
         let mut records = records;
         if a.log.is_empty() {
             for r in records.by_ref() {
+                let r = match r {
+                    LRec::Rw { .. } => {
+                        a.replay.apply_l(r);
+                        continue;
+                    }
+                    r => resolve(r),
+                };
                 if may_wait && r.names_head() {
                     a.log.extend([r]);
                     break;
@@ -216,7 +224,7 @@ impl Io {
                 a.replay.apply_l(r);
             }
         }
-        a.log.extend(records);
+        a.log.extend(records.map(resolve));
     }
 
     /// The record of an event (`None`: the event changes nothing in the replay), its
@@ -280,8 +288,7 @@ impl Io {
         let Some(&(Some(_), _)) = st.cur.get(stream) else { return };
         let held = st.log.take();
         let cur = std::mem::take(&mut st.cur);
-        let recs = held.into_iter().map(|r| self.resolve_l(r, &[], &cur, true));
-        self.replay_in_order(st, recs);
+        self.replay_in_order(st, held.into_iter(), |r| self.resolve_l(r, &[], &cur, true));
         st.cur = cur;
     }
 }
@@ -435,10 +442,10 @@ impl Analysis for Io {
             // Records held back wait for the first switch of a stream that had none
             // yet (so `a.cur` knows no task there): `b` may name it. (No earlier task
             // is known for them: resolve against an empty `cur`.)
-            let held = a.log.take().into_iter().map(|r| self.resolve_l(r, &[], &b_cur, true));
+            let held = a.log.take();
             let earlier = a.cur.clone();
-            let recs = fresh.drain(..).map(|r| self.resolve_l(r, &earlier, &b_cur, true));
-            self.replay_in_order(&mut a, held.chain(recs));
+            self.replay_in_order(&mut a, held.into_iter(), |r| self.resolve_l(r, &[], &b_cur, true));
+            self.replay_in_order(&mut a, fresh.drain(..), |r| self.resolve_l(r, &earlier, &b_cur, true));
         } else {
             a.log.extend(fresh.drain(..).map(|r| self.resolve_l(r, &a.cur, &b_cur, false)));
         }
