@@ -128,6 +128,9 @@ fn lower(tops: Vec<Top>) -> LResult<TraceClass> {
     }
     let single_stream = streams.len() == 1;
     let packet_header = tc.packet_header.clone().map(Rc::new);
+    // Per stream class, the root scopes an event class's relative paths may refer to
+    // (latest first), shared by its event classes.
+    let mut stream_roots: Vec<Vec<(Scope, Rc<FieldClass>)>> = Vec::new();
     for ps in streams {
         let id = match ps.id {
             Some(id) => id,
@@ -138,47 +141,28 @@ fn lower(tops: Vec<Top>) -> LResult<TraceClass> {
             return Err((ps.line, format!("duplicate stream class id {id}")));
         }
         let mut outer: Vec<(Scope, Rc<FieldClass>)> = packet_header.iter().map(|h| (Scope::PacketHeader, h.clone())).collect();
-        let root = |lw: &mut TypeLowerer, spec: Option<(TypeSpec, u32)>, scope: Scope, outer: &mut Vec<(Scope, Rc<FieldClass>)>| -> LResult<Option<FieldClass>> {
+        // Lowers a root scope, gives its members their roles and adds it to `outer`.
+        let root = |lw: &mut TypeLowerer, spec: Option<(TypeSpec, u32)>, scope: Scope, roles: &[(&str, Role)], outer: &mut Vec<(Scope, Rc<FieldClass>)>| -> LResult<Option<FieldClass>> {
             let Some((spec, line)) = spec else { return Ok(None) };
-            let fc = lw.lower_root(scope, &spec, outer.clone(), line)?;
+            let mut fc = lw.lower_root(scope, &spec, outer.clone(), line)?;
+            set_roles(&mut fc, roles);
             outer.insert(0, (scope, Rc::new(fc.clone())));
             Ok(Some(fc))
         };
-        let mut packet_context = root(&mut lw, ps.packet_context, Scope::PacketContext, &mut outer)?;
-        if let Some(fc) = packet_context.as_mut() {
-            set_roles(fc, &[
-                ("timestamp_begin", Role::PacketBeginTimestamp),
-                ("timestamp_end", Role::PacketEndTimestamp),
-                ("content_size", Role::PacketContentSize),
-                ("packet_size", Role::PacketTotalSize),
-                ("events_discarded", Role::DiscardedEventCounter),
-                ("packet_seq_num", Role::PacketSequenceNumber),
-            ]);
-        }
-        let mut event_header = root(&mut lw, ps.event_header, Scope::EventHeader, &mut outer)?;
-        if let Some(fc) = event_header.as_mut() {
-            set_roles(fc, &[("id", Role::EventClassId)]);
-        }
-        let event_common_context = root(&mut lw, ps.event_context, Scope::EventCommonContext, &mut outer)?;
+        let packet_roles = [
+            ("timestamp_begin", Role::PacketBeginTimestamp),
+            ("timestamp_end", Role::PacketEndTimestamp),
+            ("content_size", Role::PacketContentSize),
+            ("packet_size", Role::PacketTotalSize),
+            ("events_discarded", Role::DiscardedEventCounter),
+            ("packet_seq_num", Role::PacketSequenceNumber),
+        ];
+        let packet_context = root(&mut lw, ps.packet_context, Scope::PacketContext, &packet_roles, &mut outer)?;
+        let event_header = root(&mut lw, ps.event_header, Scope::EventHeader, &[("id", Role::EventClassId)], &mut outer)?;
+        let event_common_context = root(&mut lw, ps.event_context, Scope::EventCommonContext, &[], &mut outer)?;
         tc.streams.push(StreamClass { id, packet_context, event_header, event_common_context, event_classes: Vec::new(), default_clock: None });
+        stream_roots.push(outer);
     }
-    // The root scopes an event class's relative paths may refer to, per stream class
-    // (latest first), shared by its event classes.
-    let stream_roots: Vec<Vec<(Scope, Rc<FieldClass>)>> = tc
-        .streams
-        .iter()
-        .map(|sc| {
-            [
-                (Scope::EventCommonContext, &sc.event_common_context),
-                (Scope::EventHeader, &sc.event_header),
-                (Scope::PacketContext, &sc.packet_context),
-            ]
-            .into_iter()
-            .filter_map(|(scope, fc)| Some((scope, Rc::new(fc.clone()?))))
-            .chain(packet_header.iter().map(|h| (Scope::PacketHeader, h.clone())))
-            .collect()
-        })
-        .collect();
     for pe in events {
         let sid = match pe.stream_id {
             Some(s) => s,
