@@ -565,7 +565,6 @@ fn run_stream<A: Analysis>(
             continue;
         }
         if !h.advance(a)? {
-            h.flush_skipped(a, st);
             break;
         }
         between = false;
@@ -580,7 +579,6 @@ fn run_stream<A: Analysis>(
             next += 1;
             let is_event = matches!(h.cur.current(), Item::Event(_));
             if !deliver(a, st, h) {
-                h.flush_skipped(a, st);
                 break;
             }
             if let Some(w) = countable(j).filter(|_| is_event) {
@@ -590,10 +588,10 @@ fn run_stream<A: Analysis>(
             continue;
         }
         if !deliver(a, st, h) {
-            h.flush_skipped(a, st);
             break;
         }
     }
+    h.flush_skipped(a, st);
     flush(a, st, buf, buf_trace);
     Ok(())
 }
