@@ -13,6 +13,10 @@ use crate::ir::Role;
 use crate::plan::{EventPlan, FieldHandle, HeaderLayout, Node, Plan, ScopeStep, ShortForm, StreamPlan};
 use crate::trace::{PacketRef, Stream, TraceSet};
 
+mod ahead;
+
+pub use ahead::Ahead;
+
 /// Events discarded by the tracer, or packets lost, between two points in time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Notice {
@@ -737,16 +741,25 @@ impl<'t> StreamCursor<'t> {
     /// the layout's constants (fewer live values in the loop, fewer spills).
     #[inline(always)]
     fn skim_fixed<const STOP: bool>(&mut self, pass_by_id: &[u64], stop_at: u64, see: impl FnMut(u32, u64)) -> Option<Stopped> {
+        self.skim_fixed_taking::<STOP>(pass_by_id, stop_at, see, |_| false)
+    }
+
+    /// [`StreamCursor::skim_fixed`] that offers each event of fixed size it would stop
+    /// before (one `pass_by_id` does not pass over) to `take` first: when `take`
+    /// returns true (it keeps the event), the loop goes on after that event. Without
+    /// `STOP` only.
+    #[inline(always)]
+    fn skim_fixed_taking<const STOP: bool>(&mut self, pass_by_id: &[u64], stop_at: u64, see: impl FnMut(u32, u64), take: impl FnMut(&Stopped) -> bool) -> Option<Stopped> {
         let h = self.sp.fast_header.as_ref()?;
         match h.layout {
-            HeaderLayout::LttngCompactLe => self.skim_fixed_as::<false, STOP>(h, ShortForm::LTTNG_COMPACT_LE, pass_by_id, stop_at, see),
-            HeaderLayout::LttngLargeLe => self.skim_fixed_as::<false, STOP>(h, ShortForm::LTTNG_LARGE_LE, pass_by_id, stop_at, see),
+            HeaderLayout::LttngCompactLe => self.skim_fixed_as::<false, STOP>(h, ShortForm::LTTNG_COMPACT_LE, pass_by_id, stop_at, see, take),
+            HeaderLayout::LttngLargeLe => self.skim_fixed_as::<false, STOP>(h, ShortForm::LTTNG_LARGE_LE, pass_by_id, stop_at, see, take),
             HeaderLayout::Other => {
                 let form = h.short_form()?;
                 if h.be {
-                    self.skim_fixed_as::<true, STOP>(h, form, pass_by_id, stop_at, see)
+                    self.skim_fixed_as::<true, STOP>(h, form, pass_by_id, stop_at, see, take)
                 } else {
-                    self.skim_fixed_as::<false, STOP>(h, form, pass_by_id, stop_at, see)
+                    self.skim_fixed_as::<false, STOP>(h, form, pass_by_id, stop_at, see, take)
                 }
             }
         }
@@ -755,7 +768,7 @@ impl<'t> StreamCursor<'t> {
     /// [`StreamCursor::skim_fixed`] in byte units, for headers of byte order `BE` whose
     /// short form is `form`, every invariant held in a local.
     #[inline(always)]
-    fn skim_fixed_as<const BE: bool, const STOP: bool>(&mut self, h: &crate::plan::FastHeader, form: ShortForm, pass_by_id: &[u64], stop_at: u64, mut see: impl FnMut(u32, u64)) -> Option<Stopped> {
+    fn skim_fixed_as<const BE: bool, const STOP: bool>(&mut self, h: &crate::plan::FastHeader, form: ShortForm, pass_by_id: &[u64], stop_at: u64, mut see: impl FnMut(u32, u64), mut take: impl FnMut(&Stopped) -> bool) -> Option<Stopped> {
         let sw = form.word;
         let sbytes = sw.bits / 8;
         // The extended form (when word loads read it): its id's and timestamp's byte
@@ -789,13 +802,21 @@ impl<'t> StreamCursor<'t> {
             };
             let Some(&e) = pass_by_id.get(id as usize) else { break };
             if e == u64::MAX {
-                // Not passed over: one of fixed size, inside the packet, is handed over.
+                // Not passed over: one of fixed size, inside the packet, is offered to
+                // `take`, else handed over.
                 let f = by_id.get(id as usize).copied().unwrap_or(u64::MAX);
                 let next = base + hbytes + (f & 0xffff_ffff) as usize;
-                if f != u64::MAX && next <= end {
-                    let header = HeaderWord { tag, id, ts, ext: is_ext, bits: hbytes as u64 * 8 };
-                    stopped = Some(Stopped { header, start: p as u64 * 8, at: (base + hbytes) as u64 * 8, end: next as u64 * 8, class: (f >> 32) as u32 });
+                if f == u64::MAX || next > end {
+                    break;
                 }
+                let header = HeaderWord { tag, id, ts, ext: is_ext, bits: hbytes as u64 * 8 };
+                let cycles = crate::decode::extend_clock_masked(clock, ts, ts_mask);
+                let s = Stopped { header, start: p as u64 * 8, at: (base + hbytes) as u64 * 8, end: next as u64 * 8, class: (f >> 32) as u32, cycles };
+                if !STOP && take(&s) {
+                    (p, clock) = (next, cycles);
+                    continue;
+                }
+                stopped = Some(s);
                 break;
             }
             let next = base + hbytes + (e & 0xffff_ffff) as usize;
@@ -900,6 +921,8 @@ struct Stopped {
     at: u64,
     end: u64,
     class: u32,
+    /// The clock value its header gives.
+    cycles: u64,
 }
 
 enum Step {

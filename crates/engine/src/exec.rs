@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
 
 use ctf::clock::ClockConv;
-use ctf::stream::{Item, Passed, StreamCursor, Wanted};
+use ctf::stream::{Ahead, Item, Passed, StreamCursor, Wanted};
 use ctf::trace::{PacketRef, TraceSet};
 
 use crate::partition::{partition, Slice};
@@ -183,7 +183,16 @@ struct Head<'t> {
     /// The first clock value inside `bounds` in the trace last asked about (`None`: no
     /// clock), for [`Head::out_of_bounds`].
     first_cycles: Option<(usize, Option<u64>)>,
+    /// Events read ahead ([`StreamCursor::read_ahead`]); those from `ahead_at` on are
+    /// still to be made current.
+    ahead: Vec<Ahead>,
+    ahead_at: usize,
+    /// The last event passed over after those read ahead, for when they are all taken.
+    passed_after: Passed,
 }
+
+/// Most events a head reads ahead at once.
+const AHEAD: usize = 64;
 
 /// What a head passes over in one trace.
 struct Filter {
@@ -261,6 +270,9 @@ impl<'t> Head<'t> {
             interest: Interest::default(),
             skipped: None,
             first_cycles: None,
+            ahead: Vec::new(),
+            ahead_at: 0,
+            passed_after: Passed::default(),
         }
     }
 
@@ -272,14 +284,53 @@ impl<'t> Head<'t> {
 
     /// Moves to the next item the analysis reads, passing over events it has no
     /// interest in (their span inside the bounds is kept in `skipped`); false at the end
-    /// of the chunk.
+    /// of the chunk. Events read ahead are taken first.
     #[inline(always)]
     fn advance<A: Analysis>(&mut self, a: &A) -> Result<bool, EngineError> {
+        if let Some(e) = self.ahead.get(self.ahead_at) {
+            let e = *e;
+            self.ahead_at += 1;
+            self.take_ahead(&e);
+            return Ok(true);
+        }
+        self.advance_general(a)
+    }
+
+    /// Makes event `e` read ahead the current item.
+    #[inline(always)]
+    fn take_ahead(&mut self, e: &Ahead) {
+        self.cur.enter_ahead(e);
+        self.key = e.ts();
+        self.order = self.order.max(self.key);
+    }
+
+    /// [`Head::advance`] once the events read ahead are taken: reads ahead again where
+    /// the cursor can ([`StreamCursor::read_ahead`]) and the analysis wants most events,
+    /// else takes the next item from the cursor.
+    #[inline(always)]
+    fn advance_general<A: Analysis>(&mut self, a: &A) -> Result<bool, EngineError> {
         let class_id = self.class_id;
         loop {
             let trace = self.cur.trace_index();
-            let mut passed = Passed::default();
+            let mut passed = std::mem::take(&mut self.passed_after);
             let filter = self.interest.filter(a, self.set, trace, class_id, self.bounds);
+            // Read ahead where most events are delivered (when few are, the cursor's
+            // skimming loop passes over the rest at less cost).
+            if let Some(f) = filter.filter(|f| !f.skim) {
+                self.ahead.clear();
+                self.ahead_at = 0;
+                self.cur.read_ahead(&f.wanted, trace, f.window, &mut passed, &mut self.ahead, AHEAD);
+                if let Some((x, y)) = passed.inside.take() {
+                    widen(&mut self.skipped, f.conv.to_ns(x), f.conv.to_ns(y));
+                }
+                if let Some(&e) = self.ahead.first() {
+                    // `passed.last` is now what follows the events read ahead.
+                    self.passed_after = passed;
+                    self.ahead_at = 1;
+                    self.take_ahead(&e);
+                    return Ok(true);
+                }
+            }
             let next = match filter {
                 Some(f) => self.cur.next_wanted(&f.wanted, trace, f.window, f.skim, &mut passed),
                 None => self.cur.next(),
@@ -422,43 +473,48 @@ pub fn process_slice_from<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: 
         }
         return Ok(st);
     }
-    // Time-merge. Streams are few: find the earliest head and the runner-up by a linear
-    // scan of their keys (kept side by side, apart from the large heads), then consume
+    // Time-merge. Streams are few: find the earliest head and the runner-up by a
+    // branch-free scan of their order keys (kept side by side, apart from the large
+    // heads: which stream comes next is data, a branch on it mispredicts), then consume
     // the earliest stream for as long as it stays ahead of the runner-up.
-    let mut live: Vec<(i64, usize, usize)> = Vec::with_capacity(heads.len());
+    let mut live: Vec<(i128, usize)> = Vec::with_capacity(heads.len());
     for (i, h) in heads.iter_mut().enumerate() {
         if h.advance(a)? {
-            live.push((h.key, h.stream, i));
+            live.push((merge_key(h), i));
         } else {
             h.flush_skipped(a, &mut st);
         }
     }
-    while !live.is_empty() {
-        let mut best = 0usize;
-        let mut bound = (i64::MAX, usize::MAX);
-        for j in 1..live.len() {
-            let (kb, kj) = ((live[best].0, live[best].1), (live[j].0, live[j].1));
-            if kj < kb {
-                bound = bound.min(kb);
-                best = j;
-            } else {
-                bound = bound.min(kj);
-            }
+    while let Some(&(mut best_key, _)) = live.first() {
+        let (mut best, mut bound) = (0usize, i128::MAX);
+        for (j, &(k, _)) in live.iter().enumerate().skip(1) {
+            let earlier = k < best_key;
+            bound = bound.min(if earlier { best_key } else { k });
+            best = if earlier { j } else { best };
+            best_key = if earlier { k } else { best_key };
         }
-        let h = &mut heads[live[best].2];
+        let h = &mut heads[live[best].1];
         loop {
             if !deliver(a, &mut st, h) || !h.advance(a)? {
                 h.flush_skipped(a, &mut st);
                 live.swap_remove(best);
                 break;
             }
-            if (h.key, h.stream) > bound {
-                live[best].0 = h.key;
+            let k = merge_key(h);
+            if k > bound {
+                live[best].0 = k;
                 break;
             }
         }
     }
     Ok(st)
+}
+
+/// The order of a head's current item in the time-merge: by time key, then by stream
+/// index, as one integer (compared without branches).
+#[inline(always)]
+fn merge_key(h: &Head<'_>) -> i128 {
+    (i128::from(h.key) << 64) | h.stream as i128
 }
 
 /// Whether packet `j` of `pk` implies no notice (the cursor's rules, from the index):
