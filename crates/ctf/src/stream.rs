@@ -852,13 +852,26 @@ impl<'t> StreamCursor<'t> {
     /// `at` (plus `starts`), and it ends at `end`.
     #[inline(always)]
     fn enter_fixed<const FULL: bool>(&mut self, h: &crate::plan::FastHeader, w: &HeaderWord, class: u32, (start, at, end): (u64, u64, u64), starts: [u32; 3]) {
-        self.dec.epoch = self.dec.epoch.wrapping_add(1);
-        self.dec.take_header::<FULL>(h, w);
+        self.dec.take_header::<false>(h, w);
         self.cur.pos = end;
         if FULL {
-            let scopes = starts.map(|x| at + u64::from(x));
-            self.ev = EventPos { class, cycles: self.dec.clock, ts: self.clock_ts(), scopes, start, epoch: self.dec.epoch };
+            self.set_current_fixed(h, w, class, (start, at), starts, self.dec.clock, self.clock_ts());
+        } else {
+            self.dec.epoch = self.dec.epoch.wrapping_add(1);
         }
+    }
+
+    /// Records the fixed-size event of class `class` whose header `w` gives clock value
+    /// `cycles` (timestamp `ts`) as the current one: a new epoch, the header's slots, and
+    /// `self.ev` (first bit `start`, scopes at `at` plus `starts`). The position and the
+    /// clock are the caller's to move.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn set_current_fixed(&mut self, h: &crate::plan::FastHeader, w: &HeaderWord, class: u32, (start, at): (u64, u64), starts: [u32; 3], cycles: u64, ts: Option<i64>) {
+        self.dec.epoch = self.dec.epoch.wrapping_add(1);
+        self.dec.set_header_slots(h, w);
+        let scopes = starts.map(|x| at + u64::from(x));
+        self.ev = EventPos { class, cycles, ts, scopes, start, epoch: self.dec.epoch };
     }
 
     /// [`StreamCursor::decode_event_as`] for the common LTTng case: a header that word

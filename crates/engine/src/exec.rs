@@ -320,10 +320,8 @@ impl<'t> Head<'t> {
                 self.ahead.clear();
                 self.ahead_at = 0;
                 self.cur.read_ahead(&f.wanted, trace, f.window, &mut passed, &mut self.ahead, AHEAD);
-                if let Some((x, y)) = passed.inside.take() {
-                    widen(&mut self.skipped, f.conv.to_ns(x), f.conv.to_ns(y));
-                }
                 if let Some(&e) = self.ahead.first() {
+                    widen_passed(&mut self.skipped, &f.conv, passed.inside.take());
                     // `passed.last` is now what follows the events read ahead.
                     self.passed_after = passed;
                     self.ahead_at = 1;
@@ -340,9 +338,7 @@ impl<'t> Head<'t> {
                     self.key = f.conv.to_ns(c);
                     self.order = self.order.max(self.key);
                 }
-                if let Some((x, y)) = passed.inside {
-                    widen(&mut self.skipped, f.conv.to_ns(x), f.conv.to_ns(y));
-                }
+                widen_passed(&mut self.skipped, &f.conv, passed.inside);
             }
             let item = match next {
                 Ok(None) => return Ok(false),
@@ -429,6 +425,14 @@ impl<'t> Head<'t> {
 #[inline]
 fn widen(span: &mut Option<(i64, i64)>, first: i64, last: i64) {
     *span = Some(span.map_or((first, last), |(f, l)| (f.min(first), l.max(last))));
+}
+
+/// Widens `span` to the timestamps of the clock values `inside` (see [`Passed::inside`]).
+#[inline]
+fn widen_passed(span: &mut Option<(i64, i64)>, conv: &ClockConv, inside: Option<(u64, u64)>) {
+    if let Some((x, y)) = inside {
+        widen(span, conv.to_ns(x), conv.to_ns(y));
+    }
 }
 
 /// Hands the current item of `h` to the analysis when it is inside the slice and range;

@@ -35,6 +35,12 @@ const DIRECT_TIDS: usize = 1 << 22;
 /// No slot, in [`Replay`]'s direct table.
 const NO_SLOT: u32 = u32::MAX;
 
+/// The index of `tid` in [`Replay`]'s direct table, when it has one there.
+#[inline(always)]
+fn direct_index(tid: i32) -> Option<usize> {
+    usize::try_from(tid).ok().filter(|&t| t < DIRECT_TIDS)
+}
+
 /// The interpreted state (see the module documentation).
 #[derive(Debug, Clone, Default)]
 pub struct Replay {
@@ -67,7 +73,7 @@ impl Replay {
     fn new_slot(&mut self, tid: i32) -> usize {
         let i = self.slots.len();
         self.slots.push(ThreadSlot { tid, ..Default::default() });
-        match usize::try_from(tid).ok().filter(|&t| t < DIRECT_TIDS) {
+        match direct_index(tid) {
             Some(t) => {
                 if self.by_tid.len() <= t {
                     self.by_tid.resize((t + 1).next_power_of_two().min(DIRECT_TIDS), NO_SLOT);
@@ -84,7 +90,7 @@ impl Replay {
     /// The slot of `tid`, if it has one.
     #[inline(always)]
     fn find(&self, tid: i32) -> Option<usize> {
-        match usize::try_from(tid).ok().filter(|&t| t < DIRECT_TIDS) {
+        match direct_index(tid) {
             Some(t) => self.by_tid.get(t).copied().filter(|&i| i != NO_SLOT).map(|i| i as usize),
             None => self.tids.get(&tid).map(|&i| i as usize),
         }

@@ -7,7 +7,7 @@
 
 use std::cell::Cell;
 
-use super::{EventPos, Passed, StreamCursor, Wanted};
+use super::{Passed, StreamCursor, Wanted};
 use crate::decode::HeaderWord;
 
 /// An event read ahead by [`StreamCursor::read_ahead`], in 40 bytes: its timestamp,
@@ -36,12 +36,6 @@ impl Ahead {
     #[inline(always)]
     pub fn ts(&self) -> i64 {
         self.ts
-    }
-
-    /// Its class index (see [`super::EventRef::class_index`]).
-    #[inline]
-    pub fn class_index(&self) -> usize {
-        self.class as usize
     }
 }
 
@@ -92,13 +86,10 @@ impl<'t> StreamCursor<'t> {
             },
         );
         if out.len() > first {
-            passed.last = last.get();
-        } else if let Some(c) = last.get() {
-            passed.last = Some(c);
+            // What was passed before them is behind the events read ahead.
+            passed.last = None;
         }
-        if lo <= hi {
-            passed.inside = Some(passed.inside.map_or((lo, hi), |(f, l)| (f.min(lo), l.max(hi))));
-        }
+        passed.see_run(last.get(), (lo, hi));
     }
 
     /// Makes event `e`, read ahead by this cursor's last [`StreamCursor::read_ahead`],
@@ -112,11 +103,9 @@ impl<'t> StreamCursor<'t> {
         let ext = e.lead & EXTENDED != 0;
         let (id, ts_bits) = if ext { (sp.events.get(e.class as usize).map_or(0, |c| c.id), h.ext_ts.bits) } else { (e.tag, h.short_ts.bits) };
         let header = HeaderWord { tag: e.tag, id, ts: e.cycles & crate::plan::low_mask(ts_bits), ext, bits: 0 };
-        self.dec.epoch = self.dec.epoch.wrapping_add(1);
-        self.dec.set_header_slots(h, &header);
         let starts = sp.fixed.get(e.class as usize).map_or([0; 3], |f| f.starts);
-        let scopes = starts.map(|x| e.at + u64::from(x));
-        self.ev = EventPos { class: e.class, cycles: e.cycles, ts: Some(e.ts), scopes, start: e.at - u64::from(e.lead & !EXTENDED), epoch: self.dec.epoch };
+        let start = e.at - u64::from(e.lead & !EXTENDED);
+        self.set_current_fixed(h, &header, e.class, (start, e.at), starts, e.cycles, Some(e.ts));
         self.current = None;
     }
 }
