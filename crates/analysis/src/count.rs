@@ -176,8 +176,8 @@ impl Analysis for Count {
             discarded: st.discarded,
             by_name: self.layout.names.iter().zip(&st.by_name).filter(|(_, n)| **n > 0).map(|(k, n)| (k.to_string(), *n)).collect(),
             by_cpu: by_cpu.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
-            begin_ns: st.span.begin,
-            end_ns: st.span.end,
+            begin_ns: st.span.begin(),
+            end_ns: st.span.end(),
         }
     }
 }

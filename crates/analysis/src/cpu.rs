@@ -242,7 +242,7 @@ impl Analysis for Cpu {
     }
 
     fn finish(&self, mut st: CpuState) -> CpuReport {
-        let (begin, end) = (st.span.begin.unwrap_or(0), st.span.end.unwrap_or(0));
+        let (begin, end) = (st.span.begin().unwrap_or(0), st.span.end().unwrap_or(0));
         let dur = (end - begin).max(0) as f64;
         let ratio = |n: u64| if dur > 0.0 { n as f64 / dur } else { 0.0 };
         let mut cpus = BTreeMap::new();
@@ -277,6 +277,6 @@ impl Analysis for Cpu {
             })
             .collect();
         threads.sort_by(|x, y| y.cpu_ns.cmp(&x.cpu_ns).then(x.tid.cmp(&y.tid)));
-        CpuReport { analysis: "cpu", begin_ns: st.span.begin, end_ns: st.span.end, cpus, threads, total_usage }
+        CpuReport { analysis: "cpu", begin_ns: st.span.begin(), end_ns: st.span.end(), cpus, threads, total_usage }
     }
 }

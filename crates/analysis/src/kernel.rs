@@ -107,7 +107,8 @@ pub struct EvClass {
 /// Dispatch tables for a whole trace set.
 #[derive(Debug, Clone, Default)]
 pub struct Layout {
-    /// Per trace: per stream class `(id, classes by class index)`.
+    /// Per trace: per stream class, in the order of the trace plan's streams
+    /// ([`StreamPlan::index`](ctf::plan::StreamPlan)), `(id, classes by class index)`.
     traces: Vec<Vec<(u64, Vec<EvClass>)>>,
     /// Distinct event names, sorted.
     pub names: Vec<Box<str>>,
@@ -208,9 +209,8 @@ impl Layout {
     /// The kernel meaning of an event's class.
     #[inline]
     pub fn class(&self, ev: &EventRef<'_, '_>) -> Option<&EvClass> {
-        let sid = ev.stream_plan().id;
-        let t = self.traces.get(ev.trace_index())?;
-        let (_, v) = t.iter().find(|(id, _)| *id == sid)?;
+        // `traces[t]` lists the plan's stream classes in the plan's order.
+        let (_, v) = self.traces.get(ev.trace_index())?.get(ev.stream_plan().index)?;
         v.get(ev.class_index())
     }
 }

@@ -52,21 +52,36 @@ impl Hasher for FxHasher {
 pub type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 /// First and last event timestamps (ns from origin).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Span {
-    /// First timestamp.
-    pub begin: Option<i64>,
-    /// Last timestamp.
-    pub end: Option<i64>,
+    /// First and last timestamp seen; `lo > hi` while none is.
+    lo: i64,
+    hi: i64,
+}
+
+impl Default for Span {
+    fn default() -> Self {
+        Span { lo: i64::MAX, hi: i64::MIN }
+    }
 }
 
 impl Span {
-    /// Widens the span to `t`.
+    /// First timestamp.
+    #[inline]
+    pub fn begin(&self) -> Option<i64> {
+        (self.lo <= self.hi).then_some(self.lo)
+    }
+    /// Last timestamp.
+    #[inline]
+    pub fn end(&self) -> Option<i64> {
+        (self.lo <= self.hi).then_some(self.hi)
+    }
+    /// Widens the span to `t` (two conditional moves: called for every event).
     #[inline]
     pub fn see(&mut self, t: Option<i64>) {
         if let Some(t) = t {
-            self.begin = Some(self.begin.map_or(t, |b| b.min(t)));
-            self.end = Some(self.end.map_or(t, |e| e.max(t)));
+            self.lo = self.lo.min(t);
+            self.hi = self.hi.max(t);
         }
     }
     /// Widens the span to `[first, last]`.
@@ -77,10 +92,7 @@ impl Span {
     }
     /// Union of two spans.
     pub fn merge(self, o: Span) -> Span {
-        let mut s = self;
-        s.see(o.begin);
-        s.see(o.end);
-        s
+        Span { lo: self.lo.min(o.lo), hi: self.hi.max(o.hi) }
     }
 }
 

@@ -16,6 +16,9 @@ pub struct ClockConv {
     pub offset_ns: i128,
     /// Frequency in Hz.
     pub freq: u64,
+    /// `offset_ns` when the clock runs at 1 GHz and the offset fits an `i64`: then
+    /// [`ClockConv::to_ns`] is one saturating add.
+    ns_offset_1ghz: Option<i64>,
 }
 
 impl ClockConv {
@@ -25,7 +28,8 @@ impl ClockConv {
         let extra_s = c.offset_cycles.div_euclid(freq as i64);
         let cycles = c.offset_cycles.rem_euclid(freq as i64) as u64;
         let offset_ns = (c.offset_s as i128 + extra_s as i128) * 1_000_000_000 + cycles_to_ns(freq, cycles) as i128;
-        ClockConv { offset_ns, freq }
+        let ns_offset_1ghz = if freq == 1_000_000_000 { i64::try_from(offset_ns).ok() } else { None };
+        ClockConv { offset_ns, freq, ns_offset_1ghz }
     }
 
     /// Nanoseconds from origin of a clock value, full width.
@@ -37,6 +41,10 @@ impl ClockConv {
     /// Nanoseconds from origin of a clock value, saturated to the `i64` range.
     #[inline]
     pub fn to_ns(&self, cycles: u64) -> i64 {
+        if let Some(o) = self.ns_offset_1ghz {
+            // offset + cycles ≥ i64::MIN: only the upper end saturates.
+            return o.saturating_add_unsigned(cycles);
+        }
         self.to_ns_wide(cycles).clamp(i64::MIN as i128, i64::MAX as i128) as i64
     }
 
@@ -107,6 +115,18 @@ mod tests {
     }
 
     proptest::proptest! {
+        #[test]
+        fn to_ns_is_the_saturated_wide_value(
+            freq in proptest::prop_oneof![proptest::strategy::Just(1_000_000_000u64), 1u64..5_000_000_000],
+            offset_s in proptest::prop_oneof![proptest::num::i64::ANY, -20_000_000_000i64..20_000_000_000],
+            offset_cycles in proptest::num::i64::ANY,
+            cycles in proptest::prop_oneof![proptest::num::u64::ANY, u64::MAX - 1000..=u64::MAX, 0u64..1000],
+        ) {
+            let c = ClockConv::new(&clock(freq, offset_s, offset_cycles));
+            let wide = c.to_ns_wide(cycles).clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+            proptest::prop_assert_eq!(c.to_ns(cycles), wide);
+        }
+
         #[test]
         fn cycle_window_is_exactly_the_preimage(
             freq in proptest::prop_oneof![proptest::strategy::Just(1_000_000_000u64), 1u64..5_000_000_000],

@@ -281,6 +281,9 @@ impl SkipChain {
 pub struct StreamPlan {
     /// Stream class id.
     pub id: u64,
+    /// Position of this plan in [`Plan::streams`] (lets users keep per-stream-class
+    /// tables indexed directly).
+    pub index: usize,
     /// Packet context root.
     pub packet_context: Option<NodeId>,
     /// Event header root.
@@ -583,7 +586,7 @@ impl Plan {
                 Vec::new()
             };
             let clock = sc.default_clock.as_ref().and_then(|n| tc.clocks.iter().position(|c| &c.name == n));
-            p.streams.push(StreamPlan { id: sc.id, packet_context, event_header, common_context, events, by_id, clock, fast_header: None, fixed: Vec::new(), fixed_by_id: Vec::new() });
+            p.streams.push(StreamPlan { id: sc.id, index: p.streams.len(), packet_context, event_header, common_context, events, by_id, clock, fast_header: None, fixed: Vec::new(), fixed_by_id: Vec::new() });
         }
         p.compute_layouts();
         for si in 0..p.streams.len() {

@@ -125,6 +125,23 @@ struct EventPos {
     /// Bit position of the event's first bit.
     start: u64,
     epoch: u32,
+    /// The header of an event entered without writing its slots (fixed-size events
+    /// read by word loads): its fields are read from here on demand
+    /// ([`EventRef::header_field`]).
+    header: HeaderCopy,
+}
+
+/// What [`EventPos::header`] keeps of a header read by word loads: its tag and form.
+/// The rest follows from the event (see [`EventRef::header_field`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum HeaderCopy {
+    /// The header's slots hold its fields (the general path).
+    #[default]
+    InSlots,
+    /// A short-form header with this tag.
+    Short(u64),
+    /// An extended-form header with this tag.
+    Extended(u64),
 }
 
 /// Reads one stream's packets `[first, last)` in order.
@@ -667,7 +684,7 @@ impl<'t> StreamCursor<'t> {
             return Err(DecodeError::new(start, K::EmptyEvent(id)));
         }
         if FULL {
-            self.ev = EventPos { class: class_idx as u32, cycles: self.dec.clock, ts: self.clock_ts(), scopes, start, epoch: self.dec.epoch };
+            self.ev = EventPos { class: class_idx as u32, cycles: self.dec.clock, ts: self.clock_ts(), scopes, start, epoch: self.dec.epoch, header: HeaderCopy::InSlots };
         }
         Ok(class_idx as u32)
     }
@@ -855,23 +872,23 @@ impl<'t> StreamCursor<'t> {
         self.dec.take_header::<false>(h, w);
         self.cur.pos = end;
         if FULL {
-            self.set_current_fixed(h, w, class, (start, at), starts, self.dec.clock, self.clock_ts());
+            self.set_current_fixed(HeaderCopy::of(w), class, (start, at), starts, self.dec.clock, self.clock_ts());
         } else {
             self.dec.epoch = self.dec.epoch.wrapping_add(1);
         }
     }
 
-    /// Records the fixed-size event of class `class` whose header `w` gives clock value
-    /// `cycles` (timestamp `ts`) as the current one: a new epoch, the header's slots, and
-    /// `self.ev` (first bit `start`, scopes at `at` plus `starts`). The position and the
+    /// Records the fixed-size event of class `class` whose header (kept as `header`)
+    /// gives clock value `cycles` (timestamp `ts`) as the current one: a new epoch and
+    /// `self.ev` (first bit `start`, scopes at `at` plus `starts`). The header's slots
+    /// are not written: its fields are read from `header` on demand. The position and the
     /// clock are the caller's to move.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn set_current_fixed(&mut self, h: &crate::plan::FastHeader, w: &HeaderWord, class: u32, (start, at): (u64, u64), starts: [u32; 3], cycles: u64, ts: Option<i64>) {
+    fn set_current_fixed(&mut self, header: HeaderCopy, class: u32, (start, at): (u64, u64), starts: [u32; 3], cycles: u64, ts: Option<i64>) {
         self.dec.epoch = self.dec.epoch.wrapping_add(1);
-        self.dec.set_header_slots(h, w);
         let scopes = starts.map(|x| at + u64::from(x));
-        self.ev = EventPos { class, cycles, ts, scopes, start, epoch: self.dec.epoch };
+        self.ev = EventPos { class, cycles, ts, scopes, start, epoch: self.dec.epoch, header };
     }
 
     /// [`StreamCursor::decode_event_as`] for the common LTTng case: a header that word
@@ -1076,7 +1093,27 @@ impl<'c, 't> EventRef<'c, 't> {
             let pos = self.lazy_pos(&l);
             return Some(crate::bits::read_int(self.c.cur.buf, pos, bits, signed, be));
         }
-        self.valid(h).then(|| self.c.dec.slots[h.node.0 as usize])
+        if self.valid(h) {
+            return Some(self.c.dec.slots[h.node.0 as usize]);
+        }
+        self.header_field(h)
+    }
+
+    /// A field of a header kept in [`EventPos::header`] rather than in slots: the tag;
+    /// the extended form's id, which is the class's; the timestamp field, which holds
+    /// the clock value's low bits (the same values the slots would hold).
+    #[cold]
+    fn header_field(&self, h: FieldHandle) -> Option<u64> {
+        let ev = &self.c.ev;
+        let fh = self.c.sp.fast_header.as_ref()?;
+        let ts = |f: &crate::plan::FixedInt| ev.cycles & crate::plan::low_mask(f.bits);
+        match ev.header {
+            HeaderCopy::InSlots => None,
+            HeaderCopy::Short(tag) | HeaderCopy::Extended(tag) if h.node == fh.id.node => Some(tag),
+            HeaderCopy::Short(_) => (h.node == fh.short_ts.node).then(|| ts(&fh.short_ts)),
+            HeaderCopy::Extended(_) if h.node == fh.ext_id.node => self.c.sp.events.get(ev.class as usize).map(|c| c.id),
+            HeaderCopy::Extended(_) => (h.node == fh.ext_ts.node).then(|| ts(&fh.ext_ts)),
+        }
     }
 
     /// An integer field's value as signed, if the event has it.
@@ -1192,6 +1229,14 @@ fn until_nul(s: &[u8]) -> &[u8] {
     match words.remainder().iter().position(|b| *b == 0) {
         Some(z) => &s[..at + z],
         None => s,
+    }
+}
+
+impl HeaderCopy {
+    /// The copy of header `w`.
+    #[inline(always)]
+    pub(crate) fn of(w: &HeaderWord) -> HeaderCopy {
+        if w.ext { HeaderCopy::Extended(w.tag) } else { HeaderCopy::Short(w.tag) }
     }
 }
 

@@ -478,35 +478,29 @@ pub fn process_slice_from<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: 
         return Ok(st);
     }
     // Time-merge. Streams are few: find the earliest head and the runner-up by a
-    // branch-free scan of their order keys (kept side by side, apart from the large
+    // branch-free scan of their time keys (kept side by side, apart from the large
     // heads: which stream comes next is data, a branch on it mispredicts), then consume
-    // the earliest stream for as long as it stays ahead of the runner-up.
-    let mut live: Vec<(i128, usize)> = Vec::with_capacity(heads.len());
+    // the earliest stream for as long as it stays ahead of the runner-up. `live` stays
+    // in stream order, so that among equal keys the first position is the lower stream.
+    let mut live: Vec<(i64, usize)> = Vec::with_capacity(heads.len());
     for (i, h) in heads.iter_mut().enumerate() {
         if h.advance(a)? {
-            live.push((merge_key(h), i));
+            live.push((h.key, i));
         } else {
             h.flush_skipped(a, &mut st);
         }
     }
-    while let Some(&(mut best_key, _)) = live.first() {
-        let (mut best, mut bound) = (0usize, i128::MAX);
-        for (j, &(k, _)) in live.iter().enumerate().skip(1) {
-            let earlier = k < best_key;
-            bound = bound.min(if earlier { best_key } else { k });
-            best = if earlier { j } else { best };
-            best_key = if earlier { k } else { best_key };
-        }
+    while !live.is_empty() {
+        let (best, until) = earliest(&live);
         let h = &mut heads[live[best].1];
         loop {
             if !deliver(a, &mut st, h) || !h.advance(a)? {
                 h.flush_skipped(a, &mut st);
-                live.swap_remove(best);
+                live.remove(best);
                 break;
             }
-            let k = merge_key(h);
-            if k > bound {
-                live[best].0 = k;
+            if !until.admits(h.key) {
+                live[best].0 = h.key;
                 break;
             }
         }
@@ -514,11 +508,44 @@ pub fn process_slice_from<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: 
     Ok(st)
 }
 
-/// The order of a head's current item in the time-merge: by time key, then by stream
-/// index, as one integer (compared without branches).
+/// How long the earliest head of the time-merge keeps the lead: while its keys are
+/// below the runner-up's `key`, or equal to it when `ties` (it is the lower stream).
+#[derive(Debug, Clone, Copy)]
+struct Lead {
+    key: i64,
+    ties: bool,
+}
+
+impl Lead {
+    /// Whether the earliest head's next item, of time key `k`, still comes first.
+    #[inline(always)]
+    fn admits(self, k: i64) -> bool {
+        (k < self.key) | ((k == self.key) & self.ties)
+    }
+}
+
+/// The position in `live` (time keys and heads, in stream order) of the head whose
+/// item comes first in the time-merge (the lowest key, then the lower stream), and how
+/// long it keeps the lead over the runner-up. Branch-free, with strict comparisons:
+/// among equal keys the earlier position (the lower stream) wins.
 #[inline(always)]
-fn merge_key(h: &Head<'_>) -> i128 {
-    (i128::from(h.key) << 64) | h.stream as i128
+fn earliest(live: &[(i64, usize)]) -> (usize, Lead) {
+    let Some(&(k1, _)) = live.get(1) else {
+        return (0, Lead { key: i64::MAX, ties: true });
+    };
+    let k0 = live[0].0;
+    let swap = k1 < k0;
+    let (mut best, mut best_key) = if swap { (1, k1) } else { (0, k0) };
+    let (mut second, mut second_key) = if swap { (0, k0) } else { (1, k1) };
+    for (j, &(k, _)) in live.iter().enumerate().skip(2) {
+        let earlier = k < best_key;
+        let before_second = k < second_key;
+        second = if earlier { best } else if before_second { j } else { second };
+        second_key = if earlier { best_key } else if before_second { k } else { second_key };
+        best = if earlier { j } else { best };
+        best_key = if earlier { k } else { best_key };
+    }
+    (best, Lead { key: second_key, ties: best < second })
 }
 
 /// Whether packet `j` of `pk` implies no notice (the cursor's rules, from the index):
@@ -654,4 +681,25 @@ fn run_stream<A: Analysis>(
     h.flush_skipped(a, st);
     flush(a, st, buf, buf_trace);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `earliest` picks what a sort by (key, stream) puts first, and its lead admits
+        /// exactly the keys that still sort before the runner-up.
+        #[test]
+        fn earliest_is_the_sorted_first(keys in proptest::collection::vec(prop_oneof![-3i64..3, Just(i64::MIN), Just(i64::MAX)], 1..7), probe in prop_oneof![-4i64..4, Just(i64::MIN), Just(i64::MAX)]) {
+            let live: Vec<(i64, usize)> = keys.iter().enumerate().map(|(i, k)| (*k, i)).collect();
+            let mut order: Vec<usize> = (0..live.len()).collect();
+            order.sort_by_key(|&i| (live[i].0, i));
+            let (best, lead) = earliest(&live);
+            prop_assert_eq!(best, order[0]);
+            let before_runner_up = order.get(1).is_none_or(|&r| (probe, best) < (live[r].0, r));
+            prop_assert_eq!(lead.admits(probe), before_runner_up);
+        }
+    }
 }

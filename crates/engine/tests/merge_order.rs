@@ -18,8 +18,16 @@ type Seen = (i64, usize, usize, u64, u64, i64, Option<u64>);
 /// Records what it is given; wants the classes of `mask` (by class index).
 struct Recorder {
     mask: Vec<bool>,
-    /// Per class index: a handle on the event header's `id` field.
+    /// Per class index: a handle on the event header's `id` field (its tag).
     header_id: Vec<Option<FieldHandle>>,
+    /// Per class index: its id, and a handle on the extended header's id field.
+    class_ids: Vec<(u64, Option<FieldHandle>)>,
+    /// Per class index: handles on the short and extended headers' timestamp fields.
+    stamps: Vec<[Option<FieldHandle>; 2]>,
+    /// The tags of the short header form, and its and the extended form's timestamp
+    /// sizes in bits.
+    short_tags: (u64, u64),
+    ts_bits: [u32; 2],
 }
 
 #[derive(Default)]
@@ -34,12 +42,36 @@ impl Recorder {
         let plan = &set.traces[0].plan;
         let sp = &plan.streams[0];
         let header_id = sp.events.iter().map(|e| plan.event_field(sp, e, &["id"])).collect();
-        Recorder { mask, header_id }
+        let class_ids = sp.events.iter().map(|e| (e.id, plan.event_field(sp, e, &["v", "extended", "id"]))).collect();
+        let stamps = sp.events.iter().map(|e| [&["v", "compact", "timestamp"][..], &["v", "extended", "timestamp"]].map(|p| plan.event_field(sp, e, p))).collect();
+        let fh = sp.fast_header.as_ref().expect("LTTng header");
+        Recorder { mask, header_id, class_ids, stamps, short_tags: fh.short_range, ts_bits: [fh.short_ts.bits, fh.ext_ts.bits] }
+    }
+
+    /// Checks the header fields read through handles against the event: a short
+    /// form's tag is the class id, an extended form's id field is; the form's timestamp
+    /// field holds the clock value's low bits.
+    fn check_header(&self, ev: &EventRef<'_, '_>, tag: Option<u64>) {
+        let c = ev.class_index();
+        let (Some(tag), Some(&(id, ext_id)), Some(stamps)) = (tag, self.class_ids.get(c), self.stamps.get(c)) else { return };
+        let form = if (self.short_tags.0..=self.short_tags.1).contains(&tag) {
+            assert_eq!(tag, id, "short header tag of a class-{id} event");
+            0
+        } else {
+            assert_eq!(ext_id.and_then(|h| ev.uint(h)), Some(id), "extended header id (tag {tag})");
+            1
+        };
+        let bits = self.ts_bits[form];
+        let low = if bits >= 64 { ev.cycles() } else { ev.cycles() & ((1 << bits) - 1) };
+        assert_eq!(stamps[form].and_then(|h| ev.uint(h)), Some(low), "header timestamp (form {form})");
     }
 
     fn seen(&self, ev: &EventRef<'_, '_>, stream: usize, order: i64) -> Seen {
         let c = ev.class_index();
         let tag = self.header_id.get(c).copied().flatten().and_then(|h| ev.uint(h));
+        if !self.class_ids.is_empty() {
+            self.check_header(ev, tag);
+        }
         (ev.ts().expect("clock"), stream, c, ev.bit_offset(), ev.cycles(), order, tag)
     }
 }
@@ -129,7 +161,7 @@ proptest! {
         // engine reads ahead).
         let r = Recorder::new(&set, draws.iter().map(|&d| d < density).collect());
         let (lo, hi) = {
-            let ts: Vec<i64> = brute_force(&set, &Recorder { mask: vec![], header_id: vec![] }, (i64::MIN, i64::MAX)).seen.iter().map(|s| s.0).collect();
+            let ts: Vec<i64> = brute_force(&set, &Recorder { mask: vec![], header_id: vec![], class_ids: vec![], stamps: vec![], short_tags: (0, 0), ts_bits: [0; 2] }, (i64::MIN, i64::MAX)).seen.iter().map(|s| s.0).collect();
             (ts[0], ts[ts.len() - 1])
         };
         let (begin, end) = match range {

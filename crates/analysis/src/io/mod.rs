@@ -486,6 +486,6 @@ impl Analysis for Io {
         processes.sort_by(|x, y| (y.read_bytes + y.write_bytes).cmp(&(x.read_bytes + x.write_bytes)).then(x.pid.cmp(&y.pid)));
         let mut files: Vec<FileIoRow> = st.replay.files().map(|(p, r, w)| FileIoRow { path: p.to_string(), read_bytes: r, write_bytes: w }).collect();
         files.sort_by(|x, y| (y.read_bytes + y.write_bytes).cmp(&(x.read_bytes + x.write_bytes)).then(x.path.cmp(&y.path)));
-        IoReport { analysis: "io", begin_ns: st.span.begin, end_ns: st.span.end, threads, processes, files }
+        IoReport { analysis: "io", begin_ns: st.span.begin(), end_ns: st.span.end(), threads, processes, files }
     }
 }

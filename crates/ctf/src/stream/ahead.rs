@@ -7,8 +7,7 @@
 
 use std::cell::Cell;
 
-use super::{Passed, StreamCursor, Wanted};
-use crate::decode::HeaderWord;
+use super::{HeaderCopy, Passed, StreamCursor, Wanted};
 
 /// An event read ahead by [`StreamCursor::read_ahead`], in 40 bytes: its timestamp,
 /// clock value, class, header tag, and where it lies in the open packet. (The rest of
@@ -94,18 +93,15 @@ impl<'t> StreamCursor<'t> {
 
     /// Makes event `e`, read ahead by this cursor's last [`StreamCursor::read_ahead`],
     /// the current one, as [`StreamCursor::next_wanted`] would have: its class, clock
-    /// value, timestamp, scopes and header slots (the cursor's position and clock stay
+    /// value, timestamp, scopes and header (the cursor's position and clock stay
     /// where reading ahead left them).
     #[inline(always)]
     pub fn enter_ahead(&mut self, e: &Ahead) {
         let sp = self.sp;
-        let Some(h) = sp.fast_header.as_ref() else { return };
-        let ext = e.lead & EXTENDED != 0;
-        let (id, ts_bits) = if ext { (sp.events.get(e.class as usize).map_or(0, |c| c.id), h.ext_ts.bits) } else { (e.tag, h.short_ts.bits) };
-        let header = HeaderWord { tag: e.tag, id, ts: e.cycles & crate::plan::low_mask(ts_bits), ext, bits: 0 };
+        let header = if e.lead & EXTENDED != 0 { HeaderCopy::Extended(e.tag) } else { HeaderCopy::Short(e.tag) };
         let starts = sp.fixed.get(e.class as usize).map_or([0; 3], |f| f.starts);
         let start = e.at - u64::from(e.lead & !EXTENDED);
-        self.set_current_fixed(h, &header, e.class, (start, e.at), starts, e.cycles, Some(e.ts));
+        self.set_current_fixed(header, e.class, (start, e.at), starts, e.cycles, Some(e.ts));
         self.current = None;
     }
 }
