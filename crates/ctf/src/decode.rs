@@ -325,23 +325,16 @@ impl Decoder {
     #[inline(always)]
     pub fn take_header<const SLOTS: bool>(&mut self, h: &FastHeader, w: &HeaderWord) {
         if SLOTS {
-            self.set_header_slots(h, w);
+            self.set(h.id.node, w.tag);
+            if w.ext {
+                self.set(h.ext_id.node, w.id);
+                self.set(h.ext_ts.node, w.ts);
+            } else {
+                self.set(h.short_ts.node, w.ts);
+            }
         }
         let bits = if w.ext { h.ext_ts.bits } else { h.short_ts.bits };
         self.clock = extend_clock(self.clock, w.ts, bits);
-    }
-
-    /// Writes the slots of header `w`'s fields (with the current epoch), as the
-    /// interpreter would; the clock is left alone.
-    #[inline(always)]
-    pub fn set_header_slots(&mut self, h: &FastHeader, w: &HeaderWord) {
-        self.set(h.id.node, w.tag);
-        if w.ext {
-            self.set(h.ext_id.node, w.id);
-            self.set(h.ext_ts.node, w.ts);
-        } else {
-            self.set(h.short_ts.node, w.ts);
-        }
     }
 
     /// [`Decoder::decode_fast_header`] by bit-level reads (extended forms, packet ends).

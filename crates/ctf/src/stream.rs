@@ -872,7 +872,7 @@ impl<'t> StreamCursor<'t> {
         self.dec.take_header::<false>(h, w);
         self.cur.pos = end;
         if FULL {
-            self.set_current_fixed(HeaderCopy::of(w), class, (start, at), starts, self.dec.clock, self.clock_ts());
+            self.set_current_fixed(HeaderCopy::new(w.tag, w.ext), class, (start, at), starts, self.dec.clock, self.clock_ts());
         } else {
             self.dec.epoch = self.dec.epoch.wrapping_add(1);
         }
@@ -1233,10 +1233,10 @@ fn until_nul(s: &[u8]) -> &[u8] {
 }
 
 impl HeaderCopy {
-    /// The copy of header `w`.
+    /// The copy of a header with tag `tag`, of the extended form when `extended`.
     #[inline(always)]
-    pub(crate) fn of(w: &HeaderWord) -> HeaderCopy {
-        if w.ext { HeaderCopy::Extended(w.tag) } else { HeaderCopy::Short(w.tag) }
+    pub(crate) fn new(tag: u64, extended: bool) -> HeaderCopy {
+        if extended { HeaderCopy::Extended(tag) } else { HeaderCopy::Short(tag) }
     }
 }
 

@@ -287,21 +287,21 @@ impl<'t> Head<'t> {
     /// of the chunk. Events read ahead are taken first.
     #[inline(always)]
     fn advance<A: Analysis>(&mut self, a: &A) -> Result<bool, EngineError> {
-        if let Some(e) = self.ahead.get(self.ahead_at) {
-            let e = *e;
-            self.ahead_at += 1;
-            self.take_ahead(&e);
+        if self.next_ahead() {
             return Ok(true);
         }
         self.advance_general(a)
     }
 
-    /// Makes event `e` read ahead the current item.
+    /// Makes the next event read ahead the current item; false when none is left.
     #[inline(always)]
-    fn take_ahead(&mut self, e: &Ahead) {
-        self.cur.enter_ahead(e);
+    fn next_ahead(&mut self) -> bool {
+        let Some(&e) = self.ahead.get(self.ahead_at) else { return false };
+        self.ahead_at += 1;
+        self.cur.enter_ahead(&e);
         self.key = e.ts();
         self.order = self.order.max(self.key);
+        true
     }
 
     /// [`Head::advance`] once the events read ahead are taken: reads ahead again where
@@ -320,13 +320,11 @@ impl<'t> Head<'t> {
                 self.ahead.clear();
                 self.ahead_at = 0;
                 self.cur.read_ahead(&f.wanted, trace, f.window, &mut passed, &mut self.ahead, AHEAD);
-                if let Some(&e) = self.ahead.first() {
+                if !self.ahead.is_empty() {
                     widen_passed(&mut self.skipped, &f.conv, passed.inside.take());
                     // `passed.last` is now what follows the events read ahead.
                     self.passed_after = passed;
-                    self.ahead_at = 1;
-                    self.take_ahead(&e);
-                    return Ok(true);
+                    return Ok(self.next_ahead());
                 }
             }
             let next = match filter {

@@ -98,7 +98,7 @@ impl<'t> StreamCursor<'t> {
     #[inline(always)]
     pub fn enter_ahead(&mut self, e: &Ahead) {
         let sp = self.sp;
-        let header = if e.lead & EXTENDED != 0 { HeaderCopy::Extended(e.tag) } else { HeaderCopy::Short(e.tag) };
+        let header = HeaderCopy::new(e.tag, e.lead & EXTENDED != 0);
         let starts = sp.fixed.get(e.class as usize).map_or([0; 3], |f| f.starts);
         let start = e.at - u64::from(e.lead & !EXTENDED);
         self.set_current_fixed(header, e.class, (start, e.at), starts, e.cycles, Some(e.ts));
