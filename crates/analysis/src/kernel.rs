@@ -33,6 +33,9 @@ pub enum Sc {
 }
 
 impl Sc {
+    /// Every syscall, in declaration order (`Sc::ALL[sc as usize] == sc`).
+    pub const ALL: [Sc; 8] = [Sc::Read, Sc::Write, Sc::Open, Sc::Close, Sc::Dup, Sc::Dup2, Sc::Dup3, Sc::Fcntl];
+
     /// The syscall of a bare name (`read`, `openat` …).
     pub fn from_name(n: &str) -> Option<Sc> {
         Some(match n {

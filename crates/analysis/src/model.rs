@@ -115,7 +115,8 @@ pub struct ThreadInfo {
 }
 
 /// A thread name as an event gives it.
-enum Name<'a> {
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Name<'a> {
     /// Bytes of a string (up to its end or first zero byte).
     Bytes(&'a [u8]),
     /// A raw `char[16]` (the name is up to its first zero byte): a thread last named
@@ -266,31 +267,42 @@ impl Info {
     /// `next_tid`. A name given as the same `char[16]` as last time costs a compare.
     #[inline(always)]
     pub fn switch(&mut self, ev: &EventRef<'_, '_>, names: [(i32, Option<FieldHandle>); 2], v: Version) -> [Option<usize>; 2] {
+        let name = |h: Option<FieldHandle>| {
+            let h = h?;
+            match ev.array_bytes(h).and_then(|a| <&[u8; 16]>::try_from(a).ok()) {
+                Some(raw) => Some(Name::Raw(*raw)),
+                None => ev.bytes(h).map(Name::Bytes),
+            }
+        };
+        let [(p, ph), (n, nh)] = names;
+        self.switch_named([(p, name(ph)), (n, name(nh))], v)
+    }
+
+    /// [`Info::switch`] with the names already read: a `char[16]` array as
+    /// [`Name::Raw`] (a name given as the same array as last time costs a compare).
+    #[inline(always)]
+    pub(crate) fn switch_named(&mut self, names: [(i32, Option<Name<'_>>); 2], v: Version) -> [Option<usize>; 2] {
         let mut slots = [None; 2];
-        for (k, (tid, h)) in names.into_iter().enumerate() {
+        for (k, (tid, name)) in names.into_iter().enumerate() {
             if tid == 0 {
                 continue;
             }
             let i = self.slot_on(tid, v.1);
             slots[k] = Some(i);
-            let Some(h) = h else { continue };
-            match ev.array_bytes(h).and_then(|a| <&[u8; 16]>::try_from(a).ok()) {
-                Some(raw) => {
+            match name {
+                Some(Name::Raw(raw)) => {
                     let t = &mut self.threads[i].1;
-                    if t.raw.as_ref() == Some(raw) {
+                    if t.raw.as_ref() == Some(&raw) {
                         // Named (`raw` is only kept with a name) from the same array.
                         if v >= t.at.1 {
                             t.at.1 = v;
                         }
                         continue;
                     }
-                    self.comm_at(i, Name::Raw(*raw), v);
+                    self.comm_at(i, Name::Raw(raw), v);
                 }
-                None => {
-                    if let Some(b) = ev.bytes(h) {
-                        self.comm_at(i, Name::Bytes(b), v);
-                    }
-                }
+                Some(b @ Name::Bytes(_)) => self.comm_at(i, b, v),
+                None => {}
             }
         }
         slots

@@ -15,7 +15,7 @@ use crate::trace::{PacketRef, Stream, TraceSet};
 
 mod ahead;
 
-pub use ahead::Ahead;
+pub use ahead::{Ahead, Copied, CopyRequest, CopySpec, MAX_COPIES};
 
 /// Events discarded by the tracer, or packets lost, between two points in time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +95,9 @@ impl Passed {
 pub struct Wanted {
     mask: Vec<bool>,
     pass_by_id: Vec<u64>,
+    /// By class index: the fields [`StreamCursor::read_ahead`] copies out of its events
+    /// (empty: none).
+    copies: Vec<Option<CopySpec>>,
 }
 
 impl Wanted {
@@ -102,7 +105,16 @@ impl Wanted {
     pub fn new(sp: &StreamPlan, mask: Vec<bool>) -> Wanted {
         let wanted = |class: u64| mask.get(class as usize).copied().unwrap_or(true);
         let pass_by_id = sp.fixed_by_id.iter().map(|&e| if e != u64::MAX && !wanted(e >> 32) { e } else { u64::MAX }).collect();
-        Wanted { mask, pass_by_id }
+        Wanted { mask, pass_by_id, copies: Vec::new() }
+    }
+
+    /// [`Wanted::new`] that also has [`StreamCursor::read_ahead`] copy, out of each event
+    /// of class index `i` it reads ahead, the integer fields `requests[i]` names (see
+    /// [`CopyRequest`]; a class whose fields cannot all be read in place gets none).
+    pub fn with_copies(sp: &StreamPlan, mask: Vec<bool>, requests: &[Option<CopyRequest>]) -> Wanted {
+        let mut w = Wanted::new(sp, mask);
+        w.copies = requests.iter().enumerate().map(|(class, r)| r.as_ref().and_then(|r| CopySpec::new(sp, class, r))).collect();
+        w
     }
 
     /// Whether events of class index `class` are wanted.

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use ctf::stream::{Item, Passed, StreamCursor, Wanted};
+use ctf::stream::{CopyRequest, Item, Passed, StreamCursor, Wanted, MAX_COPIES};
 use ctf::trace::TraceSet;
 use proptest::prelude::*;
 
@@ -190,5 +190,65 @@ fn word_loads_equal_the_general_decoder_on_real_traces() {
     }
     if root.exists() {
         assert!(seen >= 3, "real traces read: {seen}");
+    }
+}
+
+/// Integer and `char[16]` payload fields of the synthesized kernel events, by name.
+const FIELDS: [&str; 28] = [
+    "buf", "child_pid", "child_tid", "count", "dfd", "fd", "fildes", "flags", "mode", "newfd", "next_prio", "next_tid", "oldfd", "parent_pid", "parent_tid", "pid", "pos",
+    "prev_prio", "prev_state", "prev_tid", "ret", "tid", "vlen", "vpid", "prev_comm", "next_comm", "child_comm", "parent_comm",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 10, .. ProptestConfig::default() })]
+    /// The fields copied out of events read ahead ([`StreamCursor::copied`]) are the
+    /// values the event gives once made current (text arrays: their bytes), for any
+    /// choice of fields (absent ones read as `u64::MAX`), and every class of fixed size
+    /// gets its copies.
+    #[test]
+    fn copied_fields_equal_the_event_fields(seed in 0u64..1000, picks in proptest::collection::vec(proptest::collection::vec(0usize..30, 0..=MAX_COPIES), 64), mask in proptest::collection::vec(any::<bool>(), 64)) {
+        let dir = tempfile::tempdir().unwrap();
+        let set = synth_trace(dir.path(), seed);
+        let plan = &set.traces[0].plan;
+        let mut copied = 0usize;
+        for s in 0..set.streams.len() {
+            let sp = plan.stream(set.streams[s].class_id).expect("stream class");
+            // Per class: the picked fields (indexes past the class's own fields: absent).
+            let requests: Vec<Option<CopyRequest>> = sp
+                .events
+                .iter()
+                .enumerate()
+                .map(|(i, ev)| {
+                    let own: Vec<_> = FIELDS.iter().filter_map(|n| plan.event_field(sp, ev, &[n])).collect();
+                    let fields = picks[i % picks.len()].iter().map(|&k| own.get(k % (own.len() + 2)).copied()).collect();
+                    Some(CopyRequest { label: i as u32 * 7, fields })
+                })
+                .collect();
+            let wanted = Wanted::with_copies(sp, mask.clone(), &requests);
+            let mut c = StreamCursor::new(&set, s);
+            loop {
+                let (mut passed, mut out) = (Passed::default(), Vec::new());
+                c.read_ahead(&wanted, 0, (0, u64::MAX), &mut passed, &mut out, 16);
+                if out.is_empty() {
+                    if c.next_wanted(&wanted, 0, (0, u64::MAX), false, &mut passed).expect("reads").is_none() {
+                        break;
+                    }
+                    continue;
+                }
+                for e in &out {
+                    let class = e.class_index();
+                    let got = c.copied(e, &wanted).map(|v| (v.label(), (0..MAX_COPIES + 1).map(|i| (v.get(i), v.bytes(i).map(<[u8]>::to_vec))).collect::<Vec<_>>()));
+                    c.enter_ahead(e);
+                    let Item::Event(ev) = c.current() else { panic!("an event read ahead is an event") };
+                    let req = requests[class].as_ref().expect("every class has a request");
+                    let mut want: Vec<(u64, Option<Vec<u8>>)> =
+                        req.fields.iter().map(|h| (h.and_then(|h| ev.uint(h)).unwrap_or(u64::MAX), h.and_then(|h| ev.array_bytes(h)).map(<[u8]>::to_vec))).collect();
+                    want.resize(MAX_COPIES + 1, (u64::MAX, None));
+                    prop_assert_eq!(got, Some((req.label, want)), "class {}", ev.name());
+                    copied += 1;
+                }
+            }
+        }
+        prop_assert!(copied > 0);
     }
 }

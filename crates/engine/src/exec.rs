@@ -184,9 +184,13 @@ struct Head<'t> {
     /// clock), for [`Head::out_of_bounds`].
     first_cycles: Option<(usize, Option<u64>)>,
     /// Events read ahead ([`StreamCursor::read_ahead`]); those from `ahead_at` on are
-    /// still to be made current.
+    /// still to be taken.
     ahead: Vec<Ahead>,
     ahead_at: usize,
+    /// Whether the current item is the event read ahead last taken (`ahead[ahead_at -
+    /// 1]`), not yet made the cursor's current one ([`Head::enter_taken`]): delivered
+    /// by its copied fields, it never is.
+    taken: bool,
     /// The last event passed over after those read ahead, for when they are all taken.
     passed_after: Passed,
 }
@@ -241,7 +245,11 @@ impl Filter {
         let mask = a.interest(trace, stream_class).filter(|m| m.contains(&false))?;
         let (conv, window) = cycle_window(set, trace, stream_class, bounds)?;
         let skim = mask.iter().filter(|w| **w).count() * 2 < mask.len();
-        let wanted = Wanted::new(set.traces.get(trace)?.plan.stream(stream_class)?, mask);
+        let sp = set.traces.get(trace)?.plan.stream(stream_class)?;
+        let wanted = match a.copies(trace, stream_class) {
+            Some(requests) => Wanted::with_copies(sp, mask, &requests),
+            None => Wanted::new(sp, mask),
+        };
         Some(Filter { wanted, conv, window, skim })
     }
 }
@@ -272,6 +280,7 @@ impl<'t> Head<'t> {
             first_cycles: None,
             ahead: Vec::new(),
             ahead_at: 0,
+            taken: false,
             passed_after: Passed::default(),
         }
     }
@@ -293,15 +302,50 @@ impl<'t> Head<'t> {
         self.advance_general(a)
     }
 
-    /// Makes the next event read ahead the current item; false when none is left.
+    /// Takes the next event read ahead as the current item (see [`Head::taken`]);
+    /// false when none is left.
     #[inline(always)]
     fn next_ahead(&mut self) -> bool {
-        let Some(&e) = self.ahead.get(self.ahead_at) else { return false };
-        self.ahead_at += 1;
-        self.cur.enter_ahead(&e);
+        let Some(e) = self.ahead.get(self.ahead_at) else { return false };
         self.key = e.ts();
+        self.ahead_at += 1;
+        self.taken = true;
         self.order = self.order.max(self.key);
         true
+    }
+
+    /// The event read ahead that is the current item, if one is.
+    #[inline(always)]
+    fn taken(&self) -> Option<&Ahead> {
+        if self.taken {
+            self.ahead_at.checked_sub(1).and_then(|i| self.ahead.get(i))
+        } else {
+            None
+        }
+    }
+
+    /// The fields copied out of the event read ahead that is the current item, if one
+    /// is and its class has a copy request ([`Analysis::copies`]).
+    #[inline(always)]
+    fn copied(&self) -> Option<ctf::stream::Copied<'_>> {
+        let e = self.taken()?;
+        self.cur.copied(e, &self.interest.filter.as_ref()?.wanted)
+    }
+
+    /// Makes the event read ahead that is the current item the cursor's current one.
+    #[inline(always)]
+    fn enter_taken(&mut self) {
+        if let Some(&e) = self.taken() {
+            self.cur.enter_ahead(&e);
+            self.taken = false;
+        }
+    }
+
+    /// The current item.
+    #[inline(always)]
+    fn current(&mut self) -> Item<'_, 't> {
+        self.enter_taken();
+        self.cur.current()
     }
 
     /// [`Head::advance`] once the events read ahead are taken: reads ahead again where
@@ -310,6 +354,7 @@ impl<'t> Head<'t> {
     #[inline(always)]
     fn advance_general<A: Analysis>(&mut self, a: &A) -> Result<bool, EngineError> {
         let class_id = self.class_id;
+        self.taken = false;
         loop {
             let trace = self.cur.trace_index();
             let mut passed = std::mem::take(&mut self.passed_after);
@@ -376,7 +421,7 @@ impl<'t> Head<'t> {
     #[cold]
     #[inline(never)]
     fn out_of_bounds(&mut self) -> bool {
-        if !matches!(self.cur.current(), Item::Event(_)) {
+        if !matches!(self.current(), Item::Event(_)) {
             return true;
         }
         let (lo, hi) = self.bounds;
@@ -443,7 +488,12 @@ fn deliver<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>) -> bool {
         return h.out_of_bounds();
     }
     let ctx = Ctx { stream: h.stream, order: h.order };
-    match h.cur.current() {
+    if let Some(c) = h.copied() {
+        if a.on_copied(st, &c, h.key, &ctx) {
+            return true;
+        }
+    }
+    match h.current() {
         Item::Event(ev) => a.on_event(st, &ev, &ctx),
         Item::Discarded(n) => a.on_notice(st, NoticeKind::Discarded, &n, &ctx),
         Item::LostPackets(n) => a.on_notice(st, NoticeKind::LostPackets, &n, &ctx),
@@ -662,7 +712,7 @@ fn run_stream<A: Analysis>(
             }
             let j = next;
             next += 1;
-            let is_event = matches!(h.cur.current(), Item::Event(_));
+            let is_event = matches!(h.current(), Item::Event(_));
             if !deliver(a, st, h) {
                 break;
             }

@@ -31,7 +31,11 @@
 //! delivered, only their time span ([`Analysis::on_skipped`]). An analysis that counts
 //! ([`Analysis::packet_counts`]) gets packets as per-class counts, a packet cut by a
 //! slice edge or the time range counted in part: exactly the events whose clock value
-//! maps inside ([`ctf::clock::ClockConv::cycle_window`]).
+//! maps inside ([`ctf::clock::ClockConv::cycle_window`]). An analysis that needs only
+//! a few integer fields of some classes names them ([`Analysis::copies`]): events of
+//! those classes that the reader reads ahead in runs come to [`Analysis::on_copied`]
+//! as those fields, read in place by offsets resolved once per class, and are never
+//! made the cursor's current event.
 //!
 //! # Execution (B3)
 //! [`run`] starts N workers that take slices in order; the calling thread merges their
@@ -53,7 +57,7 @@ pub mod partition;
 pub use exec::{run, run_slices, run_slices_with_progress, run_with_progress, Ctx, EngineError};
 pub use partition::{auto_chunk_size, chunk_size_for, partition, Partition, PartitionError, Slice};
 
-use ctf::stream::{EventRef, Notice, PacketCount, StreamCursor};
+use ctf::stream::{Copied, CopyRequest, EventRef, Notice, PacketCount, StreamCursor};
 
 /// Which kind of notice a stream produced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +128,25 @@ pub trait Analysis: Sync {
     /// [`Analysis::packet_counts`] accepts the stream class.
     fn interest(&self, _trace: usize, _stream_class: u64) -> Option<Vec<bool>> {
         None
+    }
+
+    /// Fields to copy out of the events of stream class `stream_class` of trace
+    /// `trace` as they are read, by class index: events of a class with a request may
+    /// then come to [`Analysis::on_copied`] with those values instead of to
+    /// [`Analysis::on_event`]. (Only events the reader reads ahead come that way, each
+    /// class's events only when its fields can be read in place: see
+    /// [`ctf::stream::Wanted::with_copies`]. The others still come as events.) `None`
+    /// (default): no copies.
+    fn copies(&self, _trace: usize, _stream_class: u64) -> Option<Vec<Option<CopyRequest>>> {
+        None
+    }
+
+    /// Consumes an event given as the fields [`Analysis::copies`] asked for (in the
+    /// order of events, as [`Analysis::on_event`]), and its timestamp; returns false,
+    /// with `st` unchanged, to have the same event delivered to
+    /// [`Analysis::on_event`] instead. Default: false.
+    fn on_copied(&self, _st: &mut Self::State, _c: &Copied<'_>, _ts: i64, _ctx: &Ctx) -> bool {
+        false
     }
 
     /// Timestamps of events of the slice that were not delivered (see

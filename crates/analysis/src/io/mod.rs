@@ -29,7 +29,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use ctf::stream::EventRef;
+use ctf::stream::{Copied, CopyRequest, EventRef};
 use ctf::trace::TraceSet;
 use engine::{Analysis, Ctx};
 use serde::Serialize;
@@ -37,7 +37,7 @@ use serde::Serialize;
 use crate::cpu::HeadPolicy;
 use crate::fdtable::Call;
 use crate::kernel::{i32_of, EvClass, Kind, Layout, Sc, O_CLOEXEC};
-use crate::model::{Info, Span};
+use crate::model::{Info, Name, Span};
 
 pub use log::{Rec, Who};
 use log::{LRec, Log};
@@ -66,6 +66,17 @@ pub struct IoState {
 }
 
 impl IoState {
+    /// Stream `stream` switched from `prev` to `next`.
+    #[inline(always)]
+    fn switched(&mut self, stream: usize, prev: i32, next: i32) {
+        if let Some(cur) = self.cur.get_mut(stream) {
+            if cur.1.is_none() && cur.0.is_none() {
+                cur.0 = Some(prev);
+            }
+            cur.1 = Some(next);
+        }
+    }
+
     /// The task running on `stream` (the last switch's `next_tid`), when known.
     #[inline(always)]
     fn running(&self, stream: usize) -> Option<i32> {
@@ -125,6 +136,35 @@ impl Io {
                 }
             }
         }
+    }
+
+    /// Interprets (complete state) or logs (chunk state) syscall event `s` of the task
+    /// running on `stream`, when that needs nothing of the general path: the task is
+    /// known and, in a complete state, no record is held back. False, with `st`
+    /// unchanged, otherwise.
+    #[inline(always)]
+    fn syscall_fast(&self, st: &mut IoState, s: Syscall, stream: usize) -> bool {
+        let Some(t) = st.running(stream) else { return false };
+        if st.complete {
+            if !st.log.is_empty() {
+                return false;
+            }
+            let i = st.replay.slot_cached(&mut st.run[stream], t);
+            match s {
+                Syscall::Entry(call) => st.replay.enter(i, call, None),
+                Syscall::Other => st.replay.other_entry(i),
+                Syscall::Exit(sc, ret) => st.replay.exit(i, sc, ret),
+            }
+        } else {
+            let who = Who::Tid(t);
+            match s {
+                Syscall::Entry(Call { sc: sc @ (Sc::Read | Sc::Write), a0, .. }) => st.log.push_rw_entry(t, sc, a0),
+                Syscall::Entry(Call { sc, a0, a1, a2 }) => st.log.push(Rec::Entry { who, sc, a0, a1, a2, path: None }),
+                Syscall::Other => st.log.push(Rec::OtherEntry { who }),
+                Syscall::Exit(sc, ret) => st.log.push_exit(t, sc, ret),
+            }
+        }
+        true
     }
 
     #[inline(always)]
@@ -243,12 +283,7 @@ impl Io {
                 let (Some(p), Some(n)) = (ev.int(*prev_tid), ev.int(*next_tid)) else { return None };
                 let (p, n) = (p as i32, n as i32);
                 st.info.switch(ev, [(p, *prev_comm), (n, *next_comm)], (ctx.order, ctx.stream));
-                if let Some(cur) = st.cur.get_mut(ctx.stream) {
-                    if cur.1.is_none() && cur.0.is_none() {
-                        cur.0 = Some(p);
-                    }
-                    cur.1 = Some(n);
-                }
+                st.switched(ctx.stream, p, n);
                 return None;
             }
             Kind::Entry { sc, a0, a1, a2, path: p @ Some(_) } => {
@@ -335,6 +370,79 @@ fn exit_of(ev: &EventRef<'_, '_>, kind: &Kind) -> Option<(Option<Sc>, i64)> {
     }
 }
 
+/// A syscall event as the fast paths take it ([`Io::syscall_fast`]).
+#[derive(Debug, Clone, Copy)]
+enum Syscall {
+    /// Entry of a syscall we understand that names no path.
+    Entry(Call),
+    /// Entry of another syscall (raw entries too: their arguments are not decoded).
+    Other,
+    /// An exit: the syscall, when known, and `ret`.
+    Exit(Option<Sc>, i64),
+}
+
+/// The [`Syscall`] of an event of kind `kind` (`None`: not one, or an entry naming a
+/// path).
+#[inline(always)]
+fn syscall_of(ev: &EventRef<'_, '_>, kind: &Kind) -> Option<Syscall> {
+    Some(match kind {
+        Kind::Entry { sc, a0, a1, a2, path: None } => Syscall::Entry(call_of(ev, *sc, [a0, a1, a2])),
+        Kind::OtherEntry | Kind::RawEntry { .. } => Syscall::Other,
+        Kind::Exit { .. } | Kind::RawExit { .. } => {
+            let (sc, ret) = exit_of(ev, kind)?;
+            Syscall::Exit(sc, ret)
+        }
+        _ => return None,
+    })
+}
+
+/// How a syscall class's copied fields ([`Analysis::copies`]) are read: the label's
+/// high bits say which form, its low byte which syscall (`Sc as u32`; [`Label::NO_SC`]:
+/// none).
+struct Label;
+
+impl Label {
+    const ENTRY: u32 = 1 << 8;
+    const OTHER: u32 = 2 << 8;
+    const EXIT: u32 = 3 << 8;
+    const RAW_EXIT: u32 = 4 << 8;
+    /// `sched_switch` with `char[16]` names (or none): `[prev_tid, next_tid, prev_comm,
+    /// next_comm]`.
+    const SWITCH: u32 = 5 << 8;
+    const NO_SC: u32 = 0xff;
+
+    /// The copy request of a class of kind `kind` (the fields [`syscall_of`] reads, in
+    /// the same order); `None` for kinds the fast paths do not take.
+    fn request(kind: &Kind) -> Option<CopyRequest> {
+        let sc = |sc: Option<Sc>| sc.map_or(Label::NO_SC, |s| s as u32);
+        let (label, fields) = match *kind {
+            Kind::Entry { sc: s, a0, a1, a2, path: None } => (Label::ENTRY | sc(Some(s)), vec![a0, a1, a2]),
+            Kind::OtherEntry | Kind::RawEntry { .. } => (Label::OTHER, vec![]),
+            Kind::Exit { sc: s, ret } => (Label::EXIT | sc(s), vec![ret]),
+            Kind::RawExit { id, ret } => (Label::RAW_EXIT, vec![Some(id), ret]),
+            Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => (Label::SWITCH, vec![Some(prev_tid), Some(next_tid), prev_comm, next_comm]),
+            _ => return None,
+        };
+        Some(CopyRequest { label, fields })
+    }
+
+    /// The [`Syscall`] of fields copied by [`Label::request`]'s request (absent fields
+    /// read as -1, as [`int_or`] reads them).
+    #[inline(always)]
+    fn syscall(c: &Copied<'_>) -> Option<Syscall> {
+        let label = c.label();
+        let sc = Sc::ALL.get((label & 0xff) as usize).copied();
+        let v = |i: usize| c.get(i) as i64;
+        Some(match label & !0xff {
+            Label::ENTRY => Syscall::Entry(Call::new(sc?, v(0), v(1), v(2))),
+            Label::OTHER => Syscall::Other,
+            Label::EXIT => Syscall::Exit(sc, v(0)),
+            Label::RAW_EXIT => Syscall::Exit(Sc::from_x86_64(c.get(0)), v(1)),
+            _ => return None,
+        })
+    }
+}
+
 impl Analysis for Io {
     type State = IoState;
     type Output = IoReport;
@@ -345,6 +453,38 @@ impl Analysis for Io {
 
     fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
         self.layout.mask(trace, stream_class, |k| !matches!(k, Kind::Other | Kind::Migrate { .. }))
+    }
+
+    fn copies(&self, trace: usize, stream_class: u64) -> Option<Vec<Option<CopyRequest>>> {
+        Some(self.layout.stream_classes(trace, stream_class)?.iter().map(|c| Label::request(&c.kind)).collect())
+    }
+
+    #[inline(always)]
+    fn on_copied(&self, st: &mut IoState, c: &Copied<'_>, ts: i64, ctx: &Ctx) -> bool {
+        if c.label() == Label::SWITCH {
+            // A complete state holding records back: a first switch releases them
+            // (the general path).
+            if st.complete && !st.log.is_empty() {
+                return false;
+            }
+            // Names as `Info::switch` reads them: a `char[16]` is a raw name (an array
+            // of another length takes the general path).
+            let raw = |i| match c.bytes(i) {
+                None => Some(None),
+                Some(a) => <[u8; 16]>::try_from(a).ok().map(|r| Some(Name::Raw(r))),
+            };
+            let (Some(pn), Some(nn)) = (raw(2), raw(3)) else { return false };
+            let (p, n) = (c.get(0) as i32, c.get(1) as i32);
+            st.info.switch_named([(p, pn), (n, nn)], (ctx.order, ctx.stream));
+            st.switched(ctx.stream, p, n);
+        } else {
+            let Some(s) = Label::syscall(c) else { return false };
+            if !self.syscall_fast(st, s, ctx.stream) {
+                return false;
+            }
+        }
+        st.span.see(Some(ts));
+        true
     }
 
     fn on_skipped(&self, st: &mut IoState, first: i64, last: i64) {
@@ -371,45 +511,9 @@ impl Analysis for Io {
     fn on_event(&self, st: &mut IoState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
         st.span.see(ev.ts());
         let Some(c) = self.layout.class(ev) else { return };
-        if st.complete && st.log.is_empty() {
-            // Syscalls of the task running on the stream, interpreted at once. (Not
-            // through `syscall_record` and `Replay::apply`, the chunk path's way: that
-            // measured 3.5 % more instructions for io on syn2m.)
-            if let Some(t) = st.running(ctx.stream) {
-                let slot = |st: &mut IoState| st.replay.slot_cached(&mut st.run[ctx.stream], t);
-                match &c.kind {
-                    Kind::Entry { sc, a0, a1, a2, path: None } => {
-                        let i = slot(st);
-                        return st.replay.enter(i, call_of(ev, *sc, [a0, a1, a2]), None);
-                    }
-                    Kind::OtherEntry | Kind::RawEntry { .. } => {
-                        let i = slot(st);
-                        return st.replay.other_entry(i);
-                    }
-                    Kind::Exit { .. } | Kind::RawExit { .. } => {
-                        let Some((sc, ret)) = exit_of(ev, &c.kind) else { return };
-                        let i = slot(st);
-                        return st.replay.exit(i, sc, ret);
-                    }
-                    _ => {}
-                }
-            }
-        }
-        if !st.complete {
-            // Syscalls of the task running on the stream, logged as they are (the same
-            // records as `record`'s, without its general form).
-            if let Some(t) = st.running(ctx.stream) {
-                match &c.kind {
-                    Kind::Entry { sc: sc @ (Sc::Read | Sc::Write), a0, path: None, .. } => return st.log.push_rw_entry(t, *sc, int_or(ev, a0) as i32),
-                    Kind::Exit { .. } | Kind::RawExit { .. } => {
-                        let Some((sc, ret)) = exit_of(ev, &c.kind) else { return };
-                        return st.log.push_exit(t, sc, ret);
-                    }
-                    _ => {}
-                }
-                if let Some(rec) = syscall_record(ev, &c.kind, Who::Tid(t)) {
-                    return st.log.push(rec);
-                }
+        if let Some(s) = syscall_of(ev, &c.kind) {
+            if self.syscall_fast(st, s, ctx.stream) {
+                return;
             }
         }
         let switch = matches!(c.kind, Kind::Switch { .. });

@@ -5,14 +5,151 @@
 //! state checks, the item enum, the filter's look-up) once per run instead of once per
 //! event.
 
+//!
+//! A reader can also have integer fields of the events read ahead copied out in place
+//! ([`Wanted::with_copies`], [`StreamCursor::copied`]), by loads at offsets resolved
+//! once per class: a consumer that needs nothing else never makes the event current.
+
 use std::cell::Cell;
+
+use crate::plan::{FieldHandle, StreamPlan};
 
 use super::{HeaderCopy, Passed, StreamCursor, Wanted};
 
+/// Most fields copied out of one event.
+pub const MAX_COPIES: usize = 4;
+
+/// What to copy out of the events of one class read ahead: `fields`' values, in order
+/// (at most [`MAX_COPIES`]; an absent field reads as `u64::MAX`, i.e. -1), under a
+/// `label` of the caller's choice (say, what the class means to it). A field may also
+/// be a text array of bytes ([`Copied::bytes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CopyRequest {
+    /// Handed back with the values ([`Copied::label`]).
+    pub label: u32,
+    /// The integer fields to copy.
+    pub fields: Vec<Option<FieldHandle>>,
+}
+
+/// The fields a [`CopyRequest`] names, of an event read ahead, read in place on demand
+/// ([`StreamCursor::copied`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Copied<'a> {
+    spec: &'a CopySpec,
+    buf: &'a [u8],
+    /// Byte where the event's first scope starts.
+    base: usize,
+}
+
+impl Copied<'_> {
+    /// The [`CopyRequest::label`].
+    #[inline(always)]
+    pub fn label(&self) -> u32 {
+        self.spec.label
+    }
+
+    /// The value of the request's field `i` as [`crate::stream::EventRef::uint`] reads
+    /// it (signed fields sign-extended); `u64::MAX` for an absent field and past the
+    /// request's fields.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> u64 {
+        self.spec.reads.get(i).map_or(u64::MAX, |r| r.read(self.buf, self.base))
+    }
+
+    /// The bytes of the request's field `i` when it is a text array (as
+    /// [`crate::stream::EventRef::array_bytes`] reads it); `None` for an integer or
+    /// absent field.
+    #[inline(always)]
+    pub fn bytes(&self, i: usize) -> Option<&[u8]> {
+        let r = self.spec.reads.get(i).filter(|r| r.len > 0)?;
+        let p = self.base + r.off as usize;
+        self.buf.get(p..p + r.len as usize)
+    }
+}
+
+/// One field to copy, starting on a byte `off` bytes after the event's first scope. An
+/// integer (little-endian) is an 8-byte load there, shifted up by `unused` bits and
+/// back down (arithmetically when `signed`), or'ed with `fill` (`u64::MAX` for an
+/// absent field or an array, which then read as `u64::MAX` whatever the load gives).
+/// A text array is `len` bytes (0: not an array).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FieldRead {
+    off: u32,
+    unused: u32,
+    signed: bool,
+    fill: u64,
+    len: u32,
+}
+
+impl FieldRead {
+    /// An absent field (reads as `u64::MAX`).
+    const ABSENT: FieldRead = FieldRead { off: 0, unused: 0, signed: false, fill: u64::MAX, len: 0 };
+
+    /// The field's value in an event whose first scope starts at byte `base` of `buf`
+    /// (the event lies wholly inside `buf`).
+    #[inline(always)]
+    fn read(&self, buf: &[u8], base: usize) -> u64 {
+        let p = base + self.off as usize;
+        let w = match buf.get(p..p + 8) {
+            Some(b) => u64::from_le_bytes(b.try_into().unwrap_or_default()),
+            None => load_tail(buf, p),
+        };
+        let top = w << self.unused;
+        (if self.signed { ((top as i64) >> self.unused) as u64 } else { top >> self.unused }) | self.fill
+    }
+}
+
+/// The bytes of `buf` from `p` on (fewer than 8), as the low bytes of a little-endian
+/// word.
+#[cold]
+fn load_tail(buf: &[u8], p: usize) -> u64 {
+    let mut b = [0u8; 8];
+    let tail = buf.get(p..).unwrap_or_default();
+    let n = tail.len().min(8);
+    b[..n].copy_from_slice(&tail[..n]);
+    u64::from_le_bytes(b)
+}
+
+/// A [`CopyRequest`] resolved against a class of fixed size: where each field lies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CopySpec {
+    label: u32,
+    reads: [FieldRead; MAX_COPIES],
+}
+
+impl CopySpec {
+    /// The spec of request `r` for class index `class` of `sp`: `None` unless the class
+    /// is of fixed size and every field named is a little-endian integer or a text
+    /// array of bytes, starting on a byte, read in place inside it.
+    pub(super) fn new(sp: &StreamPlan, class: usize, r: &CopyRequest) -> Option<CopySpec> {
+        let f = sp.fixed.get(class).filter(|f| f.is_fixed())?;
+        if r.fields.len() > MAX_COPIES {
+            return None;
+        }
+        let mut reads = [FieldRead::ABSENT; MAX_COPIES];
+        for (slot, h) in reads.iter_mut().zip(&r.fields) {
+            let Some(h) = h else { continue };
+            let l = h.lazy.filter(|_| !h.packet_level)?;
+            let rel = f.starts.get(usize::from(l.scope))?.checked_add(l.offset)?;
+            let (read, bits) = match l.int {
+                Some(i) if !i.be && (1..=64).contains(&i.bits) => {
+                    (FieldRead { off: rel / 8, unused: 64 - u32::from(i.bits), signed: i.signed, fill: 0, len: 0 }, u64::from(i.bits))
+                }
+                None if l.bytes > 0 => (FieldRead { len: u32::from(l.bytes), off: rel / 8, ..FieldRead::ABSENT }, u64::from(l.bytes) * 8),
+                _ => return None,
+            };
+            if !rel.is_multiple_of(8) || u64::from(rel) + bits > u64::from(f.bits) {
+                return None;
+            }
+            *slot = read;
+        }
+        Some(CopySpec { label: r.label, reads })
+    }
+}
+
 /// An event read ahead by [`StreamCursor::read_ahead`], in 40 bytes: its timestamp,
-/// clock value, class, header tag, and where it lies in the open packet. (The rest of
-/// its header follows: the timestamp field holds the clock value's low bits, and the
-/// extended form's id is the class's.)
+/// clock value, class, header tag, and where it lies in the open packet. (The rest of its header follows: the timestamp field holds the clock value's
+/// low bits, and the extended form's id is the class's.)
 #[derive(Debug, Clone, Copy)]
 pub struct Ahead {
     ts: i64,
@@ -30,12 +167,20 @@ pub struct Ahead {
 /// [`Ahead::lead`]'s flag of an extended header.
 const EXTENDED: u32 = 1 << 31;
 
+
 impl Ahead {
     /// Its timestamp (ns from the clock's origin).
     #[inline(always)]
     pub fn ts(&self) -> i64 {
         self.ts
     }
+
+    /// Its class index.
+    #[inline(always)]
+    pub fn class_index(&self) -> usize {
+        self.class as usize
+    }
+
 }
 
 impl<'t> StreamCursor<'t> {
@@ -52,9 +197,9 @@ impl<'t> StreamCursor<'t> {
     /// passed over after them (`None`: none was), as a reader's time key stands once it
     /// has taken them all.
     ///
-    /// Each event read ahead must be made the current one with
-    /// [`StreamCursor::enter_ahead`] before the cursor moves on again: it points into
-    /// the open packet.
+    /// An event read ahead is made the current one with [`StreamCursor::enter_ahead`],
+    /// before the cursor moves on again (it points into the open packet); one whose
+    /// copied fields are all its reader needs may be left alone.
     pub fn read_ahead(&mut self, wanted: &Wanted, trace: usize, window: (u64, u64), passed: &mut Passed, out: &mut Vec<Ahead>, max: usize) {
         if !self.in_packet || self.done || !self.pending.is_empty() || self.trace as usize != trace {
             return;
@@ -91,6 +236,19 @@ impl<'t> StreamCursor<'t> {
         passed.see_run(last.get(), (lo, hi));
     }
 
+    /// The fields `wanted` (the [`Wanted`] `e` was read ahead with) copies out of event
+    /// `e`, read ahead by this cursor's last [`StreamCursor::read_ahead`], when its class
+    /// has a copy request ([`Wanted::with_copies`]).
+    #[inline(always)]
+    pub fn copied<'w>(&self, e: &Ahead, wanted: &'w Wanted) -> Option<Copied<'w>>
+    where
+        't: 'w,
+    {
+        let spec = wanted.copies.get(e.class as usize)?.as_ref()?;
+        // (Events read ahead start on a byte.)
+        e.at.is_multiple_of(8).then_some(Copied { spec, buf: self.cur.buf, base: (e.at / 8) as usize })
+    }
+
     /// Makes event `e`, read ahead by this cursor's last [`StreamCursor::read_ahead`],
     /// the current one, as [`StreamCursor::next_wanted`] would have: its class, clock
     /// value, timestamp, scopes and header (the cursor's position and clock stay
@@ -103,5 +261,25 @@ impl<'t> StreamCursor<'t> {
         let start = e.at - u64::from(e.lead & !EXTENDED);
         self.set_current_fixed(header, e.class, (start, e.at), starts, e.cycles, Some(e.ts));
         self.current = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A field read by [`FieldRead::read`] is the general reader's value (signed
+        /// fields sign-extended), at any byte, up to the buffer's last byte.
+        #[test]
+        fn word_read_equals_read_int(bytes in proptest::collection::vec(any::<u8>(), 1..24), at in 0usize..24, width in prop_oneof![Just(8u32), Just(16), Just(32), Just(64), 1u32..64], signed in any::<bool>()) {
+            let off = at % bytes.len();
+            prop_assume!(off * 8 + width as usize <= bytes.len() * 8);
+            let r = FieldRead { off: off as u32, unused: 64 - width, signed, fill: 0, len: 0 };
+            let want = crate::bits::read_int(&bytes, off as u64 * 8, width, signed, false);
+            prop_assert_eq!(r.read(&bytes, 0), want);
+            prop_assert_eq!(FieldRead::ABSENT.read(&bytes, 0), u64::MAX);
+        }
     }
 }
