@@ -121,7 +121,7 @@ pub(crate) enum Name<'a> {
     Bytes(&'a [u8]),
     /// A raw `char[16]` (the name is up to its first zero byte): a thread last named
     /// from the same array keeps its name without a decode.
-    Raw([u8; 16]),
+    Raw(&'a [u8; 16]),
 }
 
 /// tid → [`ThreadInfo`], from `sched_switch`, `sched_process_fork`/`exec` and
@@ -201,7 +201,7 @@ impl Info {
         t.at.1 = v;
         // (A raw array equal to `t.raw` never comes here: `switch` handles it.)
         let raw = match name {
-            Name::Raw(r) => Some(r),
+            Name::Raw(r) => Some(*r),
             Name::Bytes(_) => None,
         };
         let b = match &name {
@@ -267,32 +267,32 @@ impl Info {
     /// `next_tid`. A name given as the same `char[16]` as last time costs a compare.
     #[inline(always)]
     pub fn switch(&mut self, ev: &EventRef<'_, '_>, names: [(i32, Option<FieldHandle>); 2], v: Version) -> [Option<usize>; 2] {
-        let name = |h: Option<FieldHandle>| {
-            let h = h?;
+        let name = |k: usize| {
+            let h = names[k].1?;
             match ev.array_bytes(h).and_then(|a| <&[u8; 16]>::try_from(a).ok()) {
-                Some(raw) => Some(Name::Raw(*raw)),
+                Some(raw) => Some(Name::Raw(raw)),
                 None => ev.bytes(h).map(Name::Bytes),
             }
         };
-        let [(p, ph), (n, nh)] = names;
-        self.switch_named([(p, name(ph)), (n, name(nh))], v)
+        self.switch_with([names[0].0, names[1].0], name, v)
     }
 
-    /// [`Info::switch`] with the names already read: a `char[16]` array as
-    /// [`Name::Raw`] (a name given as the same array as last time costs a compare).
+    /// [`Info::switch`] of `[prev_tid, next_tid]` with their names read by `name(0)`
+    /// and `name(1)` (only for threads other than the idle task): a `char[16]` array
+    /// as [`Name::Raw`].
     #[inline(always)]
-    pub(crate) fn switch_named(&mut self, names: [(i32, Option<Name<'_>>); 2], v: Version) -> [Option<usize>; 2] {
+    pub(crate) fn switch_with<'n>(&mut self, tids: [i32; 2], name: impl Fn(usize) -> Option<Name<'n>>, v: Version) -> [Option<usize>; 2] {
         let mut slots = [None; 2];
-        for (k, (tid, name)) in names.into_iter().enumerate() {
+        for (k, tid) in tids.into_iter().enumerate() {
             if tid == 0 {
                 continue;
             }
             let i = self.slot_on(tid, v.1);
             slots[k] = Some(i);
-            match name {
+            match name(k) {
                 Some(Name::Raw(raw)) => {
                     let t = &mut self.threads[i].1;
-                    if t.raw.as_ref() == Some(&raw) {
+                    if t.raw.as_ref() == Some(raw) {
                         // Named (`raw` is only kept with a name) from the same array.
                         if v >= t.at.1 {
                             t.at.1 = v;

@@ -469,13 +469,16 @@ impl Analysis for Io {
             }
             // Names as `Info::switch` reads them: a `char[16]` is a raw name (an array
             // of another length takes the general path).
-            let raw = |i| match c.bytes(i) {
-                None => Some(None),
-                Some(a) => <[u8; 16]>::try_from(a).ok().map(|r| Some(Name::Raw(r))),
+            let names = [c.bytes(2), c.bytes(3)].map(|a| a.map(<&[u8; 16]>::try_from));
+            if names.iter().any(|n| matches!(n, Some(Err(_)))) {
+                return false;
+            }
+            let raw = |k: usize| match names[k] {
+                Some(Ok(r)) => Some(Name::Raw(r)),
+                _ => None,
             };
-            let (Some(pn), Some(nn)) = (raw(2), raw(3)) else { return false };
             let (p, n) = (c.get(0) as i32, c.get(1) as i32);
-            st.info.switch_named([(p, pn), (n, nn)], (ctx.order, ctx.stream));
+            st.info.switch_with([p, n], raw, (ctx.order, ctx.stream));
             st.switched(ctx.stream, p, n);
         } else {
             let Some(s) = Label::syscall(c) else { return false };
