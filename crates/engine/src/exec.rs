@@ -190,7 +190,7 @@ struct Head<'t> {
     /// Whether the current item is the event read ahead last taken (`ahead[ahead_at -
     /// 1]`), not yet made the cursor's current one ([`Head::enter_taken`]): delivered
     /// by its copied fields, it never is.
-    taken: bool,
+    unentered: bool,
     /// The last event passed over after those read ahead, for when they are all taken.
     passed_after: Passed,
 }
@@ -280,7 +280,7 @@ impl<'t> Head<'t> {
             first_cycles: None,
             ahead: Vec::new(),
             ahead_at: 0,
-            taken: false,
+            unentered: false,
             passed_after: Passed::default(),
         }
     }
@@ -309,7 +309,7 @@ impl<'t> Head<'t> {
         let Some(e) = self.ahead.get(self.ahead_at) else { return false };
         self.key = e.ts();
         self.ahead_at += 1;
-        self.taken = true;
+        self.unentered = true;
         self.order = self.order.max(self.key);
         true
     }
@@ -317,7 +317,7 @@ impl<'t> Head<'t> {
     /// The event read ahead that is the current item, if one is.
     #[inline(always)]
     fn taken(&self) -> Option<&Ahead> {
-        if self.taken {
+        if self.unentered {
             self.ahead_at.checked_sub(1).and_then(|i| self.ahead.get(i))
         } else {
             None
@@ -337,7 +337,7 @@ impl<'t> Head<'t> {
     fn enter_taken(&mut self) {
         if let Some(&e) = self.taken() {
             self.cur.enter_ahead(&e);
-            self.taken = false;
+            self.unentered = false;
         }
     }
 
@@ -354,7 +354,7 @@ impl<'t> Head<'t> {
     #[inline(always)]
     fn advance_general<A: Analysis>(&mut self, a: &A) -> Result<bool, EngineError> {
         let class_id = self.class_id;
-        self.taken = false;
+        self.unentered = false;
         loop {
             let trace = self.cur.trace_index();
             let mut passed = std::mem::take(&mut self.passed_after);

@@ -66,6 +66,13 @@ pub struct IoState {
 }
 
 impl IoState {
+    /// Whether this complete state holds records back (see [`IoState`]): events are
+    /// then logged behind them, not interpreted at once.
+    #[inline(always)]
+    fn holds_back(&self) -> bool {
+        self.complete && !self.log.is_empty()
+    }
+
     /// Stream `stream` switched from `prev` to `next`.
     #[inline(always)]
     fn switched(&mut self, stream: usize, prev: i32, next: i32) {
@@ -145,10 +152,10 @@ impl Io {
     #[inline(always)]
     fn syscall_fast(&self, st: &mut IoState, s: Syscall, stream: usize) -> bool {
         let Some(t) = st.running(stream) else { return false };
+        if st.holds_back() {
+            return false;
+        }
         if st.complete {
-            if !st.log.is_empty() {
-                return false;
-            }
             let i = st.replay.slot_cached(&mut st.run[stream], t);
             match s {
                 Syscall::Entry(call) => st.replay.enter(i, call, None),
@@ -156,12 +163,10 @@ impl Io {
                 Syscall::Exit(sc, ret) => st.replay.exit(i, sc, ret),
             }
         } else {
-            let who = Who::Tid(t);
             match s {
                 Syscall::Entry(Call { sc: sc @ (Sc::Read | Sc::Write), a0, .. }) => st.log.push_rw_entry(t, sc, a0),
-                Syscall::Entry(Call { sc, a0, a1, a2 }) => st.log.push(Rec::Entry { who, sc, a0, a1, a2, path: None }),
-                Syscall::Other => st.log.push(Rec::OtherEntry { who }),
                 Syscall::Exit(sc, ret) => st.log.push_exit(t, sc, ret),
+                s => st.log.push(s.record(Who::Tid(t))),
             }
         }
         true
@@ -290,7 +295,7 @@ impl Io {
                 let Call { sc, a0, a1, a2 } = call_of(ev, *sc, [a0, a1, a2]);
                 Rec::Entry { who, sc, a0, a1, a2, path: path(*p) }
             }
-            Kind::Entry { .. } | Kind::OtherEntry | Kind::RawEntry { .. } | Kind::Exit { .. } | Kind::RawExit { .. } => return syscall_record(ev, &c.kind, who),
+            Kind::Entry { .. } | Kind::OtherEntry | Kind::RawEntry { .. } | Kind::Exit { .. } | Kind::RawExit { .. } => return syscall_of(ev, &c.kind).map(|s| s.record(who)),
             Kind::Fork { parent_tid, parent_pid, child_tid, child_pid, .. } => {
                 st.info.on_event(ev, c, (ctx.order, ctx.stream));
                 let child_tid = i32_of(ev, Some(*child_tid))?;
@@ -340,26 +345,6 @@ fn call_of(ev: &EventRef<'_, '_>, sc: Sc, [a0, a1, a2]: [&Option<ctf::plan::Fiel
     Call::new(sc, int_or(ev, a0), int_or(ev, a1), int_or(ev, a2))
 }
 
-/// The record of a syscall event issued by `who` that names no path: an entry without
-/// a path argument, another syscall's entry, an exit (`None` for other kinds, or an exit
-/// whose syscall cannot be read).
-#[inline(always)]
-fn syscall_record<P>(ev: &EventRef<'_, '_>, kind: &Kind, who: Who) -> Option<Rec<P>> {
-    Some(match kind {
-        Kind::Entry { sc, a0, a1, a2, path: None } => {
-            let Call { sc, a0, a1, a2 } = call_of(ev, *sc, [a0, a1, a2]);
-            Rec::Entry { who, sc, a0, a1, a2, path: None }
-        }
-        // Arguments of raw entries are not decoded: only the pairing is kept.
-        Kind::OtherEntry | Kind::RawEntry { .. } => Rec::OtherEntry { who },
-        Kind::Exit { .. } | Kind::RawExit { .. } => {
-            let (sc, ret) = exit_of(ev, kind)?;
-            Rec::Exit { who, sc, ret }
-        }
-        _ => return None,
-    })
-}
-
 /// The syscall (`None`: unknown or generic) and return value of an exit event.
 #[inline(always)]
 fn exit_of(ev: &EventRef<'_, '_>, kind: &Kind) -> Option<(Option<Sc>, i64)> {
@@ -379,6 +364,18 @@ enum Syscall {
     Other,
     /// An exit: the syscall, when known, and `ret`.
     Exit(Option<Sc>, i64),
+}
+
+impl Syscall {
+    /// The record of this syscall event, issued by `who`.
+    #[inline(always)]
+    fn record<P>(self, who: Who) -> Rec<P> {
+        match self {
+            Syscall::Entry(Call { sc, a0, a1, a2 }) => Rec::Entry { who, sc, a0, a1, a2, path: None },
+            Syscall::Other => Rec::OtherEntry { who },
+            Syscall::Exit(sc, ret) => Rec::Exit { who, sc, ret },
+        }
+    }
 }
 
 /// The [`Syscall`] of an event of kind `kind` (`None`: not one, or an entry naming a
@@ -411,8 +408,9 @@ impl Label {
     const SWITCH: u32 = 5 << 8;
     const NO_SC: u32 = 0xff;
 
-    /// The copy request of a class of kind `kind` (the fields [`syscall_of`] reads, in
-    /// the same order); `None` for kinds the fast paths do not take.
+    /// The copy request of a class of kind `kind` (for syscalls, the fields
+    /// [`syscall_of`] reads, in the same order); `None` for kinds the fast paths do not
+    /// take.
     fn request(kind: &Kind) -> Option<CopyRequest> {
         let sc = |sc: Option<Sc>| sc.map_or(Label::NO_SC, |s| s as u32);
         let (label, fields) = match *kind {
@@ -464,7 +462,7 @@ impl Analysis for Io {
         if c.label() == Label::SWITCH {
             // A complete state holding records back: a first switch releases them
             // (the general path).
-            if st.complete && !st.log.is_empty() {
+            if st.holds_back() {
                 return false;
             }
             // Names as `Info::switch` reads them: a `char[16]` is a raw name (an array
@@ -522,7 +520,7 @@ impl Analysis for Io {
         let switch = matches!(c.kind, Kind::Switch { .. });
         let first_switch = switch && st.cur.get(ctx.stream).is_some_and(|c| c.0.is_none() && c.1.is_none());
         let Some(rec) = self.record(st, ev, c, ctx) else {
-            if first_switch && st.complete && !st.log.is_empty() {
+            if first_switch && st.holds_back() {
                 self.release_held(st, ctx.stream);
             }
             return;

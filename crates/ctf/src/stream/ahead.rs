@@ -4,7 +4,6 @@
 //! several streams by time then pays the general path's per-event costs (the cursor's
 //! state checks, the item enum, the filter's look-up) once per run instead of once per
 //! event.
-
 //!
 //! A reader can also have integer fields of the events read ahead copied out in place
 //! ([`Wanted::with_copies`], [`StreamCursor::copied`]), by loads at offsets resolved
@@ -27,7 +26,7 @@ pub const MAX_COPIES: usize = 4;
 pub struct CopyRequest {
     /// Handed back with the values ([`Copied::label`]).
     pub label: u32,
-    /// The integer fields to copy.
+    /// The fields to copy: integers, or text arrays of bytes.
     pub fields: Vec<Option<FieldHandle>>,
 }
 
@@ -148,8 +147,9 @@ impl CopySpec {
 }
 
 /// An event read ahead by [`StreamCursor::read_ahead`], in 40 bytes: its timestamp,
-/// clock value, class, header tag, and where it lies in the open packet. (The rest of its header follows: the timestamp field holds the clock value's
-/// low bits, and the extended form's id is the class's.)
+/// clock value, class, header tag, and where it lies in the open packet. (The rest of
+/// its header follows: the timestamp field holds the clock value's low bits, and the
+/// extended form's id is the class's.)
 #[derive(Debug, Clone, Copy)]
 pub struct Ahead {
     ts: i64,
@@ -167,7 +167,6 @@ pub struct Ahead {
 /// [`Ahead::lead`]'s flag of an extended header.
 const EXTENDED: u32 = 1 << 31;
 
-
 impl Ahead {
     /// Its timestamp (ns from the clock's origin).
     #[inline(always)]
@@ -180,7 +179,6 @@ impl Ahead {
     pub fn class_index(&self) -> usize {
         self.class as usize
     }
-
 }
 
 impl<'t> StreamCursor<'t> {
