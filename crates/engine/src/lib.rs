@@ -133,10 +133,11 @@ pub trait Analysis: Sync {
     /// Fields to copy out of the events of stream class `stream_class` of trace
     /// `trace` as they are read, by class index: events of a class with a request may
     /// then come to [`Analysis::on_copied`] with those values instead of to
-    /// [`Analysis::on_event`]. (Only events the reader reads ahead come that way, each
-    /// class's events only when its fields can be read in place: see
-    /// [`ctf::stream::Wanted::with_copies`]. The others still come as events.) `None`
-    /// (default): no copies.
+    /// [`Analysis::on_event`]. (Only events the reader reads ahead come that way, which
+    /// it does only for an analysis that passes over some classes
+    /// ([`Analysis::interest`]) and wants most; each class's events only when its fields
+    /// can be read in place: see [`ctf::stream::Wanted::with_copies`]. The others still
+    /// come as events.) `None` (default): no copies.
     fn copies(&self, _trace: usize, _stream_class: u64) -> Option<Vec<Option<CopyRequest>>> {
         None
     }

@@ -4,12 +4,17 @@
 //! and the classes wanted; the events passed over are reported by their span. The
 //! reference is a brute-force merge of every stream read alone by the general cursor
 //! (`StreamCursor::next`), so the engine's read-ahead path is checked against it.
+//! Events an analysis takes as copied fields (`Analysis::on_copied`) or declines come
+//! in the same order, with the values the events give.
 
 use ctf::plan::FieldHandle;
-use ctf::stream::{EventRef, Item, StreamCursor};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use ctf::stream::{Copied, CopyRequest, EventRef, Item, StreamCursor};
 use ctf::trace::TraceSet;
 use engine::{Analysis, Ctx, EngineOptions, Partition};
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 
 /// One delivered event: (ts, stream, class index, bit offset, cycles, order key, header
 /// tag).
@@ -180,5 +185,185 @@ proptest! {
         prop_assert_eq!(got.skipped, want.skipped);
         // The header's tag was read (from the decoder's slots) for every event.
         prop_assert!(got.seen.iter().all(|s| s.6.is_some()));
+    }
+}
+
+/// Fields a copy may name in the synthesized classes: integers, and `char[16]` names.
+const COPY_FIELDS: [&str; 10] = ["fd", "count", "ret", "prev_tid", "next_tid", "child_tid", "pid", "tid", "prev_comm", "next_comm"];
+
+/// One event as [`Copier`] records it, whichever way it came: (ts, stream, class index,
+/// order key, the requested fields' values and bytes).
+type Got = (i64, usize, usize, i64, Vec<(u64, Option<Vec<u8>>)>);
+
+/// Asks for copies of the classes of `requests` and takes their events by copies,
+/// except those of the classes of `decline`, whose events it declines (they must then
+/// come to `on_event`, with the state as it was). Every event is recorded with the
+/// same fields whichever way it came, so the engine's output is comparable with the
+/// brute-force merge.
+struct Copier {
+    mask: Vec<bool>,
+    /// Per class index: the request (its label is the class index).
+    requests: Vec<Option<CopyRequest>>,
+    decline: Vec<bool>,
+    /// Events taken by copies, and declined.
+    by_copy: AtomicUsize,
+    declined: AtomicUsize,
+}
+
+#[derive(Default)]
+struct Copies {
+    got: Vec<Got>,
+}
+
+impl Copier {
+    fn new(set: &TraceSet, mask: Vec<bool>, picks: &[Vec<usize>], decline: Vec<bool>) -> Copier {
+        let plan = &set.traces[0].plan;
+        let sp = &plan.streams[0];
+        let requests = sp
+            .events
+            .iter()
+            .enumerate()
+            .map(|(i, ev)| {
+                let own: Vec<_> = COPY_FIELDS.iter().filter_map(|n| plan.event_field(sp, ev, &[n])).collect();
+                let pick = &picks[i % picks.len()];
+                // An empty pick: no request for the class.
+                (!pick.is_empty()).then(|| CopyRequest { label: i as u32, fields: pick.iter().map(|&k| own.get(k % (own.len() + 1)).copied()).collect() })
+            })
+            .collect();
+        Copier { mask, requests, decline, by_copy: AtomicUsize::new(0), declined: AtomicUsize::new(0) }
+    }
+
+    /// The fields of the class's request, as the event gives them.
+    fn fields_of(&self, ev: &EventRef<'_, '_>) -> Vec<(u64, Option<Vec<u8>>)> {
+        let Some(Some(req)) = self.requests.get(ev.class_index()) else { return vec![] };
+        req.fields.iter().map(|h| (h.and_then(|h| ev.uint(h)).unwrap_or(u64::MAX), h.and_then(|h| ev.array_bytes(h)).map(<[u8]>::to_vec))).collect()
+    }
+
+    fn got(&self, ev: &EventRef<'_, '_>, stream: usize, order: i64) -> Got {
+        (ev.ts().expect("clock"), stream, ev.class_index(), order, self.fields_of(ev))
+    }
+}
+
+impl Analysis for Copier {
+    type State = Copies;
+    type Output = Copies;
+
+    fn new_state(&self) -> Copies {
+        Copies::default()
+    }
+
+    fn interest(&self, _trace: usize, _stream_class: u64) -> Option<Vec<bool>> {
+        Some(self.mask.clone())
+    }
+
+    fn copies(&self, _trace: usize, _stream_class: u64) -> Option<Vec<Option<CopyRequest>>> {
+        Some(self.requests.clone())
+    }
+
+    fn on_copied(&self, st: &mut Copies, c: &Copied<'_>, ts: i64, ctx: &Ctx) -> bool {
+        let class = c.label() as usize;
+        assert!(self.mask.get(class).copied().unwrap_or(true), "only wanted classes are delivered");
+        let Some(Some(req)) = self.requests.get(class) else { panic!("copies of class {class}, which asked for none") };
+        if self.decline.get(class).copied().unwrap_or(false) {
+            self.declined.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        self.by_copy.fetch_add(1, Ordering::Relaxed);
+        let fields = (0..req.fields.len()).map(|i| (c.get(i), c.bytes(i).map(<[u8]>::to_vec))).collect();
+        st.got.push((ts, ctx.stream, class, ctx.order, fields));
+        true
+    }
+
+    fn on_event(&self, st: &mut Copies, ev: &EventRef<'_, '_>, ctx: &Ctx) {
+        assert!(self.mask.get(ev.class_index()).copied().unwrap_or(true), "only wanted classes are delivered");
+        st.got.push(self.got(ev, ctx.stream, ctx.order));
+    }
+
+    fn merge(&self, mut earlier: Copies, later: Copies) -> Copies {
+        earlier.got.extend(later.got);
+        // Slices of the stream scheme are not in time order across streams.
+        earlier.got.sort_by_key(|g| (g.0, g.1));
+        earlier
+    }
+
+    fn finish(&self, st: Copies) -> Copies {
+        st
+    }
+}
+
+/// [`brute_force`] for a [`Copier`]: the wanted events of `[begin, end]`, by `(ts, stream)`.
+fn brute_force_copies(set: &TraceSet, c: &Copier, (begin, end): (i64, i64)) -> Vec<Got> {
+    let mut out = Vec::new();
+    for s in 0..set.streams.len() {
+        let mut cur = StreamCursor::new(set, s);
+        while let Some(item) = cur.next().expect("valid trace") {
+            let Item::Event(ev) = item else { continue };
+            let ts = ev.ts().expect("clock");
+            if (begin..=end).contains(&ts) && c.mask.get(ev.class_index()).copied().unwrap_or(true) {
+                out.push(c.got(&ev, s, ts));
+            }
+        }
+    }
+    out.sort_by_key(|g| (g.0, g.1));
+    out
+}
+
+/// A run on `set` with `opts` delivers the brute-force merge through `c`.
+fn check_copies(set: &TraceSet, c: &Copier, opts: &EngineOptions) -> Result<(), TestCaseError> {
+    let got = engine::run(c, set, opts).expect("runs").got;
+    let want = brute_force_copies(set, c, (opts.begin.unwrap_or(i64::MIN), opts.end.unwrap_or(i64::MAX)));
+    prop_assert_eq!(got.len(), want.len());
+    prop_assert!(got == want, "first difference: {:?}", got.iter().zip(&want).find(|(g, w)| g != w));
+    Ok(())
+}
+
+/// Every class but one wanted (the reader reads ahead only for an analysis that passes
+/// over some), asked for copies, a third of them declined: on a serial run, events come
+/// both ways and declined ones still arrive, in order, with their fields.
+#[test]
+fn copies_taken_and_declined_keep_the_merge_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = synth_trace(dir.path(), 4);
+    let n = set.traces[0].plan.streams[0].events.len();
+    let picks: Vec<Vec<usize>> = (0..n).map(|i| (0..1 + i % 4).map(|k| i + k).collect()).collect();
+    let c = Copier::new(&set, (0..n).map(|i| i + 1 < n).collect(), &picks, (0..n).map(|i| i % 3 == 0).collect());
+    check_copies(&set, &c, &EngineOptions { threads: 1, ..EngineOptions::default() }).unwrap();
+    assert!(c.by_copy.load(Ordering::Relaxed) > 1000, "events taken by copies: {}", c.by_copy.load(Ordering::Relaxed));
+    assert!(c.declined.load(Ordering::Relaxed) > 100, "events declined: {}", c.declined.load(Ordering::Relaxed));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, .. ProptestConfig::default() })]
+    /// Whatever the classes copied and declined, the chunking, the thread count and the
+    /// time range, events come in the brute-force merge's order with the values the
+    /// events give, by copies or not.
+    #[test]
+    fn copies_deliver_the_brute_force_merge(
+        seed in 0u64..1000,
+        picks in proptest::collection::vec(proptest::collection::vec(0usize..12, 0..=ctf::stream::MAX_COPIES), 40),
+        draws in proptest::collection::vec(0u8..10, 40),
+        declines in proptest::collection::vec(any::<bool>(), 40),
+        density in 1u8..=10,
+        threads in 1usize..4,
+        chunk in 1u64..40,
+        scheme in 0u8..3,
+        range in proptest::option::of((0.0f64..1.0, 0.0f64..1.0)),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let set = synth_trace(dir.path(), seed);
+        let n = set.traces[0].plan.streams[0].events.len();
+        let mask = (0..n).map(|i| draws[i % draws.len()] < density).collect();
+        let c = Copier::new(&set, mask, &picks, (0..n).map(|i| declines[i % declines.len()]).collect());
+        let all = brute_force_copies(&set, &Copier::new(&set, vec![], &[vec![]], vec![]), (i64::MIN, i64::MAX));
+        let (lo, hi) = (all[0].0, all[all.len() - 1].0);
+        let (begin, end) = match range {
+            Some((a, b)) => {
+                let at = |x: f64| lo + ((hi - lo) as f64 * x) as i64;
+                (Some(at(a.min(b))), Some(at(a.max(b))))
+            }
+            None => (None, None),
+        };
+        let partition = [Partition::Hybrid, Partition::Time, Partition::Stream][scheme as usize];
+        check_copies(&set, &c, &EngineOptions { threads, chunk_size: chunk * 4096, partition, begin, end })?;
     }
 }
