@@ -10,6 +10,7 @@ uptime
 if [ "${PEERS:-0}" = 1 ]; then
   /usr/bin/time -f "lttng-cputop-mi syn2m: %e s, %M KB" lttng-cputop-mi /tmp/syn2m/kernel >/dev/null
   /usr/bin/time -f "lttng-iousagetop-mi syn2m: %e s, %M KB" lttng-iousagetop-mi /tmp/syn2m/kernel >/dev/null
+  hyperfine -N -r 3 "lttng-cputop-mi /tmp/mt/kernel" "lttng-iousagetop-mi /tmp/mt/kernel" 2>&1 | grep -E "Bench|Time"
 fi
 hyperfine -N -w 1 -r 5 "babeltrace2 /tmp/synbig -o dummy" "$OLD analyze /tmp/synbig -a count -j 1" "$NEW analyze /tmp/synbig -a count -j 1" 2>&1 | grep -E "Bench|Time"
 hyperfine -N -w 1 -r 10 "$OLD count /tmp/synbig" "$NEW count /tmp/synbig" \

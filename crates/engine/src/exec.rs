@@ -193,10 +193,61 @@ struct Head<'t> {
     unentered: bool,
     /// The last event passed over after those read ahead, for when they are all taken.
     passed_after: Passed,
+    /// Whether to read ahead on a stream of whose classes the analysis wants few.
+    density: Density,
 }
 
 /// Most events a head reads ahead at once.
 const AHEAD: usize = 64;
+
+/// Whether a head reads ahead on a stream of whose classes the analysis wants few (a
+/// filter that `skim`s): it does while the events show that most are wanted all the
+/// same (a few classes can make most events: syscalls and switches of a kernel trace
+/// with a thousand classes), and skims otherwise, reading ahead again now and then to
+/// look at the density anew.
+#[derive(Debug, Default, Clone, Copy)]
+struct Density {
+    /// Events read ahead and passed over by the runs seen lately (halved as they add
+    /// up, so that older runs weigh less).
+    taken: u32,
+    passed: u32,
+    /// Items to take by skimming before reading ahead again (0: read ahead).
+    skims_left: u32,
+}
+
+impl Density {
+    /// Items taken by skimming between two tries at reading ahead, where few events
+    /// are wanted.
+    const SKIMS: u32 = 1024;
+    /// Events the density is judged by.
+    const SAMPLE: u32 = 1024;
+
+    /// Whether to read ahead.
+    #[inline(always)]
+    fn reads_ahead(self) -> bool {
+        self.skims_left == 0
+    }
+
+    /// A read-ahead run took `taken` events and passed over `passed`: once enough
+    /// events are seen, skim for a while if most were passed over.
+    #[inline(always)]
+    fn ran(&mut self, taken: usize, passed: usize) {
+        self.taken = self.taken.saturating_add(taken as u32);
+        self.passed = self.passed.saturating_add(passed as u32);
+        if self.taken.saturating_add(self.passed) >= Self::SAMPLE {
+            if self.passed > self.taken {
+                self.skims_left = Self::SKIMS;
+            }
+            (self.taken, self.passed) = (self.taken / 2, self.passed / 2);
+        }
+    }
+
+    /// An item taken by skimming.
+    #[inline(always)]
+    fn skimmed(&mut self) {
+        self.skims_left = self.skims_left.saturating_sub(1);
+    }
+}
 
 /// What a head passes over in one trace.
 struct Filter {
@@ -207,7 +258,8 @@ struct Filter {
     /// Clock values whose timestamps lie inside the head's bounds (`(1, 0)`: none).
     window: (u64, u64),
     /// Pass over events by their sizes only ([`StreamCursor::next_wanted`]): when
-    /// fewer than half of the classes are read.
+    /// fewer than half of the classes are read, and while the head's [`Density`]
+    /// finds few events wanted.
     skim: bool,
 }
 
@@ -282,6 +334,7 @@ impl<'t> Head<'t> {
             ahead_at: 0,
             unentered: false,
             passed_after: Passed::default(),
+            density: Density::default(),
         }
     }
 
@@ -360,11 +413,15 @@ impl<'t> Head<'t> {
             let mut passed = std::mem::take(&mut self.passed_after);
             let filter = self.interest.filter(a, self.set, trace, class_id, self.bounds);
             // Read ahead where most events are delivered (when few are, the cursor's
-            // skimming loop passes over the rest at less cost).
-            if let Some(f) = filter.filter(|f| !f.skim) {
+            // skimming loop passes over the rest at less cost): where the analysis wants
+            // most classes, or fewer but most events all the same ([`Density`]).
+            if let Some(f) = filter.filter(|f| !f.skim || self.density.reads_ahead()) {
                 self.ahead.clear();
                 self.ahead_at = 0;
-                self.cur.read_ahead(&f.wanted, trace, f.window, &mut passed, &mut self.ahead, AHEAD);
+                let passed_over = self.cur.read_ahead(&f.wanted, trace, f.window, &mut passed, &mut self.ahead, AHEAD);
+                if f.skim {
+                    self.density.ran(self.ahead.len(), passed_over);
+                }
                 if !self.ahead.is_empty() {
                     widen_passed(&mut self.skipped, &f.conv, passed.inside.take());
                     // `passed.last` is now what follows the events read ahead.
@@ -373,7 +430,14 @@ impl<'t> Head<'t> {
                 }
             }
             let next = match filter {
-                Some(f) => self.cur.next_wanted(&f.wanted, trace, f.window, f.skim, &mut passed),
+                Some(f) => {
+                    // Where most events are wanted, each is decoded once.
+                    let skim = f.skim && !self.density.reads_ahead();
+                    if skim {
+                        self.density.skimmed();
+                    }
+                    self.cur.next_wanted(&f.wanted, trace, f.window, skim, &mut passed)
+                }
                 None => self.cur.next(),
             };
             if let Some(f) = filter {
@@ -749,5 +813,34 @@ mod tests {
             let before_runner_up = order.get(1).is_none_or(|&r| (probe, best) < (live[r].0, r));
             prop_assert_eq!(lead.admits(probe), before_runner_up);
         }
+    }
+
+    /// A head reads ahead until runs show most events passed over, then skims
+    /// `SKIMS` items before looking again; recent runs outweigh older ones.
+    #[test]
+    fn density_follows_the_runs() {
+        let mut d = Density::default();
+        assert!(d.reads_ahead(), "reads ahead at first");
+        // Dense runs: reads ahead on.
+        for _ in 0..100 {
+            d.ran(60, 4);
+            assert!(d.reads_ahead());
+        }
+        // Sparse runs outweigh the dense ones within a few samples.
+        let mut runs = 0;
+        while d.reads_ahead() {
+            d.ran(8, 120);
+            runs += 1;
+            assert!(runs < 40, "never turned to skimming");
+        }
+        for _ in 0..Density::SKIMS {
+            assert!(!d.reads_ahead());
+            d.skimmed();
+        }
+        assert!(d.reads_ahead(), "looks again after SKIMS items");
+        // Too few events seen by a run: no judgement yet.
+        let mut e = Density::default();
+        e.ran(0, 20);
+        assert!(e.reads_ahead());
     }
 }

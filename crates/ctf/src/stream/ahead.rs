@@ -198,20 +198,25 @@ impl<'t> StreamCursor<'t> {
     /// An event read ahead is made the current one with [`StreamCursor::enter_ahead`],
     /// before the cursor moves on again (it points into the open packet); one whose
     /// copied fields are all its reader needs may be left alone.
-    pub fn read_ahead(&mut self, wanted: &Wanted, trace: usize, window: (u64, u64), passed: &mut Passed, out: &mut Vec<Ahead>, max: usize) {
+    ///
+    /// Returns how many events it passed over (with the number read ahead, a measure
+    /// of how dense the wanted events are).
+    pub fn read_ahead(&mut self, wanted: &Wanted, trace: usize, window: (u64, u64), passed: &mut Passed, out: &mut Vec<Ahead>, max: usize) -> usize {
         if !self.in_packet || self.done || !self.pending.is_empty() || self.trace as usize != trace {
-            return;
+            return 0;
         }
-        let Some(conv) = self.conv else { return };
+        let Some(conv) = self.conv else { return 0 };
         let first = out.len();
         // The last event passed over (since the last one read ahead), and the span of
         // those inside the window.
         let last = Cell::new(None);
         let (mut lo, mut hi) = (u64::MAX, 0);
+        let mut passed_over = 0;
         self.skim_fixed_taking::<false>(
             &wanted.pass_by_id,
             0,
             |_, c| {
+                passed_over += 1;
                 last.set(Some(c));
                 if c >= window.0 && c <= window.1 {
                     (lo, hi) = (lo.min(c), hi.max(c));
@@ -232,6 +237,7 @@ impl<'t> StreamCursor<'t> {
             passed.last = None;
         }
         passed.see_run(last.get(), (lo, hi));
+        passed_over
     }
 
     /// The fields `wanted` (the [`Wanted`] `e` was read ahead with) copies out of event
