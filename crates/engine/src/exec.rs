@@ -258,8 +258,8 @@ struct Filter {
     /// Clock values whose timestamps lie inside the head's bounds (`(1, 0)`: none).
     window: (u64, u64),
     /// Pass over events by their sizes only ([`StreamCursor::next_wanted`]): when
-    /// fewer than half of the classes are read, and while the head's [`Density`]
-    /// finds few events wanted.
+    /// fewer than half of the classes are read. (A head still reads ahead while its
+    /// [`Density`] finds most events wanted.)
     skim: bool,
 }
 

@@ -120,25 +120,49 @@ impl Analysis for Recorder {
 /// The reference: every event of every stream read alone, those in `[begin, end]`
 /// merged by `(ts, stream)`; the wanted ones as delivered (the order key of an event of
 /// a stream with a clock is its timestamp), and the span of the others.
-fn brute_force(set: &TraceSet, r: &Recorder, (begin, end): (i64, i64)) -> Record {
+fn brute_force(set: &TraceSet, r: &Recorder, range: (i64, i64)) -> Record {
     let mut out = Record::default();
+    each_event(set, range, |ev, s, ts| {
+        if r.mask.get(ev.class_index()).copied().unwrap_or(true) {
+            out.seen.push(r.seen(ev, s, ts));
+        } else {
+            out.skipped = Some(out.skipped.map_or((ts, ts), |(f, l)| (f.min(ts), l.max(ts))));
+        }
+    });
+    out.seen.sort_by_key(|s| (s.0, s.1));
+    out
+}
+
+/// Calls `f(event, stream, ts)` for every event of `[begin, end]` of every stream, each
+/// stream read alone by the general cursor, in stream order.
+fn each_event(set: &TraceSet, (begin, end): (i64, i64), mut f: impl FnMut(&EventRef<'_, '_>, usize, i64)) {
     for s in 0..set.streams.len() {
         let mut c = StreamCursor::new(set, s);
         while let Some(item) = c.next().expect("valid trace") {
             let Item::Event(ev) = item else { continue };
             let ts = ev.ts().expect("clock");
-            if ts < begin || ts > end {
-                continue;
-            }
-            if r.mask.get(ev.class_index()).copied().unwrap_or(true) {
-                out.seen.push(r.seen(&ev, s, ts));
-            } else {
-                out.skipped = Some(out.skipped.map_or((ts, ts), |(f, l)| (f.min(ts), l.max(ts))));
+            if (begin..=end).contains(&ts) {
+                f(&ev, s, ts);
             }
         }
     }
-    out.seen.sort_by_key(|s| (s.0, s.1));
-    out
+}
+
+/// The engine options a proptest draws: `range` as fractions of the trace's span (its
+/// first and last timestamps), `scheme` one of the three partitions, `chunk` in packets
+/// of 4 KiB.
+fn drawn_options(set: &TraceSet, threads: usize, chunk: u64, scheme: u8, range: Option<(f64, f64)>) -> EngineOptions {
+    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+    each_event(set, (i64::MIN, i64::MAX), |_, _, ts| (lo, hi) = (lo.min(ts), hi.max(ts)));
+    let (begin, end) = match range {
+        Some((a, b)) => {
+            let at = |x: f64| lo + ((hi - lo) as f64 * x) as i64;
+            (Some(at(a.min(b))), Some(at(a.max(b))))
+        }
+        None => (None, None),
+    };
+    let partition = [Partition::Hybrid, Partition::Time, Partition::Stream][scheme as usize];
+    EngineOptions { threads, chunk_size: chunk * 4096, partition, begin, end }
 }
 
 fn synth_trace(dir: &std::path::Path, seed: u64) -> TraceSet {
@@ -165,21 +189,9 @@ proptest! {
         // From a tenth of the classes wanted (the cursor skims) to nine tenths (the
         // engine reads ahead).
         let r = Recorder::new(&set, draws.iter().map(|&d| d < density).collect());
-        let (lo, hi) = {
-            let ts: Vec<i64> = brute_force(&set, &Recorder { mask: vec![], header_id: vec![], class_ids: vec![], stamps: vec![], short_tags: (0, 0), ts_bits: [0; 2] }, (i64::MIN, i64::MAX)).seen.iter().map(|s| s.0).collect();
-            (ts[0], ts[ts.len() - 1])
-        };
-        let (begin, end) = match range {
-            Some((a, b)) => {
-                let at = |x: f64| lo + ((hi - lo) as f64 * x) as i64;
-                (Some(at(a.min(b))), Some(at(a.max(b))))
-            }
-            None => (None, None),
-        };
-        let partition = [Partition::Hybrid, Partition::Time, Partition::Stream][scheme as usize];
-        let opts = EngineOptions { threads, chunk_size: chunk * 4096, partition, begin, end };
+        let opts = drawn_options(&set, threads, chunk, scheme, range);
         let got = engine::run(&r, &set, &opts).expect("runs");
-        let want = brute_force(&set, &r, (begin.unwrap_or(i64::MIN), end.unwrap_or(i64::MAX)));
+        let want = brute_force(&set, &r, (opts.begin.unwrap_or(i64::MIN), opts.end.unwrap_or(i64::MAX)));
         prop_assert_eq!(got.seen.len(), want.seen.len());
         prop_assert!(got.seen == want.seen, "first difference: {:?}", got.seen.iter().zip(&want.seen).find(|(g, w)| g != w));
         prop_assert_eq!(got.skipped, want.skipped);
@@ -292,18 +304,13 @@ impl Analysis for Copier {
 }
 
 /// [`brute_force`] for a [`Copier`]: the wanted events of `[begin, end]`, by `(ts, stream)`.
-fn brute_force_copies(set: &TraceSet, c: &Copier, (begin, end): (i64, i64)) -> Vec<Got> {
+fn brute_force_copies(set: &TraceSet, c: &Copier, range: (i64, i64)) -> Vec<Got> {
     let mut out = Vec::new();
-    for s in 0..set.streams.len() {
-        let mut cur = StreamCursor::new(set, s);
-        while let Some(item) = cur.next().expect("valid trace") {
-            let Item::Event(ev) = item else { continue };
-            let ts = ev.ts().expect("clock");
-            if (begin..=end).contains(&ts) && c.mask.get(ev.class_index()).copied().unwrap_or(true) {
-                out.push(c.got(&ev, s, ts));
-            }
+    each_event(set, range, |ev, s, ts| {
+        if c.mask.get(ev.class_index()).copied().unwrap_or(true) {
+            out.push(c.got(ev, s, ts));
         }
-    }
+    });
     out.sort_by_key(|g| (g.0, g.1));
     out
 }
@@ -354,16 +361,6 @@ proptest! {
         let n = set.traces[0].plan.streams[0].events.len();
         let mask = (0..n).map(|i| draws[i % draws.len()] < density).collect();
         let c = Copier::new(&set, mask, &picks, (0..n).map(|i| declines[i % declines.len()]).collect());
-        let all = brute_force_copies(&set, &Copier::new(&set, vec![], &[vec![]], vec![]), (i64::MIN, i64::MAX));
-        let (lo, hi) = (all[0].0, all[all.len() - 1].0);
-        let (begin, end) = match range {
-            Some((a, b)) => {
-                let at = |x: f64| lo + ((hi - lo) as f64 * x) as i64;
-                (Some(at(a.min(b))), Some(at(a.max(b))))
-            }
-            None => (None, None),
-        };
-        let partition = [Partition::Hybrid, Partition::Time, Partition::Stream][scheme as usize];
-        check_copies(&set, &c, &EngineOptions { threads, chunk_size: chunk * 4096, partition, begin, end })?;
+        check_copies(&set, &c, &drawn_options(&set, threads, chunk, scheme, range))?;
     }
 }
