@@ -42,7 +42,9 @@ fn crash_child_writer() {
             i += 1;
         }
         store.commit().unwrap();
-        writeln!(log, "{i}").unwrap();
+        // One write per line: `writeln!` may split the number and its newline
+        // into two writes, and a kill between them would leave a torn line.
+        log.write_all(format!("{i}\n").as_bytes()).unwrap();
         log.sync_data().unwrap();
     }
 }
@@ -66,8 +68,13 @@ fn sigkill_at_random_points() {
         std::thread::sleep(std::time::Duration::from_millis(rng.gen_range(40..400)));
         child.kill().unwrap(); // SIGKILL on Unix
         child.wait().unwrap();
-        let log = std::fs::read_to_string(format!("{}.log", path.display())).unwrap_or_default();
-        let reported: u64 = log.lines().filter_map(|l| l.parse().ok()).max().unwrap_or(0);
+        let log_path = format!("{}.log", path.display());
+        let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+        // Only whole lines count; each round starts a fresh log, so no torn
+        // line can run into the next child's first report.
+        let reported: u64 =
+            log.split_inclusive('\n').filter_map(|l| l.strip_suffix('\n')?.parse().ok()).max().unwrap_or(0);
+        let _ = std::fs::remove_file(&log_path);
         let store = HistoryStore::open(&path, small_config()).unwrap();
         let m = store.record_count();
         assert!(m >= reported.max(last_count), "round {round}: store has {m}, child reported {reported}");
