@@ -400,6 +400,9 @@ struct Label;
 
 impl Label {
     const ENTRY: u32 = 1 << 8;
+    /// An entry whose only argument is its fd (read/write families, close, dup): one
+    /// field copied, `[a0]`, the others read as absent.
+    const ENTRY_FD: u32 = 6 << 8;
     const OTHER: u32 = 2 << 8;
     const EXIT: u32 = 3 << 8;
     const RAW_EXIT: u32 = 4 << 8;
@@ -414,6 +417,7 @@ impl Label {
     fn request(kind: &Kind) -> Option<CopyRequest> {
         let sc = |sc: Option<Sc>| sc.map_or(Label::NO_SC, |s| s as u32);
         let (label, fields) = match *kind {
+            Kind::Entry { sc: s, a0, a1: None, a2: None, path: None } => (Label::ENTRY_FD | sc(Some(s)), vec![a0]),
             Kind::Entry { sc: s, a0, a1, a2, path: None } => (Label::ENTRY | sc(Some(s)), vec![a0, a1, a2]),
             Kind::OtherEntry | Kind::RawEntry { .. } => (Label::OTHER, vec![]),
             Kind::Exit { sc: s, ret } => (Label::EXIT | sc(s), vec![ret]),
@@ -433,6 +437,7 @@ impl Label {
         let v = |i: usize| c.get(i) as i64;
         Some(match label & !0xff {
             Label::ENTRY => Syscall::Entry(Call::new(sc?, v(0), v(1), v(2))),
+            Label::ENTRY_FD => Syscall::Entry(Call::new(sc?, v(0), -1, -1)),
             Label::OTHER => Syscall::Other,
             Label::EXIT => Syscall::Exit(sc, v(0)),
             Label::RAW_EXIT => Syscall::Exit(Sc::from_x86_64(c.get(0)), v(1)),
