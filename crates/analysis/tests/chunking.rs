@@ -4,9 +4,11 @@
 use analysis::{run, AnalysisKind, Partition, Report, RunOptions};
 use proptest::prelude::*;
 
-fn synth_trace(cpus: u32, events: u64, seed: u64) -> (tempfile::TempDir, ctf::trace::TraceSet, synth::Truth) {
+/// A synthesized trace with `background` percent of background kernel events (irqs,
+/// timers, allocations, wake-ups: passed over by cpu and io, counted by count).
+fn synth_trace(cpus: u32, events: u64, seed: u64, background: u8) -> (tempfile::TempDir, ctf::trace::TraceSet, synth::Truth) {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = synth::SynthConfig { cpus, events, seed, packet_size: 4096, ..Default::default() };
+    let cfg = synth::SynthConfig { cpus, events, seed, packet_size: 4096, background, ..Default::default() };
     let s = synth::generate(&cfg, dir.path()).unwrap();
     let set = ctf::trace::TraceSet::open(&s.trace_dir).unwrap();
     (dir, set, s.truth)
@@ -18,7 +20,13 @@ fn serial(set: &ctf::trace::TraceSet, k: AnalysisKind) -> Report {
 
 #[test]
 fn synth_truth_exact() {
-    let (_d, set, truth) = synth_trace(4, 30_000, 7);
+    for background in [0, 60] {
+        synth_truth_exact_with(background);
+    }
+}
+
+fn synth_truth_exact_with(background: u8) {
+    let (_d, set, truth) = synth_trace(4, 30_000, 7, background);
     let Report::Count(c) = serial(&set, AnalysisKind::Count) else { unreachable!() };
     assert_eq!(c.events, truth.events_total);
     assert_eq!(c.by_name.len(), truth.events.len());
@@ -61,13 +69,13 @@ fn synth_truth_exact() {
 /// CPUs use fds before the statedump had listed them.)
 #[test]
 fn synth_truth_files_exact() {
-    for seed in [7, 1, 21] {
-        synth_files_exact(seed);
+    for (seed, background) in [(7, 0), (1, 0), (21, 0), (7, 60)] {
+        synth_files_exact(seed, background);
     }
 }
 
-fn synth_files_exact(seed: u64) {
-    let (_d, set, truth) = synth_trace(4, 30_000, seed);
+fn synth_files_exact(seed: u64, background: u8) {
+    let (_d, set, truth) = synth_trace(4, 30_000, seed, background);
     let Report::Io(io) = serial(&set, AnalysisKind::Io) else { unreachable!() };
     let fi: std::collections::BTreeMap<&str, (u64, u64)> = io.files.iter().map(|f| (f.path.as_str(), (f.read_bytes, f.write_bytes))).collect();
     for (path, f) in &truth.files {
@@ -79,8 +87,8 @@ fn synth_files_exact(seed: u64) {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
     #[test]
-    fn any_chunking_equals_serial(threads in 1usize..5, chunk in 1u64..64, scheme in 0u8..3, seed in 0u64..3) {
-        let (_d, set, _) = synth_trace(3, 6_000, seed);
+    fn any_chunking_equals_serial(threads in 1usize..5, chunk in 1u64..64, scheme in 0u8..3, seed in 0u64..3, background in prop_oneof![Just(0u8), Just(60)]) {
+        let (_d, set, _) = synth_trace(3, 6_000, seed, background);
         let partition = [Partition::Hybrid, Partition::Time, Partition::Stream][scheme as usize];
         let opts = RunOptions { threads, chunk_size: chunk * 1024, partition, ..Default::default() };
         for k in AnalysisKind::ALL {
@@ -94,7 +102,7 @@ fn default_chunking_equals_serial() {
     // The default chunk size is chosen by the engine (`chunk_size: 0`).
     // Large enough (about 10 MB) for the chosen size to cut it into several slices
     // when there are several workers; one worker reads it as one slice.
-    let (_d, set, _) = synth_trace(4, 400_000, 5);
+    let (_d, set, _) = synth_trace(4, 400_000, 5, 0);
     for threads in [1, 2, 3] {
         let opts = RunOptions { threads, ..Default::default() };
         assert_eq!(opts.chunk_size, 0);
@@ -133,7 +141,7 @@ proptest! {
     /// over events they do not read, keeping only their span).
     #[test]
     fn ranges_equal_brute_force(threads in 1usize..4, chunk in 1u64..48, scheme in 0u8..3, seed in 0u64..3, a in 0.0f64..1.0, b in 0.0f64..1.0) {
-        let (_d, set, _) = synth_trace(3, 5_000, seed);
+        let (_d, set, _) = synth_trace(3, 5_000, seed, if seed == 2 { 60 } else { 0 });
         let events = all_events(&set);
         let (t0, t1) = (events.iter().map(|e| e.0).min().unwrap(), events.iter().map(|e| e.0).max().unwrap());
         let at = |f: f64| t0 + ((t1 - t0) as f64 * f) as i64;
@@ -168,7 +176,7 @@ proptest! {
 /// sorted), for every analysis, on a real trace and a synthesized one.
 #[test]
 fn direct_json_equals_value_json() {
-    let (_d, set, _) = synth_trace(3, 20_000, 11);
+    let (_d, set, _) = synth_trace(3, 20_000, 11, 0);
     let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/many-threads");
     let real = shared.exists().then(|| ctf::trace::TraceSet::open(&shared).unwrap());
     for set in std::iter::once(&set).chain(real.as_ref()) {

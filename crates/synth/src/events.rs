@@ -226,6 +226,9 @@ pub enum KEvent {
     },
     /// `syscall_entry_<name>`.
     SyscallEntry(Syscall, SyscallArgs),
+    /// Background kernel activity (irqs, softirqs, timers, allocations, wake-ups),
+    /// which neither the workload's truth nor the cpu and io analyses depend on.
+    Background(Background),
     /// `syscall_exit_<name>`.
     SyscallExit {
         /// Which syscall.
@@ -237,8 +240,103 @@ pub enum KEvent {
     },
 }
 
+/// Kernel activity besides the workload's syscalls and scheduling, as a real kernel
+/// session records it (see [`crate::SynthConfig::background`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Background {
+    /// `irq_handler_entry`.
+    IrqEntry {
+        /// Interrupt line.
+        irq: i32,
+        /// Handler name.
+        name: &'static str,
+    },
+    /// `irq_handler_exit`.
+    IrqExit {
+        /// Interrupt line.
+        irq: i32,
+        /// 1: handled.
+        ret: i32,
+    },
+    /// `softirq_entry`.
+    SoftirqEntry {
+        /// Softirq vector.
+        vec: u32,
+    },
+    /// `softirq_exit`.
+    SoftirqExit {
+        /// Softirq vector.
+        vec: u32,
+    },
+    /// `timer_hrtimer_expire_entry`.
+    HrtimerEntry {
+        /// Timer address.
+        hrtimer: u64,
+        /// Expiry time (ns).
+        now: i64,
+        /// Callback address.
+        function: u64,
+    },
+    /// `timer_hrtimer_expire_exit`.
+    HrtimerExit {
+        /// Timer address.
+        hrtimer: u64,
+    },
+    /// `kmem_kmalloc`.
+    Kmalloc {
+        /// Caller address.
+        call_site: u64,
+        /// Block address.
+        ptr: u64,
+        /// Bytes asked for.
+        bytes_req: u64,
+        /// Bytes given.
+        bytes_alloc: u64,
+    },
+    /// `kmem_kfree`.
+    Kfree {
+        /// Caller address.
+        call_site: u64,
+        /// Block address.
+        ptr: u64,
+    },
+    /// `sched_wakeup`.
+    Wakeup {
+        /// Woken task's name.
+        comm: Comm,
+        /// Its tid.
+        tid: i32,
+        /// Its priority.
+        prio: i32,
+        /// CPU it is queued on.
+        target_cpu: i32,
+    },
+}
+
+impl Background {
+    /// Index of this event's name in [`EVENT_NAMES`].
+    pub fn name_index(&self) -> usize {
+        WORKLOAD_EVENTS
+            + match self {
+                Background::IrqEntry { .. } => 0,
+                Background::IrqExit { .. } => 1,
+                Background::SoftirqEntry { .. } => 2,
+                Background::SoftirqExit { .. } => 3,
+                Background::HrtimerEntry { .. } => 4,
+                Background::HrtimerExit { .. } => 5,
+                Background::Kmalloc { .. } => 6,
+                Background::Kfree { .. } => 7,
+                Background::Wakeup { .. } => 8,
+            }
+    }
+}
+
+/// The workload's event classes: the first entries of [`EVENT_NAMES`], always declared
+/// (the others, [`Background`]'s, only in traces that have background activity).
+pub const WORKLOAD_EVENTS: usize = 28;
+
 /// Names of all event classes, in the order of [`KEvent::name_index`].
-pub const EVENT_NAMES: [&str; 28] = [
+pub const EVENT_NAMES: [&str; 37] = [
     "lttng_statedump_start",
     "lttng_statedump_end",
     "lttng_statedump_process_state",
@@ -267,6 +365,15 @@ pub const EVENT_NAMES: [&str; 28] = [
     "sched_process_fork",
     "sched_process_exec",
     "sched_process_exit",
+    "irq_handler_entry",
+    "irq_handler_exit",
+    "softirq_entry",
+    "softirq_exit",
+    "timer_hrtimer_expire_entry",
+    "timer_hrtimer_expire_exit",
+    "kmem_kmalloc",
+    "kmem_kfree",
+    "sched_wakeup",
 ];
 
 impl KEvent {
@@ -283,6 +390,7 @@ impl KEvent {
             KEvent::Fork { .. } => 25,
             KEvent::Exec { .. } => 26,
             KEvent::Exit { .. } => 27,
+            KEvent::Background(b) => b.name_index(),
         }
     }
     /// The event name.

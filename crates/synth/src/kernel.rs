@@ -5,21 +5,25 @@
 //! (`shared/traces/many-threads`, `scimark2-all-events-cpu3`: lttng-modules 2.8, unchanged
 //! for these events in 2.13). Ids: statedump and syscall events get 0..=23 (compact
 //! headers), `sched_*` get 300..=303, so every `sched_switch` uses the extended header as in
-//! real kernel traces (where sched ids are above 1000).
+//! real kernel traces (where sched ids are above 1000). Background activity
+//! ([`Background`]: irq, softirq, timer, kmem, wake-up events, lttng-modules' layouts)
+//! gets 400 and up, and is declared only in traces that have it.
 
 use ctf_writer::{
     ByteOrder, ClockClass, Cycles, EnvValue, EventClass, EventClassId, EventHeaderKind, FieldType, IntType,
     PacketContextField, StreamClass, StreamClassId, StreamWriter, StructType, TraceSchema, Value,
 };
 
-use crate::events::{KEvent, SyscallArgs, EVENT_NAMES};
+use crate::events::{Background, KEvent, SyscallArgs, EVENT_NAMES, WORKLOAD_EVENTS};
 
 /// Event class id of each entry of [`EVENT_NAMES`].
 pub fn event_id(name_index: usize) -> EventClassId {
     if name_index < 24 {
         EventClassId(name_index as u32)
-    } else {
+    } else if name_index < WORKLOAD_EVENTS {
         EventClassId(300 + (name_index - 24) as u32)
+    } else {
+        EventClassId(400 + (name_index - WORKLOAD_EVENTS) as u32)
     }
 }
 
@@ -101,6 +105,14 @@ fn fields(name: &str) -> StructType {
             .int("_child_ns_inum", u32t()),
         "sched_process_exec" => s.field("_filename", FieldType::String).int("_tid", s32()).int("_old_tid", s32()),
         "sched_process_exit" => s.field("_comm", comm()).int("_tid", s32()).int("_prio", s32()),
+        "irq_handler_entry" => s.int("_irq", s32()).field("_name", FieldType::String),
+        "irq_handler_exit" => s.int("_irq", s32()).int("_ret", s32()),
+        "softirq_entry" | "softirq_exit" => s.int("_vec", u32t()),
+        "timer_hrtimer_expire_entry" => s.int("_hrtimer", hex64()).int("_now", s64()).int("_function", hex64()),
+        "timer_hrtimer_expire_exit" => s.int("_hrtimer", hex64()),
+        "kmem_kmalloc" => s.int("_call_site", hex64()).int("_ptr", hex64()).int("_bytes_req", u64t()).int("_bytes_alloc", u64t()).int("_gfp_flags", u32t()),
+        "kmem_kfree" => s.int("_call_site", hex64()).int("_ptr", hex64()),
+        "sched_wakeup" => s.field("_comm", comm()).int("_tid", s32()).int("_prio", s32()).int("_target_cpu", s32()),
         _ => s,
     }
 }
@@ -118,6 +130,8 @@ pub struct KernelTraceInfo {
     pub hostname: String,
     /// Event header layout (LTTng kernel channels use the compact one).
     pub header: EventHeaderKind,
+    /// Whether the trace has background activity: its classes are declared only then.
+    pub background: bool,
 }
 
 /// The kernel `TraceSchema`: env, monotonic clock, one stream class, the event classes.
@@ -137,7 +151,8 @@ pub fn kernel_schema(info: &KernelTraceInfo) -> TraceSchema {
         ("trace_creation_datetime".to_string(), EnvValue::Str("20240101T000000+0000".into())),
         ("product_uuid".to_string(), EnvValue::Str("00000000-0000-0000-0000-000000000000".into())),
     ];
-    let events = EVENT_NAMES
+    let declared = if info.background { EVENT_NAMES.len() } else { WORKLOAD_EVENTS };
+    let events = EVENT_NAMES[..declared]
         .iter()
         .enumerate()
         .map(|(i, n)| EventClass {
@@ -254,6 +269,20 @@ pub fn write_kevent(w: &mut StreamWriter, ts: u64, ev: &KEvent) -> ctf_writer::R
                 }),
             }
         }
+        KEvent::Background(b) => match b {
+            Background::IrqEntry { irq, name } => w.write_event(t, id, &[I((*irq).into()), Str(name)]),
+            Background::IrqExit { irq, ret } => w.write_event(t, id, &[I((*irq).into()), I((*ret).into())]),
+            Background::SoftirqEntry { vec } | Background::SoftirqExit { vec } => w.write_event(t, id, &[U((*vec).into())]),
+            Background::HrtimerEntry { hrtimer, now, function } => w.write_event(t, id, &[U(*hrtimer), I(*now), U(*function)]),
+            Background::HrtimerExit { hrtimer } => w.write_event(t, id, &[U(*hrtimer)]),
+            Background::Kmalloc { call_site, ptr, bytes_req, bytes_alloc } => {
+                w.write_event(t, id, &[U(*call_site), U(*ptr), U(*bytes_req), U(*bytes_alloc), U(0xcc0)])
+            }
+            Background::Kfree { call_site, ptr } => w.write_event(t, id, &[U(*call_site), U(*ptr)]),
+            Background::Wakeup { comm, tid, prio, target_cpu } => {
+                w.write_event(t, id, &[Bytes(comm), I((*tid).into()), I((*prio).into()), I((*target_cpu).into())])
+            }
+        },
         KEvent::SyscallExit { call, ret, buf } => {
             if call.is_read() || matches!(call, crate::events::Syscall::Writev) {
                 w.write_event(t, id, &[I(*ret), U(*buf)])

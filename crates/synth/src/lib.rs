@@ -63,6 +63,12 @@ pub struct SynthConfig {
     pub header: EventHeaderKind,
     /// Metadata format; the data streams are the same, byte for byte, either way.
     pub metadata: MetadataKind,
+    /// About this percentage of the events (0..=90) is background kernel activity
+    /// ([`events::Background`]: irqs, softirqs, timers, allocations, wake-ups) in the
+    /// gaps between the workload's events, as in real kernel traces (where syscalls
+    /// and switches are often a minority). It changes no truth but the event counts.
+    /// 0 (default): none, and its classes are not declared.
+    pub background: u8,
 }
 
 /// Which CTF version the `metadata` file is written in.
@@ -77,7 +83,7 @@ pub enum MetadataKind {
 
 impl Default for SynthConfig {
     fn default() -> Self {
-        SynthConfig { cpus: 4, events: 100_000, seed: 1, threads: None, packet_size: 256 * 1024, header: EventHeaderKind::Compact, metadata: MetadataKind::Ctf18 }
+        SynthConfig { cpus: 4, events: 100_000, seed: 1, threads: None, packet_size: 256 * 1024, header: EventHeaderKind::Compact, metadata: MetadataKind::Ctf18, background: 0 }
     }
 }
 
@@ -93,6 +99,9 @@ impl SynthConfig {
             if !(1..=1_000_000).contains(&t) {
                 return Err(SynthError::Config(format!("threads = {t} (must be 1..=1000000)")));
             }
+        }
+        if self.background > 90 {
+            return Err(SynthError::Config(format!("background = {}% (must be 0..=90)", self.background)));
         }
         if !self.packet_size.is_power_of_two() || self.packet_size < 4096 || self.packet_size > 1 << 30 {
             return Err(SynthError::Config(format!("packet_size = {} (must be a power of two in 4096..=1 GiB)", self.packet_size)));

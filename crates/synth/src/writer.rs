@@ -44,6 +44,7 @@ pub(crate) fn generate(cfg: &SynthConfig, out_dir: &Path) -> Result<Summary> {
         clock_offset_ns: CLOCK_OFFSET_NS,
         hostname: "synth".into(),
         header: cfg.header,
+        background: cfg.background > 0,
     };
     let schema = kernel_schema(&info);
     let format = match cfg.metadata {
@@ -87,6 +88,7 @@ pub(crate) fn sim_params(cfg: &SynthConfig) -> SimParams {
         seed: cfg.seed,
         threads: cfg.threads.unwrap_or((6 * cfg.cpus).max(16)),
         start_ns: START_NS,
+        background: cfg.background,
     }
 }
 

@@ -10,8 +10,9 @@ fn have(tool: &str) -> bool {
     Command::new("sh").arg("-c").arg(format!("command -v {tool}")).output().map(|o| o.status.success()).unwrap_or(false)
 }
 
-fn synth(dir: &Path, cpus: u32, events: u64, seed: u64) -> synth::Summary {
-    let cfg = synth::SynthConfig { cpus, events, seed, packet_size: 64 * 1024, ..Default::default() };
+/// A synthesized trace with `background` percent of background kernel events.
+fn synth(dir: &Path, cpus: u32, events: u64, seed: u64, background: u8) -> synth::Summary {
+    let cfg = synth::SynthConfig { cpus, events, seed, packet_size: 64 * 1024, background, ..Default::default() };
     synth::generate(&cfg, dir).expect("generate")
 }
 
@@ -21,9 +22,9 @@ fn babeltrace2_reads_silently_and_counts_match() {
         eprintln!("notice: babeltrace2 not installed; test skipped");
         return;
     }
-    for (cpus, seed) in [(1, 1), (4, 2), (3, 3)] {
+    for (cpus, seed, background) in [(1, 1, 0), (4, 2, 0), (3, 3, 0), (4, 4, 70)] {
         let d = tempfile::tempdir().unwrap();
-        let s = synth(d.path(), cpus, 30_000, seed);
+        let s = synth(d.path(), cpus, 30_000, seed, background);
         assert!(s.packets > u64::from(cpus), "want several packets per stream");
         let out = Command::new("babeltrace2").arg(&s.trace_dir).output().unwrap();
         assert!(out.status.success());
@@ -41,15 +42,19 @@ fn canonical_dump_oracle_decodes_every_event() {
         eprintln!("notice: python3-bt2 or {} missing; test skipped", oracle.display());
         return;
     }
-    let d = tempfile::tempdir().unwrap();
-    let s = synth(d.path(), 2, 20_000, 7);
-    let out = Command::new("/usr/bin/python3").arg(&oracle).arg(&s.trace_dir).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(text.lines().count() as u64, s.events);
-    assert!(!text.contains("\"discarded\"") && !text.contains("\"lost_packets\""));
-    let switches = text.lines().filter(|l| l.contains("\"name\":\"sched_switch\"")).count() as u64;
-    assert_eq!(switches, s.truth.events["sched_switch"]);
+    for background in [0, 60] {
+        let d = tempfile::tempdir().unwrap();
+        let s = synth(d.path(), 2, 20_000, 7, background);
+        let out = Command::new("/usr/bin/python3").arg(&oracle).arg(&s.trace_dir).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(text.lines().count() as u64, s.events);
+        assert!(!text.contains("\"discarded\"") && !text.contains("\"lost_packets\""));
+        for name in ["sched_switch", "irq_handler_entry", "kmem_kfree", "sched_wakeup"] {
+            let n = text.lines().filter(|l| l.contains(&format!("\"name\":\"{name}\""))).count() as u64;
+            assert_eq!(n, s.truth.events.get(name).copied().unwrap_or(0), "{name}");
+        }
+    }
 }
 
 #[test]
@@ -58,11 +63,14 @@ fn lttng_analyses_agree_with_truth() {
         eprintln!("notice: lttng-analyses (python3-lttnganalyses) not installed; test skipped");
         return;
     }
-    let d = tempfile::tempdir().unwrap();
-    synth(d.path(), 4, 20_000, 21);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lttng_analyses_check.py");
-    let out = Command::new("/usr/bin/python3").arg(script).arg(d.path()).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "lttng-analyses disagree:\n{text}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("AGREE"));
+    // Background activity (irqs, timers, allocations, wake-ups) changes none of it.
+    for background in [0, 60] {
+        let d = tempfile::tempdir().unwrap();
+        synth(d.path(), 4, 20_000, 21, background);
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lttng_analyses_check.py");
+        let out = Command::new("/usr/bin/python3").arg(script).arg(d.path()).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "lttng-analyses disagree ({background}% background):\n{text}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains("AGREE"));
+    }
 }

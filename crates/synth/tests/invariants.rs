@@ -20,7 +20,10 @@ impl EventSink for Recorder {
 }
 
 fn run(cpus: u32, events: u64, seed: u64) -> (Vec<(u32, u64, KEvent)>, Truth) {
-    let cfg = SynthConfig { cpus, events, seed, ..Default::default() };
+    run_with(SynthConfig { cpus, events, seed, ..Default::default() })
+}
+
+fn run_with(cfg: SynthConfig) -> (Vec<(u32, u64, KEvent)>, Truth) {
     let mut r = Recorder::default();
     let truth = synth::simulate(&cfg, &mut r).expect("simulation runs");
     (r.events, truth)
@@ -187,6 +190,25 @@ fn invariants_hold_for_several_seeds() {
     for (cpus, seed) in [(1, 1), (2, 2), (4, 3), (8, 4), (3, 99)] {
         let (events, truth) = run(cpus, 40_000, seed);
         check(cpus, &events, &truth);
+    }
+}
+
+/// Background activity takes its share of the events, in whole pieces (every irq,
+/// softirq and timer entry has its exit, every allocation its free), and the workload
+/// stays what the invariants check.
+#[test]
+fn background_activity_keeps_the_invariants() {
+    for (cpus, seed, pct) in [(4, 3, 70u8), (2, 8, 30), (1, 5, 90)] {
+        let (events, truth) = run_with(SynthConfig { cpus, events: 40_000, seed, background: pct, ..Default::default() });
+        check(cpus, &events, &truth);
+        let bg = events.iter().filter(|e| matches!(e.2, KEvent::Background(_))).count() as f64;
+        let share = 100.0 * bg / events.len() as f64;
+        assert!((share - f64::from(pct)).abs() < 5.0, "{pct}% asked, {share:.1}% made");
+        let n = |name: &str| truth.events.get(name).copied().unwrap_or(0);
+        for (entry, exit) in [("irq_handler_entry", "irq_handler_exit"), ("softirq_entry", "softirq_exit"), ("timer_hrtimer_expire_entry", "timer_hrtimer_expire_exit"), ("kmem_kmalloc", "kmem_kfree")] {
+            assert!(n(entry) > 0 && n(entry) == n(exit), "{entry} {} vs {exit} {}", n(entry), n(exit));
+        }
+        assert!(n("sched_wakeup") > 0);
     }
 }
 

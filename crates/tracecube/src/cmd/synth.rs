@@ -19,6 +19,11 @@ pub struct SynthArgs {
     /// Target number of live threads (default: 6 per CPU, at least 16).
     #[arg(long)]
     pub threads: Option<u32>,
+    /// Percentage of background kernel events (irq, softirq, timer, kmem, wake-up),
+    /// 0 to 90, filling the gaps between the workload's syscalls and switches as in
+    /// real kernel traces (0: none, the trace as before).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=90))]
+    pub background: u8,
     /// Write CTF 2 metadata (JSON text sequence, as LTTng 2.15 does) instead of CTF 1.8.
     #[arg(long)]
     pub ctf2: bool,
@@ -42,7 +47,7 @@ pub fn run(a: SynthArgs) -> Result<()> {
         return Ok(());
     }
     let metadata = if a.ctf2 { synth::MetadataKind::Ctf2 } else { synth::MetadataKind::Ctf18 };
-    let cfg = synth::SynthConfig { cpus: a.cpus, events: a.events, seed: a.seed, threads: a.threads, metadata, ..Default::default() };
+    let cfg = synth::SynthConfig { cpus: a.cpus, events: a.events, seed: a.seed, threads: a.threads, metadata, background: a.background, ..Default::default() };
     let s = synth::generate(&cfg, &a.output).with_context(|| format!("writing {}", a.output.display()))?;
     println!(
         "wrote {} events in {} packets ({:.1} MiB) to {}; truth in {}",
