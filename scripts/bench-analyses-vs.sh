@@ -3,18 +3,22 @@
 # lttng-analyses on the analyses, as in BENCHMARKS.md "Parallel analyses". Usage:
 #   OLD=/path/to/old/tracecube NEW=target/release/tracecube [PEERS=1] scripts/bench-analyses-vs.sh
 # Needs /tmp/synbig (synth --cpus 4 --events 10000000 --seed 9), /tmp/syn2m (--events 2000000)
-# and /tmp/mt/kernel -> ../shared/traces/many-threads.
+# /tmp/bg2m (--events 2000000 --background 70: 70 % irq/timer/kmem/wake-up events, as real
+# kernel traces have) and /tmp/mt/kernel -> ../shared/traces/many-threads.
 set -u
 OLD=${OLD:?set OLD}; NEW=${NEW:-target/release/tracecube}
 uptime
 if [ "${PEERS:-0}" = 1 ]; then
   /usr/bin/time -f "lttng-cputop-mi syn2m: %e s, %M KB" lttng-cputop-mi /tmp/syn2m/kernel >/dev/null
   /usr/bin/time -f "lttng-iousagetop-mi syn2m: %e s, %M KB" lttng-iousagetop-mi /tmp/syn2m/kernel >/dev/null
+  /usr/bin/time -f "lttng-cputop-mi bg2m: %e s, %M KB" lttng-cputop-mi /tmp/bg2m/kernel >/dev/null
+  /usr/bin/time -f "lttng-iousagetop-mi bg2m: %e s, %M KB" lttng-iousagetop-mi /tmp/bg2m/kernel >/dev/null
   hyperfine -N -r 3 "lttng-cputop-mi /tmp/mt/kernel" "lttng-iousagetop-mi /tmp/mt/kernel" 2>&1 | grep -E "Bench|Time"
 fi
 hyperfine -N -w 1 -r 5 "babeltrace2 /tmp/synbig -o dummy" "$OLD analyze /tmp/synbig -a count -j 1" "$NEW analyze /tmp/synbig -a count -j 1" 2>&1 | grep -E "Bench|Time"
 hyperfine -N -w 1 -r 10 "$OLD count /tmp/synbig" "$NEW count /tmp/synbig" \
   "$OLD analyze /tmp/synbig -a cpu -j 1" "$NEW analyze /tmp/synbig -a cpu -j 1" "$OLD analyze /tmp/synbig -a io -j 1" "$NEW analyze /tmp/synbig -a io -j 1" 2>&1 | grep -E "Bench|Time"
 hyperfine -N -w 2 -r 20 "$OLD analyze /tmp/syn2m -a cpu -j 1" "$NEW analyze /tmp/syn2m -a cpu -j 1" "$OLD analyze /tmp/syn2m -a io -j 1" "$NEW analyze /tmp/syn2m -a io -j 1" \
+  "$OLD analyze /tmp/bg2m -a cpu -j 1" "$NEW analyze /tmp/bg2m -a cpu -j 1" "$OLD analyze /tmp/bg2m -a io -j 1" "$NEW analyze /tmp/bg2m -a io -j 1" \
   "$OLD analyze /tmp/mt/kernel -a cpu -j 1" "$NEW analyze /tmp/mt/kernel -a cpu -j 1" "$OLD analyze /tmp/mt/kernel -a io -j 1" "$NEW analyze /tmp/mt/kernel -a io -j 1" 2>&1 | grep -E "Bench|Time"
 uptime
