@@ -148,21 +148,41 @@ fn each_event(set: &TraceSet, (begin, end): (i64, i64), mut f: impl FnMut(&Event
     }
 }
 
-/// The engine options a proptest draws: `range` as fractions of the trace's span (its
-/// first and last timestamps), `scheme` one of the three partitions, `chunk` in packets
-/// of 4 KiB.
-fn drawn_options(set: &TraceSet, threads: usize, chunk: u64, scheme: u8, range: Option<(f64, f64)>) -> EngineOptions {
-    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
-    each_event(set, (i64::MIN, i64::MAX), |_, _, ts| (lo, hi) = (lo.min(ts), hi.max(ts)));
-    let (begin, end) = match range {
-        Some((a, b)) => {
-            let at = |x: f64| lo + ((hi - lo) as f64 * x) as i64;
-            (Some(at(a.min(b))), Some(at(a.max(b))))
-        }
-        None => (None, None),
-    };
-    let partition = [Partition::Hybrid, Partition::Time, Partition::Stream][scheme as usize];
-    EngineOptions { threads, chunk_size: chunk * 4096, partition, begin, end }
+/// The engine options a proptest draws, before they are resolved against a trace
+/// ([`RunDraw::options`]).
+#[derive(Debug, Clone)]
+struct RunDraw {
+    threads: usize,
+    /// Slice size in packets of 4 KiB.
+    chunk: u64,
+    /// One of the three partitions.
+    scheme: u8,
+    /// The time range as fractions of the trace's span (its first and last timestamps).
+    range: Option<(f64, f64)>,
+}
+
+prop_compose! {
+    /// Thread count, chunk size, partition and time range, as both proptests draw them.
+    fn run_draw()(threads in 1usize..4, chunk in 1u64..40, scheme in 0u8..3, range in proptest::option::of((0.0f64..1.0, 0.0f64..1.0))) -> RunDraw {
+        RunDraw { threads, chunk, scheme, range }
+    }
+}
+
+impl RunDraw {
+    /// The engine options of this draw for `set`.
+    fn options(&self, set: &TraceSet) -> EngineOptions {
+        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+        each_event(set, (i64::MIN, i64::MAX), |_, _, ts| (lo, hi) = (lo.min(ts), hi.max(ts)));
+        let (begin, end) = match self.range {
+            Some((a, b)) => {
+                let at = |x: f64| lo + ((hi - lo) as f64 * x) as i64;
+                (Some(at(a.min(b))), Some(at(a.max(b))))
+            }
+            None => (None, None),
+        };
+        let partition = [Partition::Hybrid, Partition::Time, Partition::Stream][self.scheme as usize];
+        EngineOptions { threads: self.threads, chunk_size: self.chunk * 4096, partition, begin, end }
+    }
 }
 
 fn synth_trace(dir: &std::path::Path, seed: u64) -> TraceSet {
@@ -179,17 +199,14 @@ proptest! {
         seed in 0u64..1000,
         draws in proptest::collection::vec(0u8..10, 40),
         density in 1u8..10,
-        threads in 1usize..4,
-        chunk in 1u64..40,
-        scheme in 0u8..3,
-        range in proptest::option::of((0.0f64..1.0, 0.0f64..1.0)),
+        draw in run_draw(),
     ) {
         let dir = tempfile::tempdir().unwrap();
         let set = synth_trace(dir.path(), seed);
         // From a tenth of the classes wanted (the cursor skims) to nine tenths (the
         // engine reads ahead).
         let r = Recorder::new(&set, draws.iter().map(|&d| d < density).collect());
-        let opts = drawn_options(&set, threads, chunk, scheme, range);
+        let opts = draw.options(&set);
         let got = engine::run(&r, &set, &opts).expect("runs");
         let want = brute_force(&set, &r, (opts.begin.unwrap_or(i64::MIN), opts.end.unwrap_or(i64::MAX)));
         prop_assert_eq!(got.seen.len(), want.seen.len());
@@ -351,16 +368,13 @@ proptest! {
         draws in proptest::collection::vec(0u8..10, 40),
         declines in proptest::collection::vec(any::<bool>(), 40),
         density in 1u8..=10,
-        threads in 1usize..4,
-        chunk in 1u64..40,
-        scheme in 0u8..3,
-        range in proptest::option::of((0.0f64..1.0, 0.0f64..1.0)),
+        draw in run_draw(),
     ) {
         let dir = tempfile::tempdir().unwrap();
         let set = synth_trace(dir.path(), seed);
         let n = set.traces[0].plan.streams[0].events.len();
         let mask = (0..n).map(|i| draws[i % draws.len()] < density).collect();
         let c = Copier::new(&set, mask, &picks, (0..n).map(|i| declines[i % declines.len()]).collect());
-        check_copies(&set, &c, &drawn_options(&set, threads, chunk, scheme, range))?;
+        check_copies(&set, &c, &draw.options(&set))?;
     }
 }
