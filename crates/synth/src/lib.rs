@@ -45,6 +45,9 @@ pub use ctf_writer::EventHeaderKind;
 pub use error::{Result, SynthError};
 pub use truth::Truth;
 
+/// The largest [`SynthConfig::background`] percentage.
+pub const MAX_BACKGROUND: u8 = 90;
+
 /// What to synthesize.
 #[derive(Debug, Clone)]
 pub struct SynthConfig {
@@ -63,7 +66,7 @@ pub struct SynthConfig {
     pub header: EventHeaderKind,
     /// Metadata format; the data streams are the same, byte for byte, either way.
     pub metadata: MetadataKind,
-    /// About this percentage of the events (0..=90) is background kernel activity
+    /// About this percentage of the events (0..=[`MAX_BACKGROUND`]) is background kernel activity
     /// ([`events::Background`]: irqs, softirqs, timers, allocations, wake-ups) in the
     /// gaps between the workload's events, as in real kernel traces (where syscalls
     /// and switches are often a minority). It changes no truth but the event counts.
@@ -100,8 +103,8 @@ impl SynthConfig {
                 return Err(SynthError::Config(format!("threads = {t} (must be 1..=1000000)")));
             }
         }
-        if self.background > 90 {
-            return Err(SynthError::Config(format!("background = {}% (must be 0..=90)", self.background)));
+        if self.background > MAX_BACKGROUND {
+            return Err(SynthError::Config(format!("background = {}% (must be 0..={MAX_BACKGROUND})", self.background)));
         }
         if !self.packet_size.is_power_of_two() || self.packet_size < 4096 || self.packet_size > 1 << 30 {
             return Err(SynthError::Config(format!("packet_size = {} (must be a power of two in 4096..=1 GiB)", self.packet_size)));

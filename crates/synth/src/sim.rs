@@ -207,25 +207,26 @@ impl<'s, S: EventSink> Sim<'s, S> {
     // ---- bookkeeping -------------------------------------------------------------------
 
     fn emit(&mut self, c: usize, ts: u64, ev: KEvent) -> Result<u64> {
-        let ts = ts.max(self.cpus[c].now);
         if self.p.background > 0 {
             self.background(c, ts)?;
         }
         self.emit_at(c, ts, ev)
     }
 
-    /// Emits background activity on `c` in the gap before its next event, at `ts`: a
+    /// Emits background activity on `c` in the gap before its next event, at `ts` (no
+    /// gap when `ts` is not after the CPU's last event): a
     /// geometric number of pieces of activity, so that about `b` percent of all events
     /// are background ones, spread evenly over the gap and before its end, so that the
     /// workload's own times do not change.
     fn background(&mut self, c: usize, ts: u64) -> Result<()> {
         // Background events per workload event, then pieces of activity (of
-        // `EVENTS_PER_PIECE` events on average) per workload event: the mean `r` of the
+        // `EVENTS_PER_PIECE` events on average: nine in ten pieces of
+        // `background_activity` are pairs) per workload event: the mean `r` of the
         // geometric draw, whose success probability is `r / (1 + r)`.
         const EVENTS_PER_PIECE: f64 = 1.9;
         let b = f64::from(self.p.background) / 100.0;
         let r = b / (1.0 - b) / EVENTS_PER_PIECE;
-        let gap = ts - self.cpus[c].now;
+        let gap = ts.saturating_sub(self.cpus[c].now);
         let mut pieces = 0u64;
         while pieces < gap / 4 && self.rng.gen_bool(r / (1.0 + r)) {
             pieces += 1;
@@ -238,7 +239,8 @@ impl<'s, S: EventSink> Sim<'s, S> {
         let at = |i: u64| from + (i + 1) * gap / (2 * pieces + 1);
         let mut k = 0;
         for _ in 0..pieces {
-            for ev in self.background_activity(c) {
+            let (first, second) = self.background_activity(c);
+            for ev in std::iter::once(first).chain(second) {
                 self.emit_at(c, at(k), KEvent::Background(ev))?;
                 k += 1;
             }
@@ -246,35 +248,35 @@ impl<'s, S: EventSink> Sim<'s, S> {
         Ok(())
     }
 
-    /// One piece of background activity on `c`: an interrupt, a softirq or a timer
-    /// (entry and exit), an allocation and its free, or a wake-up.
-    fn background_activity(&mut self, c: usize) -> Vec<Background> {
+    /// One piece of background activity on `c`, one or two events: an interrupt, a
+    /// softirq or a timer (entry and exit), an allocation and its free, or a wake-up.
+    fn background_activity(&mut self, c: usize) -> (Background, Option<Background>) {
         const IRQS: [(i32, &str); 3] = [(16, "eth0"), (24, "nvme0q1"), (1, "i8042")];
         let r: u32 = self.rng.gen_range(0..100);
         let addr = |rng: &mut ChaCha8Rng| 0xffff_8880_0000_0000u64 | (rng.gen_range(0..1u64 << 28) << 4);
         match r {
             0..25 => {
                 let (irq, name) = IRQS[self.rng.gen_range(0..IRQS.len())];
-                vec![Background::IrqEntry { irq, name }, Background::IrqExit { irq, ret: 1 }]
+                (Background::IrqEntry { irq, name }, Some(Background::IrqExit { irq, ret: 1 }))
             }
             25..45 => {
                 let vec = [1u32, 3, 7, 9][self.rng.gen_range(0..4)];
-                vec![Background::SoftirqEntry { vec }, Background::SoftirqExit { vec }]
+                (Background::SoftirqEntry { vec }, Some(Background::SoftirqExit { vec }))
             }
             45..65 => {
                 let hrtimer = addr(&mut self.rng);
                 let now = self.cpus[c].now as i64;
-                vec![Background::HrtimerEntry { hrtimer, now, function: 0xffff_ffff_8110_0000 }, Background::HrtimerExit { hrtimer }]
+                (Background::HrtimerEntry { hrtimer, now, function: 0xffff_ffff_8110_0000 }, Some(Background::HrtimerExit { hrtimer }))
             }
             65..90 => {
                 let (call_site, ptr) = (0xffff_ffff_8120_0000 | (self.rng.gen_range(0..256u64) << 4), addr(&mut self.rng));
                 let bytes_req = self.rng.gen_range(8..4096);
-                vec![Background::Kmalloc { call_site, ptr, bytes_req, bytes_alloc: bytes_req.next_power_of_two() }, Background::Kfree { call_site, ptr }]
+                (Background::Kmalloc { call_site, ptr, bytes_req, bytes_alloc: bytes_req.next_power_of_two() }, Some(Background::Kfree { call_site, ptr }))
             }
             _ => {
                 let k = self.rng.gen_range(0..self.threads.len());
                 let (&tid, th) = self.threads.iter().nth(k).expect("k < len");
-                vec![Background::Wakeup { comm: th.comm, tid, prio: th.prio, target_cpu: th.last_cpu as i32 }]
+                (Background::Wakeup { comm: th.comm, tid, prio: th.prio, target_cpu: th.last_cpu as i32 }, None)
             }
         }
     }

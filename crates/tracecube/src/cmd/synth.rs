@@ -22,7 +22,7 @@ pub struct SynthArgs {
     /// Percentage of background kernel events (irq, softirq, timer, kmem, wake-up),
     /// 0 to 90, filling the gaps between the workload's syscalls and switches as in
     /// real kernel traces (0: none, the trace as before).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=90))]
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=i64::from(synth::MAX_BACKGROUND)))]
     pub background: u8,
     /// Write CTF 2 metadata (JSON text sequence, as LTTng 2.15 does) instead of CTF 1.8.
     #[arg(long)]
