@@ -307,6 +307,63 @@ pub struct StreamPlan {
     /// whose scopes need no alignment beyond a byte, else `u64::MAX`: what the reader's
     /// skimming loop reads per event.
     pub fixed_by_id: Vec<u64>,
+    /// By event id: what the skimming loop passes over an event by, when it is not
+    /// wanted: `fixed_by_id`'s entry for a class of fixed size; for a class whose scopes
+    /// are fields of whole bytes (aligned to at most a byte) around one NUL-terminated
+    /// string ([`StringSkim`]), `class index << 32 |` [`StringSkim::entry`]; else
+    /// `u64::MAX`.
+    pub skim_by_id: Vec<u64>,
+}
+
+/// The layout of an event class the skimming loop passes over by its sizes and one
+/// search for a NUL: `prefix` bytes, a NUL-terminated string, then `suffix` bytes
+/// (from the end of the header, every field aligned to at most a byte). Kernel classes
+/// such as `irq_handler_entry` (`irq`, then the handler's `name`) have it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StringSkim {
+    /// Bytes before the string.
+    pub prefix: u16,
+    /// Bytes after the string's NUL.
+    pub suffix: u16,
+}
+
+impl StringSkim {
+    /// The flag of a [`StreamPlan::skim_by_id`] entry of this form (in its low word).
+    pub const FLAG: u64 = 1 << 31;
+
+    /// The low word of its [`StreamPlan::skim_by_id`] entry: [`StringSkim::FLAG`], the
+    /// suffix's size in bits 16 to 30 and the prefix's in bits 0 to 15.
+    pub fn entry(self) -> u64 {
+        Self::FLAG | u64::from(self.suffix & 0x7fff) << 16 | u64::from(self.prefix)
+    }
+
+    /// The layout of an entry's low word `low` (which has [`StringSkim::FLAG`]).
+    #[inline(always)]
+    pub fn of_entry(low: u64) -> StringSkim {
+        StringSkim { prefix: low as u16, suffix: (low >> 16) as u16 & 0x7fff }
+    }
+
+    /// The layout of event class `ev`, if it has this form.
+    fn of(ev: &EventPlan) -> Option<StringSkim> {
+        let (mut sizes, mut strings) = ([0u64; 2], 0usize);
+        for (step, skim) in ev.steps.iter().zip(&ev.skim) {
+            let ops: &[SkimOp] = match step {
+                ScopeStep::Absent => &[],
+                ScopeStep::Skip { align, bits } => &[SkimOp::Fixed { align: *align, bits: *bits }],
+                ScopeStep::Decode(_) => skim.as_deref()?,
+            };
+            for op in ops {
+                match *op {
+                    SkimOp::Fixed { align, bits } if align <= 8 && bits % 8 == 0 => sizes[strings.min(1)] += bits / 8,
+                    SkimOp::CStr => strings += 1,
+                    SkimOp::Fixed { .. } => return None,
+                }
+            }
+        }
+        let prefix = u16::try_from(sizes[0]).ok()?;
+        let suffix = u16::try_from(sizes[1]).ok().filter(|s| *s <= 0x7fff)?;
+        (strings == 1).then_some(StringSkim { prefix, suffix })
+    }
 }
 
 /// The scopes of an event class passed over as one [`SkipChain`] of whole bytes.
@@ -586,7 +643,7 @@ impl Plan {
                 Vec::new()
             };
             let clock = sc.default_clock.as_ref().and_then(|n| tc.clocks.iter().position(|c| &c.name == n));
-            p.streams.push(StreamPlan { id: sc.id, index: p.streams.len(), packet_context, event_header, common_context, events, by_id, clock, fast_header: None, fixed: Vec::new(), fixed_by_id: Vec::new() });
+            p.streams.push(StreamPlan { id: sc.id, index: p.streams.len(), packet_context, event_header, common_context, events, by_id, clock, fast_header: None, fixed: Vec::new(), fixed_by_id: Vec::new(), skim_by_id: Vec::new() });
         }
         p.compute_layouts();
         for si in 0..p.streams.len() {
@@ -613,7 +670,17 @@ impl Plan {
                     _ => u64::MAX,
                 })
                 .collect();
+            let skim_by_id = sp
+                .by_id
+                .iter()
+                .zip(&fixed_by_id)
+                .map(|(&i, &f)| match sp.events.get(i as usize).and_then(StringSkim::of) {
+                    Some(s) if f == u64::MAX => (u64::from(i) << 32) | s.entry(),
+                    _ => f,
+                })
+                .collect();
             p.streams[si].fixed_by_id = fixed_by_id;
+            p.streams[si].skim_by_id = skim_by_id;
         }
         // TRACECUBE_GENERIC_HEADERS=1 disables the compiled header (to measure it).
         if std::env::var_os("TRACECUBE_GENERIC_HEADERS").is_none() {

@@ -10,7 +10,7 @@ use crate::decode::{role_index, Cursor, Decoder, HeaderWord, SlotsOnly, Visitor}
 use crate::error::{DecodeError, DecodeErrorKind as K, Error, Result};
 use crate::index::read_packet_header;
 use crate::ir::Role;
-use crate::plan::{EventPlan, FieldHandle, HeaderLayout, Node, Plan, ScopeStep, ShortForm, StreamPlan};
+use crate::plan::{EventPlan, FieldHandle, HeaderLayout, Node, Plan, ScopeStep, ShortForm, StreamPlan, StringSkim};
 use crate::trace::{PacketRef, Stream, TraceSet};
 
 mod ahead;
@@ -88,9 +88,8 @@ impl Passed {
 
 /// The event classes a reader wants from one stream class, in the two forms
 /// [`StreamCursor::next_wanted`] reads: a mask by class index, and by event id the
-/// table its skimming loop passes over events with (`class index << 32 | bytes` of a
-/// class not wanted and of fixed size, as [`StreamPlan::fixed_by_id`]; `u64::MAX`:
-/// stop there).
+/// table its skimming loop passes over events with ([`StreamPlan::skim_by_id`]'s
+/// entries of the classes not wanted; `u64::MAX`: stop there).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wanted {
     mask: Vec<bool>,
@@ -104,7 +103,7 @@ impl Wanted {
     /// The classes of `sp` true in `mask` (by class index; classes beyond it are wanted).
     pub fn new(sp: &StreamPlan, mask: Vec<bool>) -> Wanted {
         let wanted = |class: u64| mask.get(class as usize).copied().unwrap_or(true);
-        let pass_by_id = sp.fixed_by_id.iter().map(|&e| if e != u64::MAX && !wanted(e >> 32) { e } else { u64::MAX }).collect();
+        let pass_by_id = sp.skim_by_id.iter().map(|&e| if e != u64::MAX && !wanted(e >> 32) { e } else { u64::MAX }).collect();
         Wanted { mask, pass_by_id, copies: Vec::new() }
     }
 
@@ -330,8 +329,9 @@ impl<'t> StreamCursor<'t> {
         self.in_packet && self.next_packet >= self.last_packet && !self.report_stream_error
     }
 
-    /// Passes over the open packet's next events while they are of fixed size (read by
-    /// word loads: [`StreamCursor::next_wanted`]'s skimming loop) and their clock values
+    /// Passes over the open packet's next events while the skimming loop of
+    /// [`StreamCursor::next_wanted`] can (headers read by word loads, a fixed size or a
+    /// [`StringSkim`] layout: [`StreamPlan::skim_by_id`]) and their clock values
     /// lie below `lo` (`u64::MAX`: up to the packet's end), by their headers and sizes
     /// only, whatever their class: for a reader that has no use for the part of a packet
     /// outside the time it wants (a chunk starting inside the packet, or one past its
@@ -343,7 +343,7 @@ impl<'t> StreamCursor<'t> {
             return None;
         }
         let (from, sp) = (self.cur.pos, self.sp);
-        self.skim_fixed::<true>(&sp.fixed_by_id, lo, |_, _| {});
+        self.skim_fixed::<true>(&sp.skim_by_id, lo, |_, _| {});
         (self.cur.pos != from).then_some(self.dec.clock)
     }
 
@@ -610,7 +610,7 @@ impl<'t> StreamCursor<'t> {
     fn skim_each(&mut self, mut see: impl FnMut(u32, u64)) -> std::result::Result<(), DecodeError> {
         while self.cur.pos < self.cur.end {
             let sp = self.sp;
-            self.skim_fixed::<false>(&sp.fixed_by_id, 0, &mut see);
+            self.skim_fixed::<false>(&sp.skim_by_id, 0, &mut see);
             if self.cur.pos >= self.cur.end {
                 break;
             }
@@ -759,7 +759,8 @@ impl<'t> StreamCursor<'t> {
 
     /// Passes over the open packet's events, from the cursor on, for as long as each
     /// has a header [`StreamCursor::fixed_event`] reads and an id `pass_by_id` holds
-    /// (as [`Wanted`]'s table) and, with `STOP`, a clock value below `stop_at`, calling
+    /// (as [`Wanted`]'s table: a fixed size, or a [`StringSkim`] layout whose string
+    /// ends inside the packet) and, with `STOP`, a clock value below `stop_at`, calling
     /// `see(class, clock)` for each. The event it stops before is left unread, for the
     /// general path; when it is of a class of fixed size that `pass_by_id` stops at (a
     /// wanted one), it is returned as read.
@@ -848,7 +849,11 @@ impl<'t> StreamCursor<'t> {
                 stopped = Some(s);
                 break;
             }
-            let next = base + hbytes + (e & 0xffff_ffff) as usize;
+            let mut next = base + hbytes + (e & 0xffff_ffff) as usize;
+            if e & StringSkim::FLAG != 0 {
+                let Some(n) = string_end(buf, base + hbytes, end, StringSkim::of_entry(e)) else { break };
+                next = n;
+            }
             if next > end {
                 break;
             }
@@ -1258,6 +1263,16 @@ impl EventPos {
     fn epoch_start(&self) -> u32 {
         self.epoch
     }
+}
+
+
+/// Where an event of layout `layout` whose scopes start on byte `at` of `buf` ends (the
+/// byte after its last), when its string's NUL lies before byte `end`.
+#[inline(always)]
+fn string_end(buf: &[u8], at: usize, end: usize, layout: StringSkim) -> Option<usize> {
+    let from = at + usize::from(layout.prefix);
+    let nul = memchr::memchr(0, buf.get(from..end)?)?;
+    Some(from + nul + 1 + usize::from(layout.suffix))
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ mod common;
 
 use std::path::Path;
 
+use ctf::plan::StringSkim;
 use ctf::stream::{CopyRequest, Item, Passed, StreamCursor, Wanted, MAX_COPIES};
 use ctf::trace::TraceSet;
 use proptest::prelude::*;
@@ -71,7 +72,10 @@ fn wanted(set: &TraceSet, mask: &[bool], window: (u64, u64)) -> Vec<Vec<(usize, 
 
 fn synth_trace(dir: &Path, seed: u64) -> TraceSet {
     let header = if seed.is_multiple_of(2) { synth::EventHeaderKind::Compact } else { synth::EventHeaderKind::Large };
-    let cfg = synth::SynthConfig { cpus: 2, events: 6_000, seed, packet_size: 4096, header, ..Default::default() };
+    // Background activity brings classes with a string (`irq_handler_entry`'s name),
+    // passed over by their sizes and a search for the NUL.
+    let background = (seed % 3) as u8 * 30;
+    let cfg = synth::SynthConfig { cpus: 2, events: 6_000, seed, packet_size: 4096, header, background, ..Default::default() };
     synth::generate(&cfg, dir).expect("synthesize");
     TraceSet::open(dir).expect("open")
 }
@@ -94,7 +98,8 @@ proptest! {
     }
 }
 
-/// An event as (offset of its packet, class index, clock value, of fixed size).
+/// An event as (offset of its packet, class index, clock value, passed over by the
+/// skimming loop: of fixed size or with one string among fields of whole bytes).
 type EventKey = (u64, usize, u64, bool);
 
 /// Every event of stream `s` as an [`EventKey`], read with `next`. With `lo`,
@@ -107,8 +112,9 @@ fn events_after(set: &TraceSet, s: usize, lo: Option<u64>) -> (Vec<EventKey>, Op
     let mut first = true;
     while let Some(item) = c.next().expect("reads") {
         if let Item::Event(e) = item {
-            let fixed = e.stream_plan().fixed.get(e.class_index()).is_some_and(|f| f.is_fixed());
-            out.push((e.packet().info.offset, e.class_index(), e.cycles(), fixed));
+            let class = e.class_index() as u64;
+            let skimmed = e.stream_plan().skim_by_id.iter().any(|&x| x != u64::MAX && x >> 32 == class);
+            out.push((e.packet().info.offset, e.class_index(), e.cycles(), skimmed));
         }
         if first {
             first = false;
@@ -123,7 +129,7 @@ fn events_after(set: &TraceSet, s: usize, lo: Option<u64>) -> (Vec<EventKey>, Op
 proptest! {
     #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
     #[test]
-    fn pass_before_skips_exactly_the_fixed_events_before_the_clock(seed in 0u64..1000, at in 0.0f64..1.2) {
+    fn pass_before_skips_exactly_the_skimmable_events_before_the_clock(seed in 0u64..1000, at in 0.0f64..1.2) {
         let dir = tempfile::tempdir().unwrap();
         let set = synth_trace(dir.path(), seed);
         for s in 0..set.streams.len() {
@@ -136,7 +142,7 @@ proptest! {
             prop_assert_eq!(rest[0], all[0]);
             let skipped = &all[1..all.len() - rest.len() + 1];
             prop_assert_eq!(&rest[1..], &all[1 + skipped.len()..]);
-            // Only events of the first packet, of fixed size, before `lo`; the answer
+            // Only events of the first packet, skimmable, before `lo`; the answer
             // is the clock of the last one.
             prop_assert!(skipped.iter().all(|e| e.0 == first.0 && e.3 && e.2 < lo));
             prop_assert_eq!(answer, skipped.last().map(|e| e.2));
@@ -251,4 +257,28 @@ proptest! {
         }
         prop_assert!(copied > 0);
     }
+}
+
+/// Classes with one string among fields of whole bytes get a [`StringSkim`] entry with
+/// the bytes around the string; wanted or of fixed size, they keep their other forms.
+#[test]
+fn string_classes_are_skimmed_by_their_sizes_around_the_nul() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = synth_trace(dir.path(), 2);
+    let sp = &set.traces[0].plan.streams[0];
+    let layout = |name: &str| {
+        let class = sp.events.iter().position(|e| &*e.name == name).unwrap_or_else(|| panic!("{name} declared"));
+        let id = sp.events[class].id as usize;
+        let e = sp.skim_by_id[id];
+        assert_eq!(e >> 32, class as u64, "{name}: the entry names its class");
+        (e & StringSkim::FLAG != 0).then(|| StringSkim::of_entry(e & 0xffff_ffff))
+    };
+    // `irq_handler_entry`: `int32 irq`, then `name`.
+    assert_eq!(layout("irq_handler_entry"), Some(StringSkim { prefix: 4, suffix: 0 }));
+    // `sched_process_exec`: `filename`, then `int32 tid, old_tid`.
+    assert_eq!(layout("sched_process_exec"), Some(StringSkim { prefix: 0, suffix: 8 }));
+    // Of fixed size: its size, as `fixed_by_id`.
+    assert_eq!(layout("sched_switch"), None);
+    let switch = sp.events.iter().find(|e| &*e.name == "sched_switch").map(|e| e.id as usize).unwrap();
+    assert_eq!(sp.skim_by_id[switch], sp.fixed_by_id[switch]);
 }
