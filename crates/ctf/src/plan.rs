@@ -462,7 +462,33 @@ impl ShortForm {
     pub const LTTNG_LARGE_LE: ShortForm = ShortForm { word: ShortWord { id: (0, 0xffff), ts: (16, 0xffff_ffff), bits: 48 }, range: (0, 65534), align: 8 };
 }
 
+/// What the skimming loop reads of a header's extended form: where its id and
+/// timestamp lie, and the tag values that select it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExtForm {
+    /// Where the id and the timestamp lie.
+    pub words: ExtWords,
+    /// Tag values selecting the extended form.
+    pub range: (u64, u64),
+}
+
+impl ExtForm {
+    /// LTTng's compact header's extended form, little-endian: tag 31, then a 32-bit id
+    /// and a 64-bit timestamp from the second byte on (13 bytes in all).
+    pub const LTTNG_COMPACT_LE: ExtForm = ExtForm { words: ExtWords { id: (1, 0, 0xffff_ffff), ts: (5, 0, u64::MAX), bits: 104 }, range: (31, 31) };
+
+    /// LTTng's large header's extended form, little-endian: tag 65535, then a 32-bit id
+    /// and a 64-bit timestamp from the third byte on (14 bytes in all).
+    pub const LTTNG_LARGE_LE: ExtForm = ExtForm { words: ExtWords { id: (2, 0, 0xffff_ffff), ts: (6, 0, u64::MAX), bits: 112 }, range: (65535, 65535) };
+}
+
 impl FastHeader {
+    /// The extended form as the skimming loop takes it, when word loads read it.
+    #[inline(always)]
+    pub fn ext_form(&self) -> Option<ExtForm> {
+        Some(ExtForm { words: self.ext_words?, range: self.ext_range })
+    }
+
     /// The short form as the word-load readers take it, when word loads read it.
     #[inline(always)]
     pub fn short_form(&self) -> Option<ShortForm> {
@@ -473,9 +499,9 @@ impl FastHeader {
 /// Which header a [`FastHeader`] is, for the loops compiled with a layout's constants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HeaderLayout {
-    /// [`ShortForm::LTTNG_COMPACT_LE`].
+    /// [`ShortForm::LTTNG_COMPACT_LE`] and [`ExtForm::LTTNG_COMPACT_LE`].
     LttngCompactLe,
-    /// [`ShortForm::LTTNG_LARGE_LE`].
+    /// [`ShortForm::LTTNG_LARGE_LE`] and [`ExtForm::LTTNG_LARGE_LE`].
     LttngLargeLe,
     /// Any other (read through the header's fields).
     Other,
@@ -776,10 +802,10 @@ impl Plan {
         let mut h = FastHeader { align, be, id: FixedInt { node: id, offset: 0, bits: id_bits }, short_range, short_ts, ext_range, ext_id, ext_ts, short_word: None, ext_words: None, layout: HeaderLayout::Other };
         h.short_word = ShortWord::of(&h);
         h.ext_words = ExtWords::of(&h);
-        if let (Some(form), false) = (h.short_form(), h.be) {
-            if form == ShortForm::LTTNG_COMPACT_LE {
+        if let (Some(short), Some(ext), false) = (h.short_form(), h.ext_form(), h.be) {
+            if (short, ext) == (ShortForm::LTTNG_COMPACT_LE, ExtForm::LTTNG_COMPACT_LE) {
                 h.layout = HeaderLayout::LttngCompactLe;
-            } else if form == ShortForm::LTTNG_LARGE_LE {
+            } else if (short, ext) == (ShortForm::LTTNG_LARGE_LE, ExtForm::LTTNG_LARGE_LE) {
                 h.layout = HeaderLayout::LttngLargeLe;
             }
         }

@@ -10,7 +10,7 @@ use crate::decode::{role_index, Cursor, Decoder, HeaderWord, SlotsOnly, Visitor}
 use crate::error::{DecodeError, DecodeErrorKind as K, Error, Result};
 use crate::index::read_packet_header;
 use crate::ir::Role;
-use crate::plan::{EventPlan, FieldHandle, HeaderLayout, Node, Plan, ScopeStep, ShortForm, StreamPlan, StringSkim};
+use crate::plan::{EventPlan, ExtForm, FieldHandle, HeaderLayout, Node, Plan, ScopeStep, ShortForm, StreamPlan, StringSkim};
 use crate::trace::{PacketRef, Stream, TraceSet};
 
 mod ahead;
@@ -782,28 +782,26 @@ impl<'t> StreamCursor<'t> {
     fn skim_fixed_taking<const STOP: bool>(&mut self, pass_by_id: &[u64], stop_at: u64, see: impl FnMut(u32, u64), take: impl FnMut(&Stopped) -> bool) -> Option<Stopped> {
         let h = self.sp.fast_header.as_ref()?;
         match h.layout {
-            HeaderLayout::LttngCompactLe => self.skim_fixed_as::<false, STOP>(h, ShortForm::LTTNG_COMPACT_LE, pass_by_id, stop_at, see, take),
-            HeaderLayout::LttngLargeLe => self.skim_fixed_as::<false, STOP>(h, ShortForm::LTTNG_LARGE_LE, pass_by_id, stop_at, see, take),
+            HeaderLayout::LttngCompactLe => self.skim_fixed_as::<false, STOP>(ShortForm::LTTNG_COMPACT_LE, Some(ExtForm::LTTNG_COMPACT_LE), pass_by_id, stop_at, see, take),
+            HeaderLayout::LttngLargeLe => self.skim_fixed_as::<false, STOP>(ShortForm::LTTNG_LARGE_LE, Some(ExtForm::LTTNG_LARGE_LE), pass_by_id, stop_at, see, take),
             HeaderLayout::Other => {
-                let form = h.short_form()?;
+                let (form, ext) = (h.short_form()?, h.ext_form());
                 if h.be {
-                    self.skim_fixed_as::<true, STOP>(h, form, pass_by_id, stop_at, see, take)
+                    self.skim_fixed_as::<true, STOP>(form, ext, pass_by_id, stop_at, see, take)
                 } else {
-                    self.skim_fixed_as::<false, STOP>(h, form, pass_by_id, stop_at, see, take)
+                    self.skim_fixed_as::<false, STOP>(form, ext, pass_by_id, stop_at, see, take)
                 }
             }
         }
     }
 
     /// [`StreamCursor::skim_fixed`] in byte units, for headers of byte order `BE` whose
-    /// short form is `form`, every invariant held in a local.
+    /// short form is `form` and extended form `ext` (`None`: word loads do not read it),
+    /// every invariant held in a local.
     #[inline(always)]
-    fn skim_fixed_as<const BE: bool, const STOP: bool>(&mut self, h: &crate::plan::FastHeader, form: ShortForm, pass_by_id: &[u64], stop_at: u64, mut see: impl FnMut(u32, u64), mut take: impl FnMut(&Stopped) -> bool) -> Option<Stopped> {
+    fn skim_fixed_as<const BE: bool, const STOP: bool>(&mut self, form: ShortForm, ext: Option<ExtForm>, pass_by_id: &[u64], stop_at: u64, mut see: impl FnMut(u32, u64), mut take: impl FnMut(&Stopped) -> bool) -> Option<Stopped> {
         let sw = form.word;
         let sbytes = sw.bits / 8;
-        // The extended form (when word loads read it): its id's and timestamp's byte
-        // offsets, shifts and masks, and its size (whole bytes).
-        let ext = h.ext_words;
         if !self.cur.pos.is_multiple_of(8) || !sw.bits.is_multiple_of(8) || !form.align.is_multiple_of(8) {
             return None;
         }
@@ -811,9 +809,8 @@ impl<'t> StreamCursor<'t> {
         let end = (self.cur.end / 8) as usize;
         let am = (form.align / 8) as usize - 1;
         let (short_lo, short_span) = (form.range.0, form.range.1.wrapping_sub(form.range.0));
-        let (ext_lo, ext_span) = (h.ext_range.0, h.ext_range.1.wrapping_sub(h.ext_range.0));
-        // (The short timestamp's mask is the low bits of its field: `sw.ts.1`.)
-        let (short_mask, ext_mask) = (sw.ts.1, crate::plan::low_mask(h.ext_ts.bits));
+        // (Each timestamp's mask is the low bits of its field: `sw.ts.1`, `x.ts.2`.)
+        let (ext_lo, ext_span) = ext.map_or((1, 0), |x| (x.range.0, x.range.1.wrapping_sub(x.range.0)));
         let load = |at: usize| -> Option<u64> {
             let b: [u8; 8] = buf.get(at..at + 8)?.try_into().ok()?;
             Some(if BE { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) })
@@ -823,12 +820,16 @@ impl<'t> StreamCursor<'t> {
             let base = (p + am) & !am;
             let Some(word) = load(base) else { break };
             let tag = (word >> sw.id.0) & sw.id.1;
-            let (id, ts, hbytes, ts_mask, is_ext) = if tag.wrapping_sub(short_lo) <= short_span {
-                (tag, (word >> sw.ts.0) & sw.ts.1, sbytes as usize, short_mask, false)
+            // The clock is extended in each form's branch, with its mask (a constant
+            // for LTTng's layouts: the extended form's 64-bit timestamp is the clock).
+            let (id, ts, hbytes, cycles, is_ext) = if tag.wrapping_sub(short_lo) <= short_span {
+                let ts = (word >> sw.ts.0) & sw.ts.1;
+                (tag, ts, sbytes as usize, crate::decode::extend_clock_masked(clock, ts, sw.ts.1), false)
             } else {
-                let Some(x) = ext.filter(|_| tag.wrapping_sub(ext_lo) <= ext_span) else { break };
+                let Some(x) = ext.filter(|_| tag.wrapping_sub(ext_lo) <= ext_span).map(|x| x.words) else { break };
                 let (Some(i), Some(t)) = (load(base + x.id.0), load(base + x.ts.0)) else { break };
-                ((i >> x.id.1) & x.id.2, (t >> x.ts.1) & x.ts.2, (x.bits / 8) as usize, ext_mask, true)
+                let ts = (t >> x.ts.1) & x.ts.2;
+                ((i >> x.id.1) & x.id.2, ts, (x.bits / 8) as usize, crate::decode::extend_clock_masked(clock, ts, x.ts.2), true)
             };
             let Some(&e) = pass_by_id.get(id as usize) else { break };
             if e == u64::MAX {
@@ -840,7 +841,6 @@ impl<'t> StreamCursor<'t> {
                     break;
                 }
                 let header = HeaderWord { tag, id, ts, ext: is_ext, bits: hbytes as u64 * 8 };
-                let cycles = crate::decode::extend_clock_masked(clock, ts, ts_mask);
                 let s = Stopped { header, start: p as u64 * 8, at: (base + hbytes) as u64 * 8, end: next as u64 * 8, class: (f >> 32) as u32, cycles };
                 if !STOP && take(&s) {
                     (p, clock) = (next, cycles);
@@ -857,12 +857,11 @@ impl<'t> StreamCursor<'t> {
             if next > end {
                 break;
             }
-            let c = crate::decode::extend_clock_masked(clock, ts, ts_mask);
-            if STOP && c >= stop_at {
+            if STOP && cycles >= stop_at {
                 break;
             }
-            see((e >> 32) as u32, c);
-            (p, clock) = (next, c);
+            see((e >> 32) as u32, cycles);
+            (p, clock) = (next, cycles);
         }
         self.cur.pos = p as u64 * 8;
         self.dec.clock = clock;

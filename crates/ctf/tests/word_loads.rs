@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use ctf::plan::StringSkim;
+use ctf::plan::{HeaderLayout, StringSkim};
 use ctf::stream::{CopyRequest, Item, Passed, StreamCursor, Wanted, MAX_COPIES};
 use ctf::trace::TraceSet;
 use proptest::prelude::*;
@@ -86,7 +86,10 @@ proptest! {
     fn word_loads_equal_the_general_decoder(seed in 0u64..1000, mask in proptest::collection::vec(any::<bool>(), 64), w in (0u64..4_000_000, 0u64..4_000_000)) {
         let dir = tempfile::tempdir().unwrap();
         let fast = synth_trace(dir.path(), seed);
-        prop_assert!(fast.traces[0].plan.streams.iter().all(|sp| sp.fast_header.is_some()), "LTTng headers are compiled");
+        // LTTng headers are compiled, to the layouts with loops of their own.
+        let layouts: Vec<_> = fast.traces[0].plan.streams.iter().map(|sp| sp.fast_header.as_ref().map(|h| h.layout)).collect();
+        let want = if seed.is_multiple_of(2) { HeaderLayout::LttngCompactLe } else { HeaderLayout::LttngLargeLe };
+        prop_assert!(layouts.iter().all(|l| *l == Some(want)), "{:?}", layouts);
         let slow = general(TraceSet::open(dir.path()).unwrap());
         prop_assert_eq!(dump(&fast), dump(&slow));
         let lo = fast.streams.iter().flat_map(|s| s.packets.first()).filter_map(|p| p.info.ts_begin).min().unwrap_or(0);
@@ -185,6 +188,14 @@ fn word_loads_equal_the_general_decoder_on_real_traces() {
         let (Ok(fast), Ok(slow)) = (TraceSet::open(&dir), TraceSet::open(&dir)) else { continue };
         let slow = general(slow);
         seen += 1;
+        // LTTng's little-endian headers get the loops compiled for their layouts.
+        let layouts: Vec<_> = fast.traces[0].plan.streams.iter().filter_map(|sp| sp.fast_header.as_ref().map(|h| h.layout)).collect();
+        let want = match name {
+            "many-threads" => vec![HeaderLayout::LttngCompactLe],
+            "lttng-modules-2.0.0-ref" | "ust-small" => vec![HeaderLayout::LttngLargeLe],
+            _ => layouts.clone(),
+        };
+        assert_eq!(layouts, want, "{name}");
         assert_eq!(dump(&fast), dump(&slow), "{name}");
         assert_eq!(counts(&fast, (0, u64::MAX)), counts(&slow, (0, u64::MAX)), "{name}");
         // Passing over most classes: the skimming loop's clock (compact timestamps wrap
