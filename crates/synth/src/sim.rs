@@ -20,6 +20,11 @@ use crate::error::Result;
 use crate::events::{comm, Background, Comm, KEvent, Syscall, SyscallArgs};
 use crate::workload::{PROGRAMS, TTY};
 
+
+/// The percentage of pieces of background activity that are pairs of events (an entry
+/// and its exit, an allocation and its free); the others are single events.
+const PAIRED_PERCENT: u32 = 90;
+
 /// Receives the events of the simulation, per CPU, in time order on each CPU.
 pub trait EventSink {
     /// One event at `ts` (ns) on `cpu`.
@@ -220,10 +225,10 @@ impl<'s, S: EventSink> Sim<'s, S> {
     /// workload's own times do not change.
     fn background(&mut self, c: usize, ts: u64) -> Result<()> {
         // Background events per workload event, then pieces of activity (of
-        // `EVENTS_PER_PIECE` events on average: nine in ten pieces of
-        // `background_activity` are pairs) per workload event: the mean `r` of the
-        // geometric draw, whose success probability is `r / (1 + r)`.
-        const EVENTS_PER_PIECE: f64 = 1.9;
+        // `EVENTS_PER_PIECE` events on average: of `background_activity`'s pieces, the
+        // `PAIRED_PERCENT` are pairs, the others single events) per workload event: the
+        // mean `r` of the geometric draw, whose success probability is `r / (1 + r)`.
+        const EVENTS_PER_PIECE: f64 = (2 * PAIRED_PERCENT + (100 - PAIRED_PERCENT)) as f64 / 100.0;
         let b = f64::from(self.p.background) / 100.0;
         let r = b / (1.0 - b) / EVENTS_PER_PIECE;
         let gap = ts.saturating_sub(self.cpus[c].now);
@@ -251,6 +256,7 @@ impl<'s, S: EventSink> Sim<'s, S> {
     /// One piece of background activity on `c`, one or two events: an interrupt, a
     /// softirq or a timer (entry and exit), an allocation and its free, or a wake-up.
     fn background_activity(&mut self, c: usize) -> (Background, Option<Background>) {
+        // (Draws below `PAIRED_PERCENT` are pairs.)
         const IRQS: [(i32, &str); 3] = [(16, "eth0"), (24, "nvme0q1"), (1, "i8042")];
         let r: u32 = self.rng.gen_range(0..100);
         let addr = |rng: &mut ChaCha8Rng| 0xffff_8880_0000_0000u64 | (rng.gen_range(0..1u64 << 28) << 4);
@@ -268,7 +274,7 @@ impl<'s, S: EventSink> Sim<'s, S> {
                 let now = self.cpus[c].now as i64;
                 (Background::HrtimerEntry { hrtimer, now, function: 0xffff_ffff_8110_0000 }, Some(Background::HrtimerExit { hrtimer }))
             }
-            65..90 => {
+            65..PAIRED_PERCENT => {
                 let (call_site, ptr) = (0xffff_ffff_8120_0000 | (self.rng.gen_range(0..256u64) << 4), addr(&mut self.rng));
                 let bytes_req = self.rng.gen_range(8..4096);
                 (Background::Kmalloc { call_site, ptr, bytes_req, bytes_alloc: bytes_req.next_power_of_two() }, Some(Background::Kfree { call_site, ptr }))

@@ -171,9 +171,14 @@ fn options(a: &AnalyzeArgs, set: &TraceSet) -> Result<RunOptions> {
     })
 }
 
+/// The analysis named `name` (`count`, `cpu`, `io`).
+pub fn parse_analysis(name: &str) -> Result<AnalysisKind> {
+    name.parse().map_err(|e| anyhow!("{e}"))
+}
+
 /// Runs `analyze`.
 pub fn run(a: AnalyzeArgs) -> Result<()> {
-    let which: AnalysisKind = a.analysis.parse().map_err(|e| anyhow!("{e}"))?;
+    let which = parse_analysis(&a.analysis)?;
     let set = TraceSet::open(&a.trace)?;
     let opts = options(&a, &set)?;
     let report = {
@@ -203,7 +208,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let which: Vec<AnalysisKind> = if a.analysis.is_empty() {
         AnalysisKind::ALL.to_vec()
     } else {
-        a.analysis.iter().map(|s| s.parse().map_err(|e| anyhow!("{e}"))).collect::<Result<_>>()?
+        a.analysis.iter().map(|s| parse_analysis(s)).collect::<Result<_>>()?
     };
     let rows = analysis::bench::bench(&set, &which, max, a.reps.max(1), &RunOptions::default())?;
     print!("{}", analysis::bench::format_table(&rows));

@@ -69,7 +69,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
         let t0 = std::time::Instant::now();
         let opts = analysis::RunOptions { limit: Some(5), ..Default::default() };
         let report = analysis::run(&set, kind, &opts)?;
-        println!("{title} (tracecube analyze -a {}, top 5, {:.2?}):", if title.starts_with("CPU") { "cpu" } else { "io" }, t0.elapsed());
+        println!("{title} (tracecube analyze -a {}, top 5, {:.2?}):", kind.name(), t0.elapsed());
         for line in analysis::output::to_text(&report).lines() {
             println!("   {line}");
         }

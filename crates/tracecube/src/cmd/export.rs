@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use analysis::{AnalysisKind, RunOptions};
-use anyhow::{anyhow, Context, Result};
+use analysis::RunOptions;
+use anyhow::{Context, Result};
 use ctf::trace::TraceSet;
 use export::series::SeriesOptions;
 use export::Format;
@@ -55,7 +55,7 @@ pub fn run(a: ExportArgs) -> Result<()> {
         let set = TraceSet::open(&a.source)?;
         let mut tables = Vec::new();
         for name in &a.analysis {
-            let kind: AnalysisKind = name.parse().map_err(|e| anyhow!("{e}"))?;
+            let kind = super::analyze::parse_analysis(name)?;
             let report = analysis::run(&set, kind, &RunOptions { threads: a.threads, ..Default::default() })?;
             tables.extend(export::report::report_tables(name, &analysis::output::to_json(&report)));
         }
