@@ -815,6 +815,17 @@ impl<'t> StreamCursor<'t> {
             let b: [u8; 8] = buf.get(at..at + 8)?.try_into().ok()?;
             Some(if BE { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) })
         };
+        // The words at `at + i` and `at + j`: with offsets below 9 (LTTng's extended
+        // forms, constants there), out of one 16-byte slice, one bounds check.
+        let load_pair = |at: usize, i: usize, j: usize| -> Option<(u64, u64)> {
+            if i <= 8 && j <= 8 {
+                let b: &[u8; 16] = buf.get(at..at + 16)?.try_into().ok()?;
+                let word = |o: usize| b[o..o + 8].try_into().ok().map(|w| if BE { u64::from_be_bytes(w) } else { u64::from_le_bytes(w) });
+                Some((word(i)?, word(j)?))
+            } else {
+                Some((load(at + i)?, load(at + j)?))
+            }
+        };
         let (mut p, mut clock, mut stopped) = ((self.cur.pos / 8) as usize, self.dec.clock, None);
         while p < end {
             let base = (p + am) & !am;
@@ -827,7 +838,7 @@ impl<'t> StreamCursor<'t> {
                 (tag, ts, sbytes as usize, crate::decode::extend_clock_masked(clock, ts, sw.ts.1), false)
             } else {
                 let Some(x) = ext.filter(|_| tag.wrapping_sub(ext_lo) <= ext_span).map(|x| x.words) else { break };
-                let (Some(i), Some(t)) = (load(base + x.id.0), load(base + x.ts.0)) else { break };
+                let Some((i, t)) = load_pair(base, x.id.0, x.ts.0) else { break };
                 let ts = (t >> x.ts.1) & x.ts.2;
                 ((i >> x.id.1) & x.id.2, ts, (x.bits / 8) as usize, crate::decode::extend_clock_masked(clock, ts, x.ts.2), true)
             };
