@@ -811,17 +811,15 @@ impl<'t> StreamCursor<'t> {
         let (short_lo, short_span) = (form.range.0, form.range.1.wrapping_sub(form.range.0));
         // (Each timestamp's mask is the low bits of its field: `sw.ts.1`, `x.ts.2`.)
         let (ext_lo, ext_span) = ext.map_or((1, 0), |x| (x.range.0, x.range.1.wrapping_sub(x.range.0)));
-        let load = |at: usize| -> Option<u64> {
-            let b: [u8; 8] = buf.get(at..at + 8)?.try_into().ok()?;
-            Some(if BE { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) })
-        };
+        // 8 bytes as a word in the header's byte order.
+        let word = |w: [u8; 8]| if BE { u64::from_be_bytes(w) } else { u64::from_le_bytes(w) };
+        let load = |at: usize| -> Option<u64> { Some(word(buf.get(at..at + 8)?.try_into().ok()?)) };
         // The words at `at + i` and `at + j`: with offsets below 9 (LTTng's extended
         // forms, constants there), out of one 16-byte slice, one bounds check.
         let load_pair = |at: usize, i: usize, j: usize| -> Option<(u64, u64)> {
             if i <= 8 && j <= 8 {
                 let b: &[u8; 16] = buf.get(at..at + 16)?.try_into().ok()?;
-                let word = |o: usize| b[o..o + 8].try_into().ok().map(|w| if BE { u64::from_be_bytes(w) } else { u64::from_le_bytes(w) });
-                Some((word(i)?, word(j)?))
+                Some((word(b[i..i + 8].try_into().ok()?), word(b[j..j + 8].try_into().ok()?)))
             } else {
                 Some((load(at + i)?, load(at + j)?))
             }
@@ -1274,7 +1272,6 @@ impl EventPos {
         self.epoch
     }
 }
-
 
 /// Where an event of layout `layout` whose scopes start on byte `at` of `buf` ends (the
 /// byte after its last), when its string's NUL lies before byte `end`.
