@@ -304,8 +304,8 @@ pub struct StreamPlan {
     /// ([`FastHeader::peek`]).
     pub fixed: Vec<FixedSize>,
     /// By event id (as `by_id`): `class index << 32 | bytes` of the classes of `fixed`
-    /// whose scopes need no alignment beyond a byte, else `u64::MAX`: what the reader's
-    /// skimming loop reads per event.
+    /// whose scopes need no alignment beyond a byte (and whose index is below 2^31:
+    /// see [`TAKE`]), else `u64::MAX`: what the reader's skimming loop reads per event.
     pub fixed_by_id: Vec<u64>,
     /// By event id: what the skimming loop passes over an event by, when it is not
     /// wanted: `fixed_by_id`'s entry for a class of fixed size; for a class whose scopes
@@ -314,6 +314,12 @@ pub struct StreamPlan {
     /// `u64::MAX`.
     pub skim_by_id: Vec<u64>,
 }
+
+/// The flag of a skimming table's entry ([`crate::stream::Wanted`]) for a wanted class
+/// of fixed size: its [`StreamPlan::fixed_by_id`] entry with this bit set, so that one
+/// look-up tells the skimming loop to pass an event over or to stop at it. (Entries
+/// keep class indexes below 2^31: passed ones never have the bit; `u64::MAX` has it.)
+pub const TAKE: u64 = 1 << 63;
 
 /// The layout of an event class the skimming loop passes over by its sizes and one
 /// search for a NUL: `prefix` bytes, a NUL-terminated string, then `suffix` bytes
@@ -692,7 +698,7 @@ impl Plan {
                 .by_id
                 .iter()
                 .map(|&i| match sp.fixed.get(i as usize) {
-                    Some(f) if f.is_fixed() && f.align <= 8 => (u64::from(i) << 32) | u64::from(f.bits / 8),
+                    Some(f) if f.is_fixed() && f.align <= 8 && u64::from(i) << 32 < TAKE => (u64::from(i) << 32) | u64::from(f.bits / 8),
                     _ => u64::MAX,
                 })
                 .collect();
@@ -701,7 +707,7 @@ impl Plan {
                 .iter()
                 .zip(&fixed_by_id)
                 .map(|(&i, &f)| match sp.events.get(i as usize).and_then(StringSkim::of) {
-                    Some(s) if f == u64::MAX => (u64::from(i) << 32) | s.entry(),
+                    Some(s) if f == u64::MAX && u64::from(i) << 32 < TAKE => (u64::from(i) << 32) | s.entry(),
                     _ => f,
                 })
                 .collect();

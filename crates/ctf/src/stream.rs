@@ -10,7 +10,7 @@ use crate::decode::{role_index, Cursor, Decoder, HeaderWord, SlotsOnly, Visitor}
 use crate::error::{DecodeError, DecodeErrorKind as K, Error, Result};
 use crate::index::read_packet_header;
 use crate::ir::Role;
-use crate::plan::{EventPlan, ExtForm, FieldHandle, HeaderLayout, Node, Plan, ScopeStep, ShortForm, StreamPlan, StringSkim};
+use crate::plan::{EventPlan, ExtForm, FieldHandle, HeaderLayout, Node, Plan, ScopeStep, ShortForm, StreamPlan, StringSkim, TAKE};
 use crate::trace::{PacketRef, Stream, TraceSet};
 
 mod ahead;
@@ -88,12 +88,14 @@ impl Passed {
 
 /// The event classes a reader wants from one stream class, in the two forms
 /// [`StreamCursor::next_wanted`] reads: a mask by class index, and by event id the
-/// table its skimming loop passes over events with ([`StreamPlan::skim_by_id`]'s
-/// entries of the classes not wanted; `u64::MAX`: stop there).
+/// table of its skimming loop: [`StreamPlan::skim_by_id`]'s entries of the classes not
+/// wanted (passed over), [`TAKE`]-flagged [`StreamPlan::fixed_by_id`] entries of the
+/// wanted classes of fixed size (the loop stops there, or reads them ahead), and
+/// `u64::MAX` (stop there, for the general path). One look-up per event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wanted {
     mask: Vec<bool>,
-    pass_by_id: Vec<u64>,
+    skim_by_id: Vec<u64>,
     /// By class index: the fields [`StreamCursor::read_ahead`] copies out of its events
     /// (empty: none).
     copies: Vec<Option<CopySpec>>,
@@ -103,8 +105,18 @@ impl Wanted {
     /// The classes of `sp` true in `mask` (by class index; classes beyond it are wanted).
     pub fn new(sp: &StreamPlan, mask: Vec<bool>) -> Wanted {
         let wanted = |class: u64| mask.get(class as usize).copied().unwrap_or(true);
-        let pass_by_id = sp.skim_by_id.iter().map(|&e| if e != u64::MAX && !wanted(e >> 32) { e } else { u64::MAX }).collect();
-        Wanted { mask, pass_by_id, copies: Vec::new() }
+        let skim_by_id = sp
+            .skim_by_id
+            .iter()
+            .zip(&sp.fixed_by_id)
+            .map(|(&e, &f)| match e {
+                u64::MAX => u64::MAX,
+                e if !wanted(e >> 32) => e,
+                _ if f != u64::MAX => TAKE | f,
+                _ => u64::MAX,
+            })
+            .collect();
+        Wanted { mask, skim_by_id, copies: Vec::new() }
     }
 
     /// [`Wanted::new`] that also has [`StreamCursor::read_ahead`] copy, out of each event
@@ -710,7 +722,7 @@ impl<'t> StreamCursor<'t> {
         // last passed event's.
         let (from, clock) = (self.cur.pos, self.dec.clock);
         let (mut lo, mut hi) = (u64::MAX, 0);
-        let mut stopped = self.skim_fixed::<false>(&wanted.pass_by_id, 0, |_, clock| (lo, hi) = (lo.min(clock), hi.max(clock)));
+        let mut stopped = self.skim_fixed::<false>(&wanted.skim_by_id, 0, |_, clock| (lo, hi) = (lo.min(clock), hi.max(clock)));
         if lo <= hi && (lo < window.0 || hi > window.1) {
             if hi < window.0 || lo > window.1 {
                 // All outside the window (the part of a packet beyond the slice).
@@ -749,7 +761,7 @@ impl<'t> StreamCursor<'t> {
     #[inline(never)]
     fn skim_in_window(&mut self, wanted: &Wanted, window: (u64, u64)) -> (Option<Stopped>, (u64, u64)) {
         let (mut lo, mut hi) = (u64::MAX, 0);
-        let stopped = self.skim_fixed::<false>(&wanted.pass_by_id, 0, |_, clock| {
+        let stopped = self.skim_fixed::<false>(&wanted.skim_by_id, 0, |_, clock| {
             if clock >= window.0 && clock <= window.1 {
                 (lo, hi) = (lo.min(clock), hi.max(clock));
             }
@@ -758,38 +770,39 @@ impl<'t> StreamCursor<'t> {
     }
 
     /// Passes over the open packet's events, from the cursor on, for as long as each
-    /// has a header [`StreamCursor::fixed_event`] reads and an id `pass_by_id` holds
-    /// (as [`Wanted`]'s table: a fixed size, or a [`StringSkim`] layout whose string
-    /// ends inside the packet) and, with `STOP`, a clock value below `stop_at`, calling
-    /// `see(class, clock)` for each. The event it stops before is left unread, for the
-    /// general path; when it is of a class of fixed size that `pass_by_id` stops at (a
-    /// wanted one), it is returned as read.
+    /// has a header [`StreamCursor::fixed_event`] reads and an id whose entry in `table`
+    /// (one of [`Wanted`]'s tables, or [`StreamPlan::skim_by_id`]) passes it over (a
+    /// fixed size, or a [`StringSkim`] layout whose string ends inside the packet) and,
+    /// with `STOP`, a clock value below `stop_at`, calling `see(class, clock)` for each.
+    /// The event it stops before is left unread, for the general path; when its entry
+    /// has the [`TAKE`] flag (a wanted class of fixed size) and it lies inside the
+    /// packet, it is returned as read.
     /// Only the position and the clock change: skimmed events write no slot. The whole
     /// loop runs on locals.
     ///
     /// LTTng's two little-endian header layouts get loops of their own, compiled with
     /// the layout's constants (fewer live values in the loop, fewer spills).
     #[inline(always)]
-    fn skim_fixed<const STOP: bool>(&mut self, pass_by_id: &[u64], stop_at: u64, see: impl FnMut(u32, u64)) -> Option<Stopped> {
-        self.skim_fixed_taking::<STOP>(pass_by_id, stop_at, see, |_| false)
+    fn skim_fixed<const STOP: bool>(&mut self, table: &[u64], stop_at: u64, see: impl FnMut(u32, u64)) -> Option<Stopped> {
+        self.skim_fixed_taking::<STOP>(table, stop_at, see, |_| false)
     }
 
     /// [`StreamCursor::skim_fixed`] that offers each event of fixed size it would stop
-    /// before (one `pass_by_id` does not pass over) to `take` first: when `take`
+    /// before (one whose entry has the [`TAKE`] flag) to `take` first: when `take`
     /// returns true (it keeps the event), the loop goes on after that event. Without
     /// `STOP` only.
     #[inline(always)]
-    fn skim_fixed_taking<const STOP: bool>(&mut self, pass_by_id: &[u64], stop_at: u64, see: impl FnMut(u32, u64), take: impl FnMut(&Stopped) -> bool) -> Option<Stopped> {
+    fn skim_fixed_taking<const STOP: bool>(&mut self, table: &[u64], stop_at: u64, see: impl FnMut(u32, u64), take: impl FnMut(&Stopped) -> bool) -> Option<Stopped> {
         let h = self.sp.fast_header.as_ref()?;
         match h.layout {
-            HeaderLayout::LttngCompactLe => self.skim_fixed_as::<false, STOP>(ShortForm::LTTNG_COMPACT_LE, Some(ExtForm::LTTNG_COMPACT_LE), pass_by_id, stop_at, see, take),
-            HeaderLayout::LttngLargeLe => self.skim_fixed_as::<false, STOP>(ShortForm::LTTNG_LARGE_LE, Some(ExtForm::LTTNG_LARGE_LE), pass_by_id, stop_at, see, take),
+            HeaderLayout::LttngCompactLe => self.skim_fixed_as::<false, STOP>(ShortForm::LTTNG_COMPACT_LE, Some(ExtForm::LTTNG_COMPACT_LE), table, stop_at, see, take),
+            HeaderLayout::LttngLargeLe => self.skim_fixed_as::<false, STOP>(ShortForm::LTTNG_LARGE_LE, Some(ExtForm::LTTNG_LARGE_LE), table, stop_at, see, take),
             HeaderLayout::Other => {
                 let (form, ext) = (h.short_form()?, h.ext_form());
                 if h.be {
-                    self.skim_fixed_as::<true, STOP>(form, ext, pass_by_id, stop_at, see, take)
+                    self.skim_fixed_as::<true, STOP>(form, ext, table, stop_at, see, take)
                 } else {
-                    self.skim_fixed_as::<false, STOP>(form, ext, pass_by_id, stop_at, see, take)
+                    self.skim_fixed_as::<false, STOP>(form, ext, table, stop_at, see, take)
                 }
             }
         }
@@ -799,13 +812,13 @@ impl<'t> StreamCursor<'t> {
     /// short form is `form` and extended form `ext` (`None`: word loads do not read it),
     /// every invariant held in a local.
     #[inline(always)]
-    fn skim_fixed_as<const BE: bool, const STOP: bool>(&mut self, form: ShortForm, ext: Option<ExtForm>, pass_by_id: &[u64], stop_at: u64, mut see: impl FnMut(u32, u64), mut take: impl FnMut(&Stopped) -> bool) -> Option<Stopped> {
+    fn skim_fixed_as<const BE: bool, const STOP: bool>(&mut self, form: ShortForm, ext: Option<ExtForm>, table: &[u64], stop_at: u64, mut see: impl FnMut(u32, u64), mut take: impl FnMut(&Stopped) -> bool) -> Option<Stopped> {
         let sw = form.word;
         let sbytes = sw.bits / 8;
         if !self.cur.pos.is_multiple_of(8) || !sw.bits.is_multiple_of(8) || !form.align.is_multiple_of(8) {
             return None;
         }
-        let (buf, by_id) = (self.cur.buf, &self.sp.fixed_by_id[..]);
+        let buf = self.cur.buf;
         let end = (self.cur.end / 8) as usize;
         let am = (form.align / 8) as usize - 1;
         let (short_lo, short_span) = (form.range.0, form.range.1.wrapping_sub(form.range.0));
@@ -840,17 +853,16 @@ impl<'t> StreamCursor<'t> {
                 let ts = (t >> x.ts.1) & x.ts.2;
                 ((i >> x.id.1) & x.id.2, ts, (x.bits / 8) as usize, crate::decode::extend_clock_masked(clock, ts, x.ts.2), true)
             };
-            let Some(&e) = pass_by_id.get(id as usize) else { break };
-            if e == u64::MAX {
-                // Not passed over: one of fixed size, inside the packet, is offered to
-                // `take`, else handed over.
-                let f = by_id.get(id as usize).copied().unwrap_or(u64::MAX);
-                let next = base + hbytes + (f & 0xffff_ffff) as usize;
-                if f == u64::MAX || next > end {
+            let Some(&e) = table.get(id as usize) else { break };
+            if e & TAKE != 0 {
+                // Not passed over: one of fixed size (`TAKE`, not `u64::MAX`), inside
+                // the packet, is offered to `take`, else handed over.
+                let next = base + hbytes + (e & 0xffff_ffff) as usize;
+                if e == u64::MAX || next > end {
                     break;
                 }
                 let header = HeaderWord { tag, id, ts, ext: is_ext, bits: hbytes as u64 * 8 };
-                let s = Stopped { header, start: p as u64 * 8, at: (base + hbytes) as u64 * 8, end: next as u64 * 8, class: (f >> 32) as u32, cycles };
+                let s = Stopped { header, start: p as u64 * 8, at: (base + hbytes) as u64 * 8, end: next as u64 * 8, class: ((e & !TAKE) >> 32) as u32, cycles };
                 if !STOP && take(&s) {
                     (p, clock) = (next, cycles);
                     continue;
@@ -1238,16 +1250,11 @@ fn tally(per_class: &mut [u64], class: u32) {
 /// character arrays such as `sched_switch`'s 16-byte `prev_comm` are short.
 #[inline]
 fn until_nul(s: &[u8]) -> &[u8] {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
     let mut words = s.chunks_exact(8);
     let mut at = 0;
     for w in words.by_ref() {
-        let w = u64::from_le_bytes(w.try_into().unwrap_or_default());
-        // The lowest flagged byte is the first zero byte (flags above it may be false).
-        let zero = w.wrapping_sub(ONES) & !w & HIGHS;
-        if zero != 0 {
-            return &s[..at + (zero.trailing_zeros() / 8) as usize];
+        if let Some(z) = nul_in_word(w.try_into().unwrap_or_default()) {
+            return &s[..at + z];
         }
         at += 8;
     }
@@ -1278,8 +1285,26 @@ impl EventPos {
 #[inline(always)]
 fn string_end(buf: &[u8], at: usize, end: usize, layout: StringSkim) -> Option<usize> {
     let from = at + usize::from(layout.prefix);
-    let nul = memchr::memchr(0, buf.get(from..end)?)?;
+    let s = buf.get(from..end)?;
+    // Names (of IRQ handlers, of programs) are short: their first eight bytes by one
+    // word, the rest by `memchr`.
+    let nul = match s.first_chunk::<8>().map(|w| nul_in_word(*w)) {
+        Some(Some(z)) => z,
+        Some(None) => 8 + memchr::memchr(0, &s[8..])?,
+        None => memchr::memchr(0, s)?,
+    };
     Some(from + nul + 1 + usize::from(layout.suffix))
+}
+
+/// The position of the first zero byte of `w`, if it has one.
+#[inline(always)]
+fn nul_in_word(w: [u8; 8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let w = u64::from_le_bytes(w);
+    // The lowest flagged byte is the first zero byte (flags above it may be false).
+    let zero = w.wrapping_sub(ONES) & !w & HIGHS;
+    (zero != 0).then(|| (zero.trailing_zeros() / 8) as usize)
 }
 
 #[cfg(test)]

@@ -213,7 +213,7 @@ impl<'t> StreamCursor<'t> {
         let (mut lo, mut hi) = (u64::MAX, 0);
         let mut passed_over = 0;
         self.skim_fixed_taking::<false>(
-            &wanted.pass_by_id,
+            &wanted.skim_by_id,
             0,
             |_, c| {
                 passed_over += 1;
