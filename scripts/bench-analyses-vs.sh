@@ -7,6 +7,13 @@
 # kernel traces have) and /tmp/mt/kernel -> ../shared/traces/many-threads.
 set -u
 OLD=${OLD:?set OLD}; NEW=${NEW:-target/release/tracecube}
+# Each hyperfine run also prints its medians (min and max in brackets), from its JSON.
+J=$(mktemp -d)
+medians() {
+  python3 -c 'import json,sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    print("  median %9.2f ms  [%.2f, %.2f]  %s" % (r["median"]*1e3, r["min"]*1e3, r["max"]*1e3, r["command"]))' "$1"
+}
 uptime
 if [ "${PEERS:-0}" = 1 ]; then
   /usr/bin/time -f "lttng-cputop-mi syn2m: %e s, %M KB" lttng-cputop-mi /tmp/syn2m/kernel >/dev/null
@@ -15,10 +22,14 @@ if [ "${PEERS:-0}" = 1 ]; then
   /usr/bin/time -f "lttng-iousagetop-mi bg2m: %e s, %M KB" lttng-iousagetop-mi /tmp/bg2m/kernel >/dev/null
   hyperfine -N -r 3 "lttng-cputop-mi /tmp/mt/kernel" "lttng-iousagetop-mi /tmp/mt/kernel" 2>&1 | grep -E "Bench|Time"
 fi
-hyperfine -N -w 1 -r 5 "babeltrace2 /tmp/synbig -o dummy" "$OLD analyze /tmp/synbig -a count -j 1" "$NEW analyze /tmp/synbig -a count -j 1" 2>&1 | grep -E "Bench|Time"
-hyperfine -N -w 1 -r 10 "$OLD count /tmp/synbig" "$NEW count /tmp/synbig" \
+hyperfine -N -w 1 -r 5 --export-json $J/1.json "babeltrace2 /tmp/synbig -o dummy" "$OLD analyze /tmp/synbig -a count -j 1" "$NEW analyze /tmp/synbig -a count -j 1" 2>&1 | grep -E "Bench|Time"
+medians $J/1.json
+hyperfine -N -w 1 -r 10 --export-json $J/2.json "$OLD count /tmp/synbig" "$NEW count /tmp/synbig" \
   "$OLD analyze /tmp/synbig -a cpu -j 1" "$NEW analyze /tmp/synbig -a cpu -j 1" "$OLD analyze /tmp/synbig -a io -j 1" "$NEW analyze /tmp/synbig -a io -j 1" 2>&1 | grep -E "Bench|Time"
-hyperfine -N -w 2 -r 20 "$OLD analyze /tmp/syn2m -a cpu -j 1" "$NEW analyze /tmp/syn2m -a cpu -j 1" "$OLD analyze /tmp/syn2m -a io -j 1" "$NEW analyze /tmp/syn2m -a io -j 1" \
+medians $J/2.json
+hyperfine -N -w 2 -r 20 --export-json $J/3.json "$OLD analyze /tmp/syn2m -a cpu -j 1" "$NEW analyze /tmp/syn2m -a cpu -j 1" "$OLD analyze /tmp/syn2m -a io -j 1" "$NEW analyze /tmp/syn2m -a io -j 1" \
   "$OLD analyze /tmp/bg2m -a cpu -j 1" "$NEW analyze /tmp/bg2m -a cpu -j 1" "$OLD analyze /tmp/bg2m -a io -j 1" "$NEW analyze /tmp/bg2m -a io -j 1" \
   "$OLD analyze /tmp/mt/kernel -a cpu -j 1" "$NEW analyze /tmp/mt/kernel -a cpu -j 1" "$OLD analyze /tmp/mt/kernel -a io -j 1" "$NEW analyze /tmp/mt/kernel -a io -j 1" 2>&1 | grep -E "Bench|Time"
+medians $J/3.json
 uptime
+rm -r "$J"
