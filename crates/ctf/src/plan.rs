@@ -694,11 +694,13 @@ impl Plan {
             }
             p.streams[si].fixed = p.streams[si].events.iter().map(|e| FixedSize::of(e.skip_all.as_ref())).collect();
             let sp = &p.streams[si];
+            // Class index `i` as an entry's high word, when below 2^31 (see `TAKE`).
+            let high_word = |i: u32| Some(u64::from(i) << 32).filter(|h| *h < TAKE);
             let fixed_by_id = sp
                 .by_id
                 .iter()
-                .map(|&i| match sp.fixed.get(i as usize) {
-                    Some(f) if f.is_fixed() && f.align <= 8 && u64::from(i) << 32 < TAKE => (u64::from(i) << 32) | u64::from(f.bits / 8),
+                .map(|&i| match (sp.fixed.get(i as usize), high_word(i)) {
+                    (Some(f), Some(h)) if f.is_fixed() && f.align <= 8 => h | u64::from(f.bits / 8),
                     _ => u64::MAX,
                 })
                 .collect();
@@ -706,8 +708,8 @@ impl Plan {
                 .by_id
                 .iter()
                 .zip(&fixed_by_id)
-                .map(|(&i, &f)| match sp.events.get(i as usize).and_then(StringSkim::of) {
-                    Some(s) if f == u64::MAX && u64::from(i) << 32 < TAKE => (u64::from(i) << 32) | s.entry(),
+                .map(|(&i, &f)| match (sp.events.get(i as usize).and_then(StringSkim::of), high_word(i)) {
+                    (Some(s), Some(h)) if f == u64::MAX => h | s.entry(),
                     _ => f,
                 })
                 .collect();

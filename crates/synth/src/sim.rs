@@ -20,7 +20,6 @@ use crate::error::Result;
 use crate::events::{comm, Background, Comm, KEvent, Syscall, SyscallArgs};
 use crate::workload::{PROGRAMS, TTY};
 
-
 /// The percentage of pieces of background activity that are pairs of events (an entry
 /// and its exit, an allocation and its free); the others are single events.
 const PAIRED_PERCENT: u32 = 90;
