@@ -473,6 +473,12 @@ impl<'t> Head<'t> {
         }
     }
 
+    /// [`Head::advance_general`], out of line (see [`deliver_and_advance`]).
+    #[inline(never)]
+    fn read_on<A: Analysis>(&mut self, a: &A) -> Result<bool, EngineError> {
+        self.advance_general(a)
+    }
+
     /// For a current item outside the slice and range (not delivered): whether the head
     /// has more to deliver. Past the slice, so is every later event of the packet (a
     /// stream's clock only grows): in the last packet of the chunk the head ends (the
@@ -565,6 +571,51 @@ fn deliver<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>) -> bool {
     true
 }
 
+/// [`deliver`], then [`Head::advance`] when the head has more to deliver: whether it
+/// has. (Out of line: kept apart from the time-merge's loop over events read ahead.)
+#[inline(never)]
+fn deliver_and_advance<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>) -> Result<bool, EngineError> {
+    Ok(deliver(a, st, h) && h.advance(a)?)
+}
+
+/// Delivers the current item of `h`, an event read ahead and not yet entered
+/// ([`Head::taken`]), and the events read ahead after it for as long as they keep the
+/// lead (`until`), as [`deliver`] and [`Head::next_ahead`] would one by one: true when
+/// one is left that lost the lead (it is then the current item), false when every event
+/// read ahead is delivered (the head is to read on: [`Head::advance_general`]). Events
+/// read ahead lie inside the head's bounds (their clock values inside its window) and
+/// their timestamps do not decrease (one packet's), so no event checks either.
+#[inline(always)]
+fn deliver_ahead<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>, until: Lead) -> bool {
+    let Head { cur, ahead, ahead_at, interest, stream, order, key, unentered, .. } = h;
+    let wanted = interest.filter.as_ref().map(|f| &f.wanted);
+    let mut i = *ahead_at - 1;
+    let mut ord = *order;
+    loop {
+        let e = &ahead[i];
+        debug_assert!(e.ts() >= h.bounds.0 && e.ts() <= h.bounds.1);
+        let ctx = Ctx { stream: *stream, order: ord };
+        let copied = wanted.and_then(|w| cur.copied(e, w)).is_some_and(|c| a.on_copied(st, &c, e.ts(), &ctx));
+        if !copied {
+            cur.enter_ahead(e);
+            if let Item::Event(ev) = cur.current() {
+                a.on_event(st, &ev, &ctx);
+            }
+        }
+        i += 1;
+        let Some(next) = ahead.get(i) else {
+            (*ahead_at, *order, *unentered) = (i, ord, false);
+            return false;
+        };
+        let k = next.ts();
+        ord = ord.max(k);
+        if !until.admits(k) {
+            (*ahead_at, *order, *key) = (i + 1, ord, k);
+            return true;
+        }
+    }
+}
+
 /// Processes one slice: items outside `[lo, hi)` and the global `range` skipped. With
 /// [`StreamOrder::Merged`] the streams are merged by time (ties: lower stream index
 /// first); with [`StreamOrder::PerStream`] each stream is read to its end in turn.
@@ -606,7 +657,16 @@ pub fn process_slice_from<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: 
         let (best, until) = earliest(&live);
         let h = &mut heads[live[best].1];
         loop {
-            if !deliver(a, &mut st, h) || !h.advance(a)? {
+            let more = if h.unentered {
+                if deliver_ahead(a, &mut st, h, until) {
+                    live[best].0 = h.key;
+                    break;
+                }
+                h.read_on(a)?
+            } else {
+                deliver_and_advance(a, &mut st, h)?
+            };
+            if !more {
                 h.flush_skipped(a, &mut st);
                 live.remove(best);
                 break;

@@ -40,6 +40,8 @@ struct Record {
     seen: Vec<Seen>,
     /// Span of the timestamps passed over.
     skipped: Option<(i64, i64)>,
+    /// Events delivered before an earlier one of the same slice (by `(ts, stream)`).
+    out_of_order: usize,
 }
 
 impl Recorder {
@@ -91,7 +93,9 @@ impl Analysis for Recorder {
 
     fn on_event(&self, st: &mut Record, ev: &EventRef<'_, '_>, ctx: &Ctx) {
         assert!(self.mask.get(ev.class_index()).copied().unwrap_or(true), "only wanted classes are delivered");
-        st.seen.push(self.seen(ev, ctx.stream, ctx.order));
+        let seen = self.seen(ev, ctx.stream, ctx.order);
+        st.out_of_order += usize::from(st.seen.last().is_some_and(|l| (l.0, l.1) > (seen.0, seen.1)));
+        st.seen.push(seen);
     }
 
     fn interest(&self, _trace: usize, _stream_class: u64) -> Option<Vec<bool>> {
@@ -104,8 +108,10 @@ impl Analysis for Recorder {
 
     fn merge(&self, mut earlier: Record, later: Record) -> Record {
         earlier.seen.extend(later.seen);
-        // Slices of the stream scheme are not in time order across streams.
+        // Slices of the stream scheme are not in time order across streams (inside
+        // each slice, `out_of_order` checks the order).
         earlier.seen.sort_by_key(|s| (s.0, s.1));
+        earlier.out_of_order += later.out_of_order;
         if let Some((f, l)) = later.skipped {
             self.on_skipped(&mut earlier, f, l);
         }
@@ -212,6 +218,7 @@ proptest! {
         prop_assert_eq!(got.seen.len(), want.seen.len());
         prop_assert!(got.seen == want.seen, "first difference: {:?}", got.seen.iter().zip(&want.seen).find(|(g, w)| g != w));
         prop_assert_eq!(got.skipped, want.skipped);
+        prop_assert_eq!(got.out_of_order, 0);
         // The header's tag was read (from the decoder's slots) for every event.
         prop_assert!(got.seen.iter().all(|s| s.6.is_some()));
     }
@@ -242,6 +249,16 @@ struct Copier {
 #[derive(Default)]
 struct Copies {
     got: Vec<Got>,
+    /// Events delivered before an earlier one of the same slice (by `(ts, stream)`).
+    out_of_order: usize,
+}
+
+impl Copies {
+    /// Records `g`, delivered after those recorded.
+    fn push(&mut self, g: Got) {
+        self.out_of_order += usize::from(self.got.last().is_some_and(|l| (l.0, l.1) > (g.0, g.1)));
+        self.got.push(g);
+    }
 }
 
 impl Copier {
@@ -299,19 +316,21 @@ impl Analysis for Copier {
         }
         self.by_copy.fetch_add(1, Ordering::Relaxed);
         let fields = (0..req.fields.len()).map(|i| (c.get(i), c.bytes(i).map(<[u8]>::to_vec))).collect();
-        st.got.push((ts, ctx.stream, class, ctx.order, fields));
+        st.push((ts, ctx.stream, class, ctx.order, fields));
         true
     }
 
     fn on_event(&self, st: &mut Copies, ev: &EventRef<'_, '_>, ctx: &Ctx) {
         assert!(self.mask.get(ev.class_index()).copied().unwrap_or(true), "only wanted classes are delivered");
-        st.got.push(self.got(ev, ctx.stream, ctx.order));
+        st.push(self.got(ev, ctx.stream, ctx.order));
     }
 
     fn merge(&self, mut earlier: Copies, later: Copies) -> Copies {
         earlier.got.extend(later.got);
-        // Slices of the stream scheme are not in time order across streams.
+        // Slices of the stream scheme are not in time order across streams (inside
+        // each slice, `out_of_order` checks the order).
         earlier.got.sort_by_key(|g| (g.0, g.1));
+        earlier.out_of_order += later.out_of_order;
         earlier
     }
 
@@ -334,7 +353,9 @@ fn brute_force_copies(set: &TraceSet, c: &Copier, range: (i64, i64)) -> Vec<Got>
 
 /// A run on `set` with `opts` delivers the brute-force merge through `c`.
 fn check_copies(set: &TraceSet, c: &Copier, opts: &EngineOptions) -> Result<(), TestCaseError> {
-    let got = engine::run(c, set, opts).expect("runs").got;
+    let out = engine::run(c, set, opts).expect("runs");
+    prop_assert_eq!(out.out_of_order, 0);
+    let got = out.got;
     let want = brute_force_copies(set, c, (opts.begin.unwrap_or(i64::MIN), opts.end.unwrap_or(i64::MAX)));
     prop_assert_eq!(got.len(), want.len());
     prop_assert!(got == want, "first difference: {:?}", got.iter().zip(&want).find(|(g, w)| g != w));
