@@ -44,6 +44,12 @@ struct Record {
     out_of_order: usize,
 }
 
+/// 1 when an event of `(ts, stream)` `next` comes before the one delivered last in its
+/// slice (`last`), else 0: inside a slice, events come in `(ts, stream)` order.
+fn out_of_order(last: Option<(i64, usize)>, next: (i64, usize)) -> usize {
+    usize::from(last.is_some_and(|l| l > next))
+}
+
 impl Recorder {
     fn new(set: &TraceSet, mask: Vec<bool>) -> Recorder {
         let plan = &set.traces[0].plan;
@@ -94,7 +100,7 @@ impl Analysis for Recorder {
     fn on_event(&self, st: &mut Record, ev: &EventRef<'_, '_>, ctx: &Ctx) {
         assert!(self.mask.get(ev.class_index()).copied().unwrap_or(true), "only wanted classes are delivered");
         let seen = self.seen(ev, ctx.stream, ctx.order);
-        st.out_of_order += usize::from(st.seen.last().is_some_and(|l| (l.0, l.1) > (seen.0, seen.1)));
+        st.out_of_order += out_of_order(st.seen.last().map(|l| (l.0, l.1)), (seen.0, seen.1));
         st.seen.push(seen);
     }
 
@@ -256,7 +262,7 @@ struct Copies {
 impl Copies {
     /// Records `g`, delivered after those recorded.
     fn push(&mut self, g: Got) {
-        self.out_of_order += usize::from(self.got.last().is_some_and(|l| (l.0, l.1) > (g.0, g.1)));
+        self.out_of_order += out_of_order(self.got.last().map(|l| (l.0, l.1)), (g.0, g.1));
         self.got.push(g);
     }
 }
