@@ -689,6 +689,9 @@ struct Lead {
 }
 
 impl Lead {
+    /// No runner-up: every item keeps the lead (a lone head, or one stream read in turn).
+    const ALONE: Lead = Lead { key: i64::MAX, ties: true };
+
     /// Whether the earliest head's next item, of time key `k`, still comes first.
     #[inline(always)]
     fn admits(self, k: i64) -> bool {
@@ -703,7 +706,7 @@ impl Lead {
 #[inline(always)]
 fn earliest(live: &[(i64, usize)]) -> (usize, Lead) {
     let Some(&(k1, _)) = live.get(1) else {
-        return (0, Lead { key: i64::MAX, ties: true });
+        return (0, Lead::ALONE);
     };
     let k0 = live[0].0;
     let swap = k1 < k0;
@@ -844,6 +847,12 @@ fn run_stream<A: Analysis>(
                 count(a, st, h, j, w, buf, &mut buf_trace)?;
                 between = true;
             }
+            continue;
+        }
+        // A run of events read ahead in the open packet: delivered in one loop (the
+        // next `advance` reads on).
+        if h.unentered {
+            deliver_ahead(a, st, h, Lead::ALONE);
             continue;
         }
         if !deliver(a, st, h) {
