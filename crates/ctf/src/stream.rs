@@ -543,8 +543,11 @@ impl<'t> StreamCursor<'t> {
             .map_err(|e| Error::Stream { path: file.path.clone(), offset: p.info.offset + e.bit_pos / 8, kind: e.kind })?;
         let header_end = {
             // Decode again into a cursor we keep, so events continue after the context.
-            let buf = &data[info.offset as usize..(info.offset + info.total_bits / 8) as usize];
-            let mut cur = Cursor::new(buf, info.content_bits);
+            // The buffer runs on to the file's end (reads stop at the content's end,
+            // within the packet): a word load of the packet's last bytes then never runs
+            // past the buffer, so the skimming loop reads its last event too.
+            let buf = &data[info.offset as usize..];
+            let mut cur = Cursor::new(buf, info.content_bits.min(info.total_bits));
             self.dec.epoch = self.dec.epoch.wrapping_add(1);
             self.dec.clear_roles();
             let r: std::result::Result<(), DecodeError> = (|| {
