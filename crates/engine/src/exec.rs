@@ -180,9 +180,6 @@ struct Head<'t> {
     /// Span of the events passed over so far, inside `bounds` (reported when the head
     /// ends).
     skipped: Option<(i64, i64)>,
-    /// The first clock value inside `bounds` in the trace last asked about (`None`: no
-    /// clock), for [`Head::out_of_bounds`].
-    first_cycles: Option<(usize, Option<u64>)>,
     /// Events read ahead ([`StreamCursor::read_ahead`]); those from `ahead_at` on are
     /// still to be taken.
     ahead: Vec<Ahead>,
@@ -263,12 +260,16 @@ struct Filter {
     skim: bool,
 }
 
-/// The [`Filter`] of the trace last seen by a [`Head`] (`None`: every event).
+/// The [`Filter`] of the trace last seen by a [`Head`] (`None`: every event), and
+/// where the head's bounds start in that trace's clock.
 #[derive(Default)]
 struct Interest {
-    /// The trace `filter` is for; `None` before the first look-up.
+    /// The trace `filter` and `first` are for; `None` before the first look-up.
     trace: Option<usize>,
     filter: Option<Filter>,
+    /// The first clock value inside the head's bounds (`None`: the stream has no
+    /// clock), for [`Head::out_of_bounds`].
+    first: Option<u64>,
 }
 
 impl Interest {
@@ -280,22 +281,34 @@ impl Interest {
         self.filter.as_ref()
     }
 
+    /// The first clock value inside `bounds` in trace `trace` (`None`: the stream has
+    /// no clock).
+    fn first<A: Analysis>(&mut self, a: &A, set: &TraceSet, trace: usize, stream_class: u64, bounds: (i64, i64)) -> Option<u64> {
+        if self.trace != Some(trace) {
+            self.refresh(a, set, trace, stream_class, bounds);
+        }
+        self.first
+    }
+
     #[inline(never)]
     fn refresh<A: Analysis>(&mut self, a: &A, set: &TraceSet, trace: usize, stream_class: u64, bounds: (i64, i64)) {
-        self.filter = Filter::new(a, set, trace, stream_class, bounds);
+        let clock = cycle_window(set, trace, stream_class, bounds);
+        self.first = clock.map(|(_, w)| w.0);
+        self.filter = Filter::new(a, set, trace, stream_class, clock);
         self.trace = Some(trace);
     }
 }
 
 impl Filter {
-    /// The filter of stream class `stream_class` of trace `trace`, if the analysis
-    /// passes over any of its event classes.
-    fn new<A: Analysis>(a: &A, set: &TraceSet, trace: usize, stream_class: u64, bounds: (i64, i64)) -> Option<Filter> {
+    /// The filter of stream class `stream_class` of trace `trace`, whose clock and
+    /// window are `clock` ([`cycle_window`]), if the analysis passes over any of its
+    /// event classes.
+    fn new<A: Analysis>(a: &A, set: &TraceSet, trace: usize, stream_class: u64, clock: Option<(ClockConv, (u64, u64))>) -> Option<Filter> {
         if a.packet_counts(trace, stream_class) {
             return None;
         }
         let mask = a.interest(trace, stream_class).filter(|m| m.contains(&false))?;
-        let (conv, window) = cycle_window(set, trace, stream_class, bounds)?;
+        let (conv, window) = clock?;
         let skim = mask.iter().filter(|w| **w).count() * 2 < mask.len();
         let sp = set.traces.get(trace)?.plan.stream(stream_class)?;
         let wanted = match a.copies(trace, stream_class) {
@@ -329,7 +342,6 @@ impl<'t> Head<'t> {
             bounds: (s.lo.max(range.0), hi.min(range.1)),
             interest: Interest::default(),
             skipped: None,
-            first_cycles: None,
             ahead: Vec::new(),
             ahead_at: 0,
             unentered: false,
@@ -490,7 +502,7 @@ impl<'t> Head<'t> {
     /// still go through the general decoder.)
     #[cold]
     #[inline(never)]
-    fn out_of_bounds(&mut self) -> bool {
+    fn out_of_bounds<A: Analysis>(&mut self, a: &A) -> bool {
         if !matches!(self.current(), Item::Event(_)) {
             return true;
         }
@@ -505,15 +517,7 @@ impl<'t> Head<'t> {
             u64::MAX
         } else {
             let trace = self.cur.trace_index();
-            let first = match self.first_cycles {
-                Some((t, c)) if t == trace => c,
-                _ => {
-                    let c = cycle_window(self.set, trace, self.class_id, self.bounds).map(|(_, w)| w.0);
-                    self.first_cycles = Some((trace, c));
-                    c
-                }
-            };
-            match first {
+            match self.interest.first(a, self.set, trace, self.class_id, self.bounds) {
                 Some(c) => c,
                 None => return true,
             }
@@ -555,7 +559,7 @@ fn widen_passed(span: &mut Option<(i64, i64)>, conv: &ClockConv, inside: Option<
 #[inline(always)]
 fn deliver<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>) -> bool {
     if !h.in_bounds(h.key) {
-        return h.out_of_bounds();
+        return h.out_of_bounds(a);
     }
     let ctx = Ctx { stream: h.stream, order: h.order };
     if let Some(c) = h.copied() {
