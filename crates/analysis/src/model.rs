@@ -76,12 +76,17 @@ impl Span {
     pub fn end(&self) -> Option<i64> {
         (self.lo <= self.hi).then_some(self.hi)
     }
-    /// Widens the span to `t` (two conditional moves: called for every event).
+    /// Widens the span to `t` (called for every event: branches, predicted, as time
+    /// mostly moves forward).
     #[inline]
     pub fn see(&mut self, t: Option<i64>) {
         if let Some(t) = t {
-            self.lo = self.lo.min(t);
-            self.hi = self.hi.max(t);
+            if t > self.hi {
+                self.hi = t;
+            }
+            if t < self.lo {
+                self.lo = t;
+            }
         }
     }
     /// Widens the span to `[first, last]`.
