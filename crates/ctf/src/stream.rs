@@ -528,11 +528,12 @@ impl<'t> StreamCursor<'t> {
     }
 
     /// Has the bytes of packet `p` and of those after it in the cursor's range, up to
-    /// [`POPULATE_AHEAD`] bytes on, mapped in at once ([`crate::trace::FileBytes::populate`]) unless
-    /// they already are: a cursor reading a file's packets in turn then pays one call per
-    /// few megabytes instead of a page fault every few pages (a tenth of the time of a
-    /// reader that wants few events), and populates nothing outside its range (a
-    /// parallel chunk's).
+    /// [`POPULATE_AHEAD`] bytes on, mapped in at once unless they already are
+    /// ([`crate::trace::FileBytes::populate`]): a cursor reading a file's packets in
+    /// turn then pays one call per few megabytes instead of a page fault every few pages
+    /// (4–8 % of the time of a reader that wants few events, on one VM; see
+    /// BENCHMARKS.md, session 23), and populates nothing outside its range (a parallel
+    /// chunk's).
     fn populate_ahead(&mut self, p: &PacketRef) {
         let end = p.info.offset.saturating_add(p.info.total_bits / 8);
         let (t, f, upto_before) = self.populated;

@@ -52,9 +52,7 @@ impl FileBytes {
             Err(_) => Ok(FileBytes::Owned(std::fs::read(path).map_err(io)?)),
         }
     }
-}
 
-impl FileBytes {
     /// Asks the kernel to map in, now and at once, the pages of bytes `range` of a
     /// mapped file (`MADV_POPULATE_READ`, Linux 5.14 on), before they are read: one call
     /// instead of a page fault every few pages. Only a hint: where it fails (an older
