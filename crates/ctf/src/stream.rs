@@ -535,17 +535,19 @@ impl<'t> StreamCursor<'t> {
     /// BENCHMARKS.md, session 23), and populates nothing outside its range (a parallel
     /// chunk's).
     fn populate_ahead(&mut self, p: &PacketRef) {
-        let end = p.info.offset.saturating_add(p.info.total_bits / 8);
+        let end_of = |q: &PacketRef| q.info.offset.saturating_add(q.info.total_bits / 8);
+        let in_file = |q: &PacketRef| (q.trace, q.file) == (p.trace, p.file);
         let (t, f, upto_before) = self.populated;
-        if (t, f) == (p.trace, p.file) && end <= upto_before {
+        let same_file = (t, f) == (p.trace, p.file);
+        let end = end_of(p);
+        if same_file && end <= upto_before {
             return;
         }
         // The end of the range's last packet, when it lies in this file.
-        let last = self.stream.packets[..self.last_packet].last().filter(|q| (q.trace, q.file) == (p.trace, p.file));
-        let range_end = last.map_or(u64::MAX, |q| q.info.offset.saturating_add(q.info.total_bits / 8));
+        let range_end = self.stream.packets[..self.last_packet].last().filter(|q| in_file(q)).map_or(u64::MAX, end_of);
         let upto = end.max(p.info.offset.saturating_add(POPULATE_AHEAD)).min(range_end.max(end));
         // (What this file has populated already is not asked for again.)
-        let from = if (t, f) == (p.trace, p.file) { p.info.offset.max(upto_before) } else { p.info.offset };
+        let from = if same_file { p.info.offset.max(upto_before) } else { p.info.offset };
         let (_, file) = self.set.packet_file(p);
         file.bytes.populate(from as usize..upto as usize);
         self.populated = (p.trace, p.file, upto);

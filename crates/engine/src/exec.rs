@@ -273,21 +273,25 @@ struct Interest {
 }
 
 impl Interest {
+    /// The interest for trace `trace`, refreshed when it was for another.
     #[inline(always)]
-    fn filter<A: Analysis>(&mut self, a: &A, set: &TraceSet, trace: usize, stream_class: u64, bounds: (i64, i64)) -> Option<&Filter> {
+    fn of<A: Analysis>(&mut self, a: &A, set: &TraceSet, trace: usize, stream_class: u64, bounds: (i64, i64)) -> &Interest {
         if self.trace != Some(trace) {
             self.refresh(a, set, trace, stream_class, bounds);
         }
-        self.filter.as_ref()
+        self
+    }
+
+    /// The filter of trace `trace` (`None`: every event).
+    #[inline(always)]
+    fn filter<A: Analysis>(&mut self, a: &A, set: &TraceSet, trace: usize, stream_class: u64, bounds: (i64, i64)) -> Option<&Filter> {
+        self.of(a, set, trace, stream_class, bounds).filter.as_ref()
     }
 
     /// The first clock value inside `bounds` in trace `trace` (`None`: the stream has
     /// no clock).
     fn first<A: Analysis>(&mut self, a: &A, set: &TraceSet, trace: usize, stream_class: u64, bounds: (i64, i64)) -> Option<u64> {
-        if self.trace != Some(trace) {
-            self.refresh(a, set, trace, stream_class, bounds);
-        }
-        self.first
+        self.of(a, set, trace, stream_class, bounds).first
     }
 
     #[inline(never)]
