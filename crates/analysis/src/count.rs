@@ -32,7 +32,7 @@ pub struct CountState {
 }
 
 /// Result of [`Count`] (its JSON form is the `count` output format).
-/// (Fields in alphabetical order: see [`crate::output::to_json_string`].)
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CountReport {
     /// Always `"count"`.

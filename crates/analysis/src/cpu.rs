@@ -105,7 +105,7 @@ fn credit(threads: &mut Vec<ThreadAcc>, seg: &mut CpuSeg, slot: Option<u32>, d: 
 }
 
 /// One CPU of the result.
-/// (Fields in alphabetical order: see [`crate::output::to_json_string`].)
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CpuRow {
     /// Non-idle time, ns.
@@ -117,7 +117,7 @@ pub struct CpuRow {
 }
 
 /// One thread of the result.
-/// (Fields in alphabetical order: see [`crate::output::to_json_string`].)
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ThreadCpuRow {
     /// Latest command name.
@@ -135,7 +135,7 @@ pub struct ThreadCpuRow {
 }
 
 /// Result of [`Cpu`] (its JSON form is the `cpu` output format).
-/// (Fields in alphabetical order: see [`crate::output::to_json_string`].)
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CpuReport {
     /// Always `"cpu"`.

@@ -185,7 +185,7 @@ impl Io {
 }
 
 /// One thread of the result.
-/// (Fields in alphabetical order: see [`crate::output::to_json_string`].)
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ThreadIoRow {
     /// Latest command name.
@@ -201,7 +201,7 @@ pub struct ThreadIoRow {
 }
 
 /// One process of the result.
-/// (Fields in alphabetical order: see [`crate::output::to_json_string`].)
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ProcessIoRow {
     /// Name of its main thread (or of any thread).
@@ -215,7 +215,7 @@ pub struct ProcessIoRow {
 }
 
 /// One file of the result.
-/// (Fields in alphabetical order: see [`crate::output::to_json_string`].)
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FileIoRow {
     /// Path.
@@ -227,7 +227,7 @@ pub struct FileIoRow {
 }
 
 /// Result of [`Io`] (its JSON form is the `io` output format).
-/// (Fields in alphabetical order: see [`crate::output::to_json_string`].)
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct IoReport {
     /// Always `"io"`.

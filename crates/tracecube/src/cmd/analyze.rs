@@ -2,6 +2,7 @@
 //! `analysis` crate, with lttng-analyses' conventions (`--begin/--end`, `--tid`,
 //! `--limit`, machine-readable LAMI output).
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use analysis::{AnalysisKind, RunOptions};
@@ -188,7 +189,12 @@ pub fn run(a: AnalyzeArgs) -> Result<()> {
     };
     match a.format {
         Format::Text => print!("{}", analysis::output::to_text(&report)),
-        Format::Json => println!("{}", analysis::output::to_json_string(&report)?),
+        Format::Json => {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            analysis::output::write_json(&report, &mut out)?;
+            writeln!(out)?;
+            out.flush()?;
+        }
         Format::Lami => println!("{}", serde_json::to_string_pretty(&analysis::output::to_lami(&report))?),
     }
     Ok(())
