@@ -5,7 +5,10 @@ mod cmd;
 
 /// mimalloc instead of the system allocator: metadata lowering, hash maps of the
 /// kernel model and the cube allocate many small objects, where glibc's malloc costs
-/// up to a third of a short run.
+/// up to a third of a short run. Built without transparent huge pages (`no_thp`): its
+/// arena would otherwise be backed by 2 MiB pages, each zeroed whole on first touch
+/// even for a few small objects (3 ms of a 26 ms `cpu` run, BENCHMARKS session 24).
+/// Buffers that are written through, io's chunk logs, ask for huge pages themselves.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
