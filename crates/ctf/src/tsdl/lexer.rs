@@ -2,9 +2,9 @@
 
 /// A TSDL token.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Tok {
-    /// Identifier or keyword.
-    Ident(String),
+pub enum Tok<'a> {
+    /// Identifier or keyword (borrowed from the metadata text).
+    Ident(&'a str),
     /// Integer literal (value as an unsigned 64-bit number; sign is a separate token).
     Int(u64),
     /// String literal, escapes resolved.
@@ -15,9 +15,9 @@ pub enum Tok {
 
 /// A token and its 1-based line.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Token {
+pub struct Token<'a> {
     /// The token.
-    pub tok: Tok,
+    pub tok: Tok<'a>,
     /// Line where it starts.
     pub line: u32,
 }
@@ -30,9 +30,11 @@ const PUNCTS: &[&str] = &[
 ];
 
 /// Splits TSDL text into tokens, skipping comments and whitespace.
-pub fn lex(src: &str) -> Result<Vec<Token>, LexError> {
+pub fn lex(src: &str) -> Result<Vec<Token<'_>>, LexError> {
     let b = src.as_bytes();
-    let mut out = Vec::new();
+    // Room for one token per 3 bytes (LTTng's kernel metadata has one per 3.8): a
+    // vector grown by doubling would copy itself into fresh memory, page by page.
+    let mut out = Vec::with_capacity(b.len() / 3 + 16);
     let mut i = 0;
     let mut line = 1u32;
     while i < b.len() {
@@ -67,7 +69,7 @@ pub fn lex(src: &str) -> Result<Vec<Token>, LexError> {
             while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                 i += 1;
             }
-            out.push(Token { tok: Tok::Ident(src[s..i].to_string()), line });
+            out.push(Token { tok: Tok::Ident(&src[s..i]), line });
         } else if c.is_ascii_digit() {
             let (v, n) = lex_int(&b[i..]).map_err(|m| (line, m))?;
             i += n;
@@ -194,7 +196,7 @@ fn lex_quoted(b: &[u8], quote: u8) -> Result<(String, usize, u32), String> {
 mod tests {
     use super::*;
 
-    fn toks(s: &str) -> Vec<Tok> {
+    fn toks(s: &str) -> Vec<Tok<'_>> {
         lex(s).unwrap().into_iter().map(|t| t.tok).collect()
     }
 
@@ -203,21 +205,21 @@ mod tests {
         assert_eq!(
             toks("a := 0x1F; b = 017u; c = \"x\\ty\"; d...e"),
             vec![
-                Tok::Ident("a".into()),
+                Tok::Ident("a"),
                 Tok::Punct(":="),
                 Tok::Int(31),
                 Tok::Punct(";"),
-                Tok::Ident("b".into()),
+                Tok::Ident("b"),
                 Tok::Punct("="),
                 Tok::Int(15),
                 Tok::Punct(";"),
-                Tok::Ident("c".into()),
+                Tok::Ident("c"),
                 Tok::Punct("="),
                 Tok::Str("x\ty".into()),
                 Tok::Punct(";"),
-                Tok::Ident("d".into()),
+                Tok::Ident("d"),
                 Tok::Punct("..."),
-                Tok::Ident("e".into()),
+                Tok::Ident("e"),
             ]
         );
     }

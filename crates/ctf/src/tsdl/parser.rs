@@ -13,14 +13,14 @@ const MAX_DEPTH: usize = 64;
 const BLOCKS: &[&str] = &["trace", "env", "clock", "stream", "event", "callsite"];
 
 /// Parses a whole TSDL document.
-pub fn parse(tokens: &[Token]) -> PResult<Vec<Top>> {
+pub fn parse(tokens: &[Token<'_>]) -> PResult<Vec<Top>> {
     let mut p = Parser { t: tokens, i: 0, depth: 0 };
     let mut out = Vec::new();
     while !p.eof() {
         if let Some(Tok::Ident(k)) = p.peek() {
-            if BLOCKS.contains(&k.as_str()) && p.peek_at(1) == Some(&Tok::Punct("{")) {
+            if BLOCKS.contains(k) && p.peek_at(1) == Some(&Tok::Punct("{")) {
                 let line = p.line();
-                let kind = k.clone();
+                let kind = k.to_string();
                 p.i += 2;
                 let items = p.block_items()?;
                 p.expect("}")?;
@@ -35,7 +35,7 @@ pub fn parse(tokens: &[Token]) -> PResult<Vec<Top>> {
 }
 
 struct Parser<'a> {
-    t: &'a [Token],
+    t: &'a [Token<'a>],
     i: usize,
     depth: usize,
 }
@@ -44,10 +44,10 @@ impl<'a> Parser<'a> {
     fn eof(&self) -> bool {
         self.i >= self.t.len()
     }
-    fn peek(&self) -> Option<&'a Tok> {
+    fn peek(&self) -> Option<&'a Tok<'a>> {
         self.t.get(self.i).map(|t| &t.tok)
     }
-    fn peek_at(&self, k: usize) -> Option<&'a Tok> {
+    fn peek_at(&self, k: usize) -> Option<&'a Tok<'a>> {
         self.t.get(self.i + k).map(|t| &t.tok)
     }
     fn line(&self) -> u32 {
@@ -57,7 +57,7 @@ impl<'a> Parser<'a> {
         matches!(self.peek(), Some(Tok::Punct(q)) if *q == p)
     }
     fn is_ident(&self, s: &str) -> bool {
-        matches!(self.peek(), Some(Tok::Ident(q)) if q == s)
+        matches!(self.peek(), Some(Tok::Ident(q)) if *q == s)
     }
     fn err<T>(&self, what: &str) -> PResult<T> {
         let found = match self.peek() {
@@ -81,7 +81,7 @@ impl<'a> Parser<'a> {
         match self.peek() {
             Some(Tok::Ident(s)) => {
                 self.i += 1;
-                Ok(s.clone())
+                Ok(s.to_string())
             }
             _ => self.err("an identifier"),
         }
@@ -114,7 +114,7 @@ impl<'a> Parser<'a> {
     }
 
     fn starts_type_keyword(&self) -> bool {
-        matches!(self.peek(), Some(Tok::Ident(k)) if matches!(k.as_str(), "struct" | "variant" | "enum" | "integer" | "floating_point" | "string"))
+        matches!(self.peek(), Some(Tok::Ident(k)) if matches!(*k, "struct" | "variant" | "enum" | "integer" | "floating_point" | "string"))
     }
 
     /// `a.b.c = value;` or `a.b := type;`
@@ -197,7 +197,7 @@ impl<'a> Parser<'a> {
             self.expect(":=")?;
             let mut words = Vec::new();
             while let Some(Tok::Ident(w)) = self.peek() {
-                words.push(w.clone());
+                words.push(*w);
                 self.i += 1;
             }
             while self.is("*") {
@@ -236,7 +236,7 @@ impl<'a> Parser<'a> {
         // Named type: identifier words; the last word before `;` `,` `[` is the declarator.
         let mut words = Vec::new();
         while let Some(Tok::Ident(w)) = self.peek() {
-            words.push(w.clone());
+            words.push(*w);
             self.i += 1;
         }
         while self.is("*") {
@@ -247,12 +247,12 @@ impl<'a> Parser<'a> {
         }
         if words.len() == 1 {
             if self.is(";") {
-                return Ok((TypeSpec::Named(words.remove(0)), Vec::new()));
+                return Ok((TypeSpec::Named(words.remove(0).to_string()), Vec::new()));
             }
             return self.err("a field name");
         }
         let name = words.pop().unwrap_or_default();
-        let mut decls = vec![Declarator { name, dims: self.dims()? }];
+        let mut decls = vec![Declarator { name: name.to_string(), dims: self.dims()? }];
         while self.is(",") {
             self.i += 1;
             decls.push(self.declarator()?);
@@ -313,10 +313,10 @@ impl<'a> Parser<'a> {
 
     fn type_spec_inner(&mut self) -> PResult<TypeSpec> {
         let kw = match self.peek() {
-            Some(Tok::Ident(k)) => k.clone(),
+            Some(Tok::Ident(k)) => *k,
             _ => return self.err("a type"),
         };
-        match kw.as_str() {
+        match kw {
             "integer" | "floating_point" => {
                 self.i += 1;
                 self.expect("{")?;
@@ -380,7 +380,7 @@ impl<'a> Parser<'a> {
                 // A named type used as a type specifier (after `:=` or `:`).
                 let mut words = Vec::new();
                 while let Some(Tok::Ident(w)) = self.peek() {
-                    words.push(w.clone());
+                    words.push(*w);
                     self.i += 1;
                 }
                 Ok(TypeSpec::Named(words.join(" ")))
@@ -394,7 +394,7 @@ impl<'a> Parser<'a> {
         }
         let mut words = Vec::new();
         while let Some(Tok::Ident(w)) = self.peek() {
-            words.push(w.clone());
+            words.push(*w);
             self.i += 1;
         }
         if words.is_empty() {
@@ -405,9 +405,9 @@ impl<'a> Parser<'a> {
 
     fn opt_name(&mut self) -> Option<String> {
         match self.peek() {
-            Some(Tok::Ident(n)) if n != "align" => {
+            Some(Tok::Ident(n)) if *n != "align" => {
                 self.i += 1;
-                Some(n.clone())
+                Some(n.to_string())
             }
             _ => None,
         }
@@ -454,7 +454,11 @@ impl<'a> Parser<'a> {
             }
             let line = self.line();
             let label = match self.peek() {
-                Some(Tok::Ident(s)) | Some(Tok::Str(s)) => {
+                Some(Tok::Ident(s)) => {
+                    self.i += 1;
+                    s.to_string()
+                }
+                Some(Tok::Str(s)) => {
                     self.i += 1;
                     s.clone()
                 }
