@@ -88,7 +88,8 @@ pub fn metadata_text(bytes: &[u8], path: &Path) -> Result<MetadataText> {
         return Err(Error::Metadata { path: path.into(), line, msg: "NUL character in metadata text".into() });
     }
     Ok(MetadataText {
-        text: String::from_utf8_lossy(&text).into_owned(),
+        // Valid UTF-8 (the usual case) is taken as it is, without a copy.
+        text: String::from_utf8(text).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
         format: MetadataFormat::TsdlPacketized,
         packet_uuid: uuid,
         packet_byte_order: Some(if le { crate::ir::ByteOrder::Little } else { crate::ir::ByteOrder::Big }),

@@ -121,8 +121,9 @@ pub enum Value {
 /// An attribute `lhs = value;` or `lhs := type;`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Attr {
-    /// Dotted name (`packet.header`).
-    pub name: Vec<String>,
+    /// Dotted name (`packet.header`), its parts joined by `.` (one string: attributes
+    /// are most of a kernel trace's metadata, and are matched by their whole name).
+    pub name: String,
     /// Value.
     pub value: Value,
     /// Line.

@@ -25,9 +25,23 @@ pub struct Token<'a> {
 /// A lexing error: line and message.
 pub type LexError = (u32, String);
 
+// (Those of several characters first: see `punct`.)
 const PUNCTS: &[&str] = &[
     "...", ":=", "->", "{", "}", "[", "]", "(", ")", ";", ",", ":", "=", ".", "<", ">", "+", "-", "*",
 ];
+
+/// The punctuator `rest` starts with: the longest that matches (the three of several
+/// characters come first in [`PUNCTS`]).
+fn punct(rest: &[u8]) -> Option<&'static str> {
+    let c = *rest.first()?;
+    let (long, short) = PUNCTS.split_at(3);
+    if matches!(c, b'.' | b':' | b'-') {
+        if let Some(p) = long.iter().find(|p| rest.starts_with(p.as_bytes())) {
+            return Some(p);
+        }
+    }
+    short.iter().find(|p| p.as_bytes()[0] == c).copied()
+}
 
 /// Splits TSDL text into tokens, skipping comments and whitespace.
 pub fn lex(src: &str) -> Result<Vec<Token<'_>>, LexError> {
@@ -84,7 +98,7 @@ pub fn lex(src: &str) -> Result<Vec<Token<'_>>, LexError> {
             let v = s.chars().next().map(|c| c as u64).unwrap_or(0);
             out.push(Token { tok: Tok::Int(v), line });
             i += n;
-        } else if let Some(p) = PUNCTS.iter().find(|p| b[i..].starts_with(p.as_bytes())) {
+        } else if let Some(p) = punct(&b[i..]) {
             out.push(Token { tok: Tok::Punct(p), line });
             i += p.len();
         } else {
@@ -198,6 +212,14 @@ mod tests {
 
     fn toks(s: &str) -> Vec<Tok<'_>> {
         lex(s).unwrap().into_iter().map(|t| t.tok).collect()
+    }
+
+    #[test]
+    fn punctuators_take_the_longest_match() {
+        let p = |s: &str| toks(s).into_iter().map(|t| if let Tok::Punct(p) = t { p } else { "?" }).collect::<Vec<_>>();
+        assert_eq!(p("... .. . := : = -> - > <{}[]()+*;,"), ["...", ".", ".", ".", ":=", ":", "=", "->", "-", ">", "<", "{", "}", "[", "]", "(", ")", "+", "*", ";", ","]);
+        assert_eq!(p(":-:=.->"), [":", "-", ":=", ".", "->"]);
+        assert!(lex("a @ b").is_err());
     }
 
     #[test]

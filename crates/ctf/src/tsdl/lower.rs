@@ -54,7 +54,7 @@ fn lower(tops: Vec<Top>) -> LResult<TraceClass> {
             if kind == "trace" {
                 for it in items {
                     if let Item::Attr(a) = it {
-                        if a.name == ["byte_order"] {
+                        if a.name == "byte_order" {
                             byte_order = byte_order_value(&a.value, a.line, ByteOrder::Little)?;
                         }
                     }
@@ -103,7 +103,7 @@ fn lower(tops: Vec<Top>) -> LResult<TraceClass> {
                                 Value::Path(p) => EnvValue::Str(p.join(".")),
                                 Value::Type(_) => return Err((a.line, "env values must be constants".into())),
                             };
-                            tc.env.push((a.name.join("."), v));
+                            tc.env.push((a.name.clone(), v));
                         }
                     }
                     "clock" => tc.clocks.push(clock_block(attrs, line, &mut lw)?),
@@ -163,6 +163,8 @@ fn lower(tops: Vec<Top>) -> LResult<TraceClass> {
         tc.streams.push(StreamClass { id, packet_context, event_header, event_common_context, event_classes: Vec::new(), default_clock: None });
         stream_roots.push(outer);
     }
+    // Event class ids taken, per stream class (a kernel trace has thousands of classes).
+    let mut taken: std::collections::HashSet<(usize, u64)> = std::collections::HashSet::with_capacity(events.len());
     for pe in events {
         let sid = match pe.stream_id {
             Some(s) => s,
@@ -170,9 +172,8 @@ fn lower(tops: Vec<Top>) -> LResult<TraceClass> {
             None => return Err((pe.line, "event without `stream_id` in a trace with several streams".into())),
         };
         let si = tc.streams.iter().position(|s| s.id == sid).ok_or((pe.line, format!("event refers to undeclared stream class {sid}")))?;
-        let sc = &tc.streams[si];
         let id = pe.id.unwrap_or(0);
-        if sc.event_classes.iter().any(|e| e.id == id) {
+        if !taken.insert((si, id)) {
             return Err((pe.line, format!("duplicate event class id {id} in stream class {sid}")));
         }
         let mut outer = stream_roots[si].clone();
@@ -305,7 +306,7 @@ fn trace_block<'a>(
 ) -> LResult<()> {
     let (mut major, mut minor) = (None, None);
     for a in attrs {
-        match a.name.join(".").as_str() {
+        match a.name.as_str() {
             "major" => major = Some((uint_value(&a.value, a.line, "major")?, a.line)),
             "minor" => minor = Some((uint_value(&a.value, a.line, "minor")?, a.line)),
             "uuid" => tc.uuid = Some(uuid_value(&a.value, a.line)?),
@@ -356,7 +357,7 @@ fn clock_block<'a>(attrs: impl Iterator<Item = &'a Attr>, line: u32, lw: &mut Ty
     let mut c = ClockClass::new_1ghz("");
     let mut named = false;
     for a in attrs {
-        match a.name.join(".").as_str() {
+        match a.name.as_str() {
             "name" => {
                 c.name = string_or_ident(&a.value, a.line, "name")?;
                 named = true;
@@ -393,14 +394,14 @@ fn owned_attrs(items: Vec<Item>) -> impl Iterator<Item = Attr> {
 fn type_attr(a: Attr) -> LResult<(TypeSpec, u32)> {
     match a.value {
         Value::Type(t) => Ok((t, a.line)),
-        _ => Err((a.line, format!("`{}` must be assigned a type with `:=`", a.name.join(".")))),
+        _ => Err((a.line, format!("`{}` must be assigned a type with `:=`", a.name))),
     }
 }
 
 fn stream_block(attrs: impl Iterator<Item = Attr>, line: u32, lw: &mut TypeLowerer) -> LResult<PendingStream> {
     let mut s = PendingStream { id: None, packet_context: None, event_header: None, event_context: None, line };
     for a in attrs {
-        match a.name.join(".").as_str() {
+        match a.name.as_str() {
             "id" => s.id = Some(uint_value(&a.value, a.line, "id")?),
             "packet.context" => s.packet_context = Some(type_attr(a)?),
             "event.header" => s.event_header = Some(type_attr(a)?),
@@ -414,7 +415,7 @@ fn stream_block(attrs: impl Iterator<Item = Attr>, line: u32, lw: &mut TypeLower
 fn event_block(attrs: impl Iterator<Item = Attr>, line: u32, lw: &mut TypeLowerer) -> LResult<PendingEvent> {
     let mut e = PendingEvent { id: None, stream_id: None, name: None, loglevel: None, emf_uri: None, context: None, fields: None, line };
     for a in attrs {
-        match a.name.join(".").as_str() {
+        match a.name.as_str() {
             "name" => e.name = Some(string_or_ident(&a.value, a.line, "name")?),
             "id" => e.id = Some(uint_value(&a.value, a.line, "id")?),
             "stream_id" => e.stream_id = Some(uint_value(&a.value, a.line, "stream_id")?),
@@ -599,5 +600,10 @@ event { name = "c"; id = 0; stream_id = 1; context := struct { uint8_t xn; }; fi
         assert!(parse_tsdl(&SMALL.replace("minor = 8", "minor = 9")).is_err());
         assert!(parse_tsdl(&SMALL.replace("/* CTF 1.8", "/* CTF 1.9")).is_err());
         assert!(parse_tsdl(&SMALL.replace("variant <e>", "variant <len>")).is_err());
+        // Event class ids are unique within a stream class.
+        let twice = format!("{SMALL}event {{ name = \"b\"; id = 2; }};\nevent {{ name = \"c\"; id = 1; }};\n");
+        let (line, msg) = parse_tsdl(&twice).unwrap_err();
+        assert_eq!((line, msg.as_str()), (10, "duplicate event class id 1 in stream class 0"));
+        assert_eq!(parse_tsdl(&twice.replace("id = 1; }", "id = 3; }")).unwrap().streams[0].event_classes.len(), 3);
     }
 }

@@ -120,10 +120,11 @@ impl<'a> Parser<'a> {
     /// `a.b.c = value;` or `a.b := type;`
     fn attr(&mut self) -> PResult<Attr> {
         let line = self.line();
-        let mut name = vec![self.ident()?];
+        let mut name = self.ident()?;
         while self.is(".") {
             self.i += 1;
-            name.push(self.ident()?);
+            name.push('.');
+            name.push_str(&self.ident()?);
         }
         let value = if self.is(":=") {
             self.i += 1;

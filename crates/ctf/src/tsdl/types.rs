@@ -205,7 +205,7 @@ impl TypeLowerer {
             TypeSpec::String(attrs) => {
                 let mut encoding = Encoding::Utf8;
                 for a in attrs {
-                    match a.name.join(".").as_str() {
+                    match a.name.as_str() {
                         "encoding" => encoding = encoding_value(&a.value, a.line)?,
                         other => self.warn(a.line, other),
                     }
@@ -453,7 +453,7 @@ impl TypeLowerer {
             role: None,
         };
         for a in attrs {
-            match a.name.join(".").as_str() {
+            match a.name.as_str() {
                 "size" => {
                     let v = uint_value(&a.value, a.line, "size")?;
                     if v == 0 {
@@ -487,7 +487,7 @@ impl TypeLowerer {
         let mut f = FloatClass { exp_dig: 0, mant_dig: 0, align: 0, byte_order: self.byte_order };
         let mut align = None;
         for a in attrs {
-            match a.name.join(".").as_str() {
+            match a.name.as_str() {
                 "exp_dig" => f.exp_dig = uint_value(&a.value, a.line, "exp_dig")? as u32,
                 "mant_dig" => f.mant_dig = uint_value(&a.value, a.line, "mant_dig")? as u32,
                 "align" => align = Some(align_value(&a.value, a.line)?),
