@@ -172,6 +172,43 @@ proptest! {
     }
 }
 
+/// One analysis over `slices` as they are, with the engine's options `opts` (no
+/// clipping to the range: `engine::run_slices` takes the slices it is given).
+fn over_slices<A: engine::Analysis>(a: &A, set: &ctf::trace::TraceSet, slices: &[engine::Slice], opts: &engine::EngineOptions) -> A::Output {
+    a.finish(engine::run_slices(a, set, slices, opts).unwrap())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
+    /// A range's slices and packets clipped to it (`engine::clip`, as every run with
+    /// `--begin`/`--end` does) give every analysis the result of reading them all;
+    /// clipping keeps every slice of the whole range and drops packets of a narrow one.
+    #[test]
+    fn clipping_to_the_range_changes_no_result(threads in 1usize..4, chunk in 1u64..48, scheme in 0u8..3, seed in 0u64..3, a in 0.0f64..1.0, b in 0.0f64..1.0) {
+        let (_d, set, _) = synth_trace(3, 5_000, seed, if seed == 2 { 60 } else { 0 });
+        let events = all_events(&set);
+        let (t0, t1) = (events.iter().map(|e| e.0).min().unwrap(), events.iter().map(|e| e.0).max().unwrap());
+        let at = |f: f64| t0 + ((t1 - t0) as f64 * f) as i64;
+        let (begin, end) = (at(a.min(b)), at(a.max(b)));
+        let partition = [Partition::Hybrid, Partition::Time, Partition::Stream][scheme as usize];
+        let opts = RunOptions { threads, chunk_size: chunk * 1024, partition, begin: Some(begin), end: Some(end), ..Default::default() };
+        let e = opts.engine();
+        let all = engine::partition(&set, partition, e.slice_bytes(&set));
+        let clipped = engine::clip(&set, &all, (begin, end));
+        let bytes = |v: &[engine::Slice]| v.iter().map(|s| s.bytes(&set)).sum::<u64>();
+        prop_assert!(bytes(&clipped) <= bytes(&all));
+        prop_assert_eq!(&engine::clip(&set, &all, (i64::MIN, i64::MAX)), &all);
+        if end - begin < (t1 - t0) / 4 {
+            prop_assert!(bytes(&clipped) < bytes(&all), "a quarter of the trace or less reads fewer packets");
+        }
+        let head = analysis::cpu::HeadPolicy::FromStart;
+        let (count, cpu, io) = (analysis::count::Count::new(&set), analysis::cpu::Cpu::new(&set, head), analysis::io::Io::new(&set, head));
+        prop_assert_eq!(Report::Count(over_slices(&count, &set, &all, &e)), run(&set, AnalysisKind::Count, &opts).unwrap());
+        prop_assert_eq!(Report::Cpu(over_slices(&cpu, &set, &all, &e)), run(&set, AnalysisKind::Cpu, &opts).unwrap());
+        prop_assert_eq!(Report::Io(over_slices(&io, &set, &all, &e)), run(&set, AnalysisKind::Io, &opts).unwrap());
+    }
+}
+
 /// The JSON written straight from a report is the text of its `Value` form (keys
 /// sorted), for every analysis, on a real trace and a synthesized one.
 #[test]

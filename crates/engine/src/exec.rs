@@ -9,7 +9,7 @@ use ctf::clock::ClockConv;
 use ctf::stream::{Ahead, Item, Passed, StreamCursor, Wanted};
 use ctf::trace::{PacketRef, TraceSet};
 
-use crate::partition::{partition, Slice};
+use crate::partition::{clip, partition, Slice};
 use crate::{Analysis, EngineOptions, NoticeKind, StreamOrder};
 
 /// What an analysis is told about the item it receives.
@@ -56,7 +56,8 @@ pub fn run_slices<A: Analysis>(a: &A, set: &TraceSet, slices: &[Slice], opts: &E
 /// [`run`], calling `progress(bytes merged, bytes in all)` after each slice is merged
 /// (for a progress bar; bytes are the slices' packet bytes).
 pub fn run_with_progress<A: Analysis>(a: &A, set: &TraceSet, opts: &EngineOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<A::Output, EngineError> {
-    let slices = partition(set, opts.partition, opts.slice_bytes(set));
+    let range = (opts.begin.unwrap_or(i64::MIN), opts.end.unwrap_or(i64::MAX));
+    let slices = clip(set, &partition(set, opts.partition, opts.slice_bytes(set)), range);
     let st = run_slices_with_progress(a, set, &slices, opts, progress)?;
     Ok(a.finish(st))
 }

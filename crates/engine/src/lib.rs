@@ -23,7 +23,10 @@
 //! when a packet straddles a boundary (that packet is decoded by both slices).
 //! [`Partition`] chooses where the instants are: from the packet index so that each
 //! slice holds about `chunk_size` bytes (hybrid, default), evenly in time (time), or at
-//! the packet cuts of the largest stream only (stream).
+//! the packet cuts of the largest stream only (stream). With a time range
+//! (`--begin`/`--end`), [`run`] first drops ([`clip`]) the slices and packets that lie
+//! wholly outside it, as told by the packet index: none of their items would be
+//! delivered, so a range costs what its packets cost, not the whole trace.
 //!
 //! # What is decoded
 //! An analysis that reads only some event classes says so ([`Analysis::interest`]):
@@ -55,7 +58,7 @@ pub mod exec;
 pub mod partition;
 
 pub use exec::{run, run_slices, run_slices_with_progress, run_with_progress, Ctx, EngineError};
-pub use partition::{auto_chunk_size, chunk_size_for, partition, Partition, PartitionError, Slice};
+pub use partition::{auto_chunk_size, chunk_size_for, clip, partition, Partition, PartitionError, Slice};
 
 use ctf::stream::{Copied, CopyRequest, EventRef, Notice, PacketCount, StreamCursor};
 
