@@ -305,7 +305,7 @@ mod tests {
     #[test]
     fn huge_page_advice_changes_no_byte() {
         // 8 MiB and more: the buffer has a 2 MiB-aligned interior, which is advised.
-        let mut v: Vec<u64> = (0..(1u64 << 20) + 3).collect();
+        let v: Vec<u64> = (0..(1u64 << 20) + 3).collect();
         advise_huge_pages(&v);
         assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
         // A log reserved that large keeps what is written into it, across the interior.
