@@ -104,45 +104,63 @@ pub fn to_lami(r: &Report) -> Value {
     json!({ "results": results })
 }
 
-/// Readable text.
-pub fn to_text(r: &Report) -> String {
-    let mut s = String::new();
+/// Readable tables in the manner of lttng-analyses, written to `w`.
+pub fn write_text(r: &Report, mut w: impl std::io::Write) -> std::io::Result<()> {
+    // "comm (tid)" of a row, padded as one column: built in one buffer reused by every
+    // row (a report may list thousands of threads).
+    let mut who = String::new();
     match r {
         Report::Count(c) => {
-            s += &format!("Events: {}  Discarded: {}\nPer name:\n", c.events, c.discarded);
+            writeln!(w, "Events: {}  Discarded: {}\nPer name:", c.events, c.discarded)?;
             for (n, v) in &c.by_name {
-                s += &format!("  {v:>12}  {n}\n");
+                writeln!(w, "  {v:>12}  {n}")?;
             }
-            s += "Per CPU:\n";
+            writeln!(w, "Per CPU:")?;
             for (n, v) in &c.by_cpu {
-                s += &format!("  {v:>12}  CPU {n}\n");
+                writeln!(w, "  {v:>12}  CPU {n}")?;
             }
         }
         Report::Cpu(c) => {
-            s += "Per-TID Usage                     Process                   Migrations\n";
+            writeln!(w, "Per-TID Usage                     Process                   Migrations")?;
             for t in &c.threads {
-                s += &format!("{:>8.2} %   {:<24} {:>10}\n", t.usage * 100.0, format!("{} ({})", t.comm, t.tid), t.migrations);
+                writeln!(w, "{:>8.2} %   {:<24} {:>10}", t.usage * 100.0, label(&mut who, &t.comm, t.tid), t.migrations)?;
             }
-            s += "\nPer-CPU Usage\n";
+            writeln!(w, "\nPer-CPU Usage")?;
             for x in &c.cpus {
-                s += &format!("{:>8.2} %   CPU {}\n", x.usage * 100.0, x.cpu);
+                writeln!(w, "{:>8.2} %   CPU {}", x.usage * 100.0, x.cpu)?;
             }
-            s += &format!("\nTotal CPU Usage: {:.2}%\n", c.total_usage * 100.0);
+            writeln!(w, "\nTotal CPU Usage: {:.2}%", c.total_usage * 100.0)?;
         }
         Report::Io(c) => {
-            s += "Per-thread I/O                    Read (B)      Written (B)\n";
+            writeln!(w, "Per-thread I/O                    Read (B)      Written (B)")?;
             for t in &c.threads {
-                s += &format!("{:<30} {:>12} {:>14}\n", format!("{} ({})", t.comm, t.tid), t.read_bytes, t.write_bytes);
+                writeln!(w, "{:<30} {:>12} {:>14}", label(&mut who, &t.comm, t.tid), t.read_bytes, t.write_bytes)?;
             }
-            s += "\nPer-process I/O\n";
+            writeln!(w, "\nPer-process I/O")?;
             for p in &c.processes {
-                s += &format!("{:<30} {:>12} {:>14}\n", format!("{} ({})", p.comm, p.pid), p.read_bytes, p.write_bytes);
+                writeln!(w, "{:<30} {:>12} {:>14}", label(&mut who, &p.comm, p.pid), p.read_bytes, p.write_bytes)?;
             }
-            s += "\nPer-file I/O\n";
+            writeln!(w, "\nPer-file I/O")?;
             for f in &c.files {
-                s += &format!("{:<50} {:>12} {:>14}\n", f.path, f.read_bytes, f.write_bytes);
+                writeln!(w, "{:<50} {:>12} {:>14}", f.path, f.read_bytes, f.write_bytes)?;
             }
         }
     }
-    s
+    Ok(())
+}
+
+/// `comm (id)`, written into `buf` (emptied first).
+fn label<'b>(buf: &'b mut String, comm: &str, id: i32) -> &'b str {
+    use std::fmt::Write as _;
+    buf.clear();
+    let _ = write!(buf, "{comm} ({id})");
+    buf
+}
+
+/// [`write_text`]'s text as a string.
+pub fn to_text(r: &Report) -> String {
+    let mut out = Vec::new();
+    // Writing into a vector cannot fail.
+    let _ = write_text(r, &mut out);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }

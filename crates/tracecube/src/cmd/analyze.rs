@@ -187,16 +187,16 @@ pub fn run(a: AnalyzeArgs) -> Result<()> {
         let cb = bar.callback();
         analysis::run_with_progress(&set, which, &opts, Some(&cb))?
     };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match a.format {
-        Format::Text => print!("{}", analysis::output::to_text(&report)),
+        Format::Text => analysis::output::write_text(&report, &mut out)?,
         Format::Json => {
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
             analysis::output::write_json(&report, &mut out)?;
             writeln!(out)?;
-            out.flush()?;
         }
-        Format::Lami => println!("{}", serde_json::to_string_pretty(&analysis::output::to_lami(&report))?),
+        Format::Lami => writeln!(out, "{}", serde_json::to_string_pretty(&analysis::output::to_lami(&report))?)?,
     }
+    out.flush()?;
     Ok(())
 }
 
