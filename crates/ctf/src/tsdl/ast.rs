@@ -115,7 +115,7 @@ pub enum Value {
     /// Identifier or dotted path (`le`, `clock.monotonic.value`).
     Path(Vec<String>),
     /// A type (`:=` assignments).
-    Type(TypeSpec),
+    Type(Box<TypeSpec>),
 }
 
 /// An attribute `lhs = value;` or `lhs := type;`.
@@ -154,3 +154,4 @@ pub enum Top {
     /// A declaration.
     Decl(Decl),
 }
+

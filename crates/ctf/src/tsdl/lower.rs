@@ -312,7 +312,7 @@ fn trace_block<'a>(
             "uuid" => tc.uuid = Some(uuid_value(&a.value, a.line)?),
             "byte_order" => {}
             "packet.header" => match &a.value {
-                Value::Type(t) => *header = Some((t.clone(), a.line)),
+                Value::Type(t) => *header = Some(((**t).clone(), a.line)),
                 _ => return Err((a.line, "`packet.header` must be assigned a type with `:=`".into())),
             },
             other => lw.warnings.push(format!("line {}: unknown trace attribute `{other}` ignored", a.line)),
@@ -393,7 +393,7 @@ fn owned_attrs(items: Vec<Item>) -> impl Iterator<Item = Attr> {
 
 fn type_attr(a: Attr) -> LResult<(TypeSpec, u32)> {
     match a.value {
-        Value::Type(t) => Ok((t, a.line)),
+        Value::Type(t) => Ok((*t, a.line)),
         _ => Err((a.line, format!("`{}` must be assigned a type with `:=`", a.name))),
     }
 }

@@ -128,7 +128,7 @@ impl<'a> Parser<'a> {
         }
         let value = if self.is(":=") {
             self.i += 1;
-            Value::Type(self.type_spec()?)
+            Value::Type(Box::new(self.type_spec()?))
         } else if self.is("=") {
             self.i += 1;
             self.value()?
