@@ -104,8 +104,9 @@ pub fn to_lami(r: &Report) -> Value {
     json!({ "results": results })
 }
 
-/// Readable tables in the manner of lttng-analyses, written to `w`.
-pub fn write_text(r: &Report, mut w: impl std::io::Write) -> std::io::Result<()> {
+/// Readable tables in the manner of lttng-analyses, written to `w` (a string, say:
+/// columns are padded a character at a time, which an `io::Write` pays per call).
+pub fn write_text(r: &Report, w: &mut impl std::fmt::Write) -> std::fmt::Result {
     // "comm (tid)" of a row, padded as one column: built in one buffer reused by every
     // row (a report may list thousands of threads).
     let mut who = String::new();
@@ -159,8 +160,8 @@ fn label<'b>(buf: &'b mut String, comm: &str, id: i32) -> &'b str {
 
 /// [`write_text`]'s text as a string.
 pub fn to_text(r: &Report) -> String {
-    let mut out = Vec::new();
-    // Writing into a vector cannot fail.
+    let mut out = String::new();
+    // Writing into a string cannot fail.
     let _ = write_text(r, &mut out);
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    out
 }

@@ -189,7 +189,7 @@ pub fn run(a: AnalyzeArgs) -> Result<()> {
     };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match a.format {
-        Format::Text => analysis::output::write_text(&report, &mut out)?,
+        Format::Text => out.write_all(analysis::output::to_text(&report).as_bytes())?,
         Format::Json => {
             analysis::output::write_json(&report, &mut out)?;
             writeln!(out)?;
