@@ -42,13 +42,14 @@ pub enum EngineError {
     WorkerPanicked,
 }
 
-/// Runs `a` over `set` with `opts`: partitions, processes slices on workers, merges in
-/// time order, finishes.
+/// Runs `a` over `set` with `opts`: partitions, drops what lies outside the time range
+/// ([`clip`]), processes slices on workers, merges in time order, finishes.
 pub fn run<A: Analysis>(a: &A, set: &TraceSet, opts: &EngineOptions) -> Result<A::Output, EngineError> {
     run_with_progress(a, set, opts, None)
 }
 
 /// Processes given slices (time-ordered) and returns the merged state, before `finish`.
+/// The slices are read as given: [`clip`] them to the time range first, as [`run`] does.
 pub fn run_slices<A: Analysis>(a: &A, set: &TraceSet, slices: &[Slice], opts: &EngineOptions) -> Result<A::State, EngineError> {
     run_slices_with_progress(a, set, slices, opts, None)
 }
