@@ -2,6 +2,7 @@
 //! attribute checking, and the resolution of relative field paths (sequence lengths,
 //! variant tags) into absolute [`FieldPath`]s.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -220,12 +221,14 @@ impl TypeLowerer {
                 self.lower_with_dims(&t, &dims, line)
             }
             TypeSpec::Struct { name, body, align } => {
-                let (decls, align) = match body {
+                // An inline body is lowered where it lies; a body named elsewhere is
+                // copied out of the scope that holds it (which lowering may change).
+                let (decls, align): (Cow<'_, [Decl]>, _) = match body {
                     Some(b) => {
                         if let Some(n) = name {
                             self.top().structs.insert(n.clone(), (b.clone(), *align));
                         }
-                        (b.clone(), *align)
+                        (Cow::Borrowed(b), *align)
                     }
                     None => {
                         let n = name.as_deref().unwrap_or_default();
@@ -233,7 +236,7 @@ impl TypeLowerer {
                             .lookup(|x| x.structs.get(n))
                             .cloned()
                             .ok_or_else(|| (line, format!("unknown struct `{n}`")))?;
-                        (b, align.or(a))
+                        (Cow::Owned(b), align.or(a))
                     }
                 };
                 let min_align = match align {
@@ -256,18 +259,20 @@ impl TypeLowerer {
                 Ok(FieldClass::Struct(Box::new(StructClass { min_align, members: members? })))
             }
             TypeSpec::Variant { name, tag, body } => {
-                let decls = match body {
+                let decls: Cow<'_, [Decl]> = match body {
                     Some(b) => {
                         if let Some(n) = name {
                             self.top().variants.insert(n.clone(), b.clone());
                         }
-                        b.clone()
+                        Cow::Borrowed(b)
                     }
                     None => {
                         let n = name.as_deref().unwrap_or_default();
-                        self.lookup(|x| x.variants.get(n))
-                            .cloned()
-                            .ok_or_else(|| (line, format!("unknown variant `{n}`")))?
+                        Cow::Owned(
+                            self.lookup(|x| x.variants.get(n))
+                                .cloned()
+                                .ok_or_else(|| (line, format!("unknown variant `{n}`")))?,
+                        )
                     }
                 };
                 let Some(tag) = tag else {
@@ -289,28 +294,30 @@ impl TypeLowerer {
                 Ok(FieldClass::Variant(Box::new(VariantClass { tag: tag_path, options, selector_ranges: None })))
             }
             TypeSpec::Enum { name, container, body } => {
-                let (container, enumerators) = match body {
+                let (container, enumerators): (Option<Cow<'_, TypeSpec>>, Cow<'_, [Enumerator]>) = match body {
                     Some(b) => {
                         if let Some(n) = name {
                             self.top().enums.insert(n.clone(), (container.clone(), b.clone()));
                         }
-                        (container.clone(), b.clone())
+                        (container.as_deref().map(Cow::Borrowed), Cow::Borrowed(b))
                     }
                     None => {
                         let n = name.as_deref().unwrap_or_default();
-                        self.lookup(|x| x.enums.get(n))
+                        let (c, b) = self
+                            .lookup(|x| x.enums.get(n))
                             .cloned()
-                            .ok_or_else(|| (line, format!("unknown enum `{n}`")))?
+                            .ok_or_else(|| (line, format!("unknown enum `{n}`")))?;
+                        (c.map(|c| Cow::Owned(*c)), Cow::Owned(b))
                     }
                 };
-                let container = container.map(|c| *c).unwrap_or_else(|| TypeSpec::Named("int".into()));
+                let container = container.unwrap_or_else(|| Cow::Owned(TypeSpec::Named("int".into())));
                 let int = match self.lower(&container, line)? {
                     FieldClass::Int(i) => i,
                     _ => return Err((line, "enumeration container type is not an integer".into())),
                 };
                 let mut mappings = Vec::new();
                 let mut next: i128 = 0;
-                for e in &enumerators {
+                for e in enumerators.iter() {
                     let (lo, hi) = e.range.unwrap_or((next, next));
                     let (lo, hi) = if lo <= hi { (lo, hi) } else { (hi, lo) };
                     let (min, max) = if int.signed {
