@@ -30,6 +30,17 @@ const PUNCTS: &[&str] = &[
     "...", ":=", "->", "{", "}", "[", "]", "(", ")", ";", ",", ":", "=", ".", "<", ">", "+", "-", "*",
 ];
 
+/// Bytes that continue an identifier: ASCII letters and digits, `_`.
+const IDENT_CONT: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = (c as u8).is_ascii_alphanumeric() || c as u8 == b'_';
+        c += 1;
+    }
+    t
+};
+
 /// The punctuator `rest` starts with: the longest that matches (the three of several
 /// characters come first in [`PUNCTS`]).
 fn punct(rest: &[u8]) -> Option<&'static str> {
@@ -56,6 +67,9 @@ pub fn lex(src: &str) -> Result<Vec<Token<'_>>, LexError> {
         if c == b'\n' {
             line += 1;
             i += 1;
+        } else if c == b' ' || c == b'\t' {
+            // Indentation comes in runs.
+            i += 1 + b[i + 1..].iter().take_while(|&&x| x == b' ' || x == b'\t').count();
         } else if c.is_ascii_whitespace() {
             i += 1;
         } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
@@ -80,9 +94,7 @@ pub fn lex(src: &str) -> Result<Vec<Token<'_>>, LexError> {
             }
         } else if c.is_ascii_alphabetic() || c == b'_' {
             let s = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
+            i += 1 + b[i + 1..].iter().take_while(|&&x| IDENT_CONT[x as usize]).count();
             out.push(Token { tok: Tok::Ident(&src[s..i]), line });
         } else if c.is_ascii_digit() {
             let (v, n) = lex_int(&b[i..]).map_err(|m| (line, m))?;
