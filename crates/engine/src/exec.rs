@@ -58,7 +58,7 @@ pub fn run_slices<A: Analysis>(a: &A, set: &TraceSet, slices: &[Slice], opts: &E
 /// (for a progress bar; bytes are the slices' packet bytes).
 pub fn run_with_progress<A: Analysis>(a: &A, set: &TraceSet, opts: &EngineOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<A::Output, EngineError> {
     let range = (opts.begin.unwrap_or(i64::MIN), opts.end.unwrap_or(i64::MAX));
-    let slices = clip(set, &partition(set, opts.partition, opts.slice_bytes(set)), range);
+    let slices = clip(&partition(set, opts.partition, opts.slice_bytes(set)), range);
     let st = run_slices_with_progress(a, set, &slices, opts, progress)?;
     Ok(a.finish(st))
 }

@@ -24,9 +24,9 @@
 //! [`Partition`] chooses where the instants are: from the packet index so that each
 //! slice holds about `chunk_size` bytes (hybrid, default), evenly in time (time), or at
 //! the packet cuts of the largest stream only (stream). With a time range
-//! (`--begin`/`--end`), [`run`] first drops ([`clip`]) the slices and packets that lie
-//! wholly outside it, as told by the packet index: none of their items would be
-//! delivered, so a range costs what its packets cost, not the whole trace.
+//! (`--begin`/`--end`), [`run`] first drops ([`clip`]) the slices that do not meet it:
+//! none of their items would be delivered, so a range costs what the slices meeting it
+//! cost, not the whole trace.
 //!
 //! # What is decoded
 //! An analysis that reads only some event classes says so ([`Analysis::interest`]):

@@ -78,36 +78,16 @@ fn packet_times(set: &TraceSet) -> Option<Vec<Vec<(i64, i64, u64)>>> {
     Some(out)
 }
 
-/// `slices` without what lies wholly outside `range` (ns, inclusive): slices that end
-/// before it or start after it and, in each slice, the packets of a stream that end
-/// before it or begin after it. Nothing of those would be delivered (see the crate
-/// docs), and a stream's packets are in time order with their events inside their
-/// context's timestamps (the partition itself places packets by those). So a range
-/// costs what its packets cost, not the whole trace. Slices are returned unchanged
-/// when some packet lacks timestamps.
-pub fn clip(set: &TraceSet, slices: &[Slice], range: (i64, i64)) -> Vec<Slice> {
-    let times = match packet_times(set) {
-        Some(t) if range != (i64::MIN, i64::MAX) => t,
-        _ => return slices.to_vec(),
-    };
-    let outside = |s: &Slice| s.lo > range.1 || (s.hi != i64::MAX && s.hi <= range.0);
-    let packets = |si: usize, r: &Range<usize>| {
-        let t = &times[si];
-        let (mut a, mut b) = (r.start, r.end.min(t.len()));
-        while a < b && t[a].1 < range.0 {
-            a += 1;
-        }
-        while b > a && t[b - 1].0 > range.1 {
-            b -= 1;
-        }
-        (a < b).then_some((si, a..b))
-    };
-    slices
-        .iter()
-        .filter(|s| !outside(s))
-        .map(|s| Slice { lo: s.lo, hi: s.hi, chunks: s.chunks.iter().filter_map(|(si, r)| packets(*si, r)).collect() })
-        .filter(|s| !s.chunks.is_empty())
-        .collect()
+/// `slices` without those that lie wholly outside `range` (ns, inclusive): a slice
+/// delivers only the items whose timestamps are inside both its `[lo, hi)` and the
+/// range, so one that does not meet the range delivers nothing, whatever its packets
+/// hold. So a range costs what the slices meeting it cost, not the whole trace. (Packets
+/// are not trimmed one by one: their index times are the tracer's word, and real
+/// tracers write events before their packet's beginning (barectf) or after its end
+/// (lttng-ust 2.10, crash-recovered packets).)
+pub fn clip(slices: &[Slice], range: (i64, i64)) -> Vec<Slice> {
+    let meets = |s: &Slice| s.lo <= range.1 && (s.hi == i64::MAX || s.hi > range.0);
+    slices.iter().filter(|s| meets(s)).cloned().collect()
 }
 
 /// One slice holding everything.
