@@ -133,6 +133,33 @@ fn all_events(set: &ctf::trace::TraceSet) -> Vec<(i64, String)> {
     out
 }
 
+/// A time range over a synthesized trace, for the range tests.
+struct RangeCase {
+    _dir: tempfile::TempDir,
+    set: ctf::trace::TraceSet,
+    /// Every event's `(timestamp, name)` ([`all_events`]).
+    events: Vec<(i64, String)>,
+    /// The first and last event's timestamps.
+    first_last: (i64, i64),
+    begin: i64,
+    end: i64,
+    /// `threads`, `chunk` KiB, partition scheme number `scheme`, the range.
+    opts: RunOptions,
+}
+
+/// 5,000 events on 3 CPUs (with 60 % background events for seed 2) and the range
+/// between fractions `a` and `b` (either order) of their time span.
+fn range_case(threads: usize, chunk: u64, scheme: u8, seed: u64, (a, b): (f64, f64)) -> RangeCase {
+    let (_dir, set, _) = synth_trace(3, 5_000, seed, if seed == 2 { 60 } else { 0 });
+    let events = all_events(&set);
+    let (t0, t1) = (events.iter().map(|e| e.0).min().unwrap(), events.iter().map(|e| e.0).max().unwrap());
+    let at = |f: f64| t0 + ((t1 - t0) as f64 * f) as i64;
+    let (begin, end) = (at(a.min(b)), at(a.max(b)));
+    let partition = [Partition::Hybrid, Partition::Time, Partition::Stream][scheme as usize];
+    let opts = RunOptions { threads, chunk_size: chunk * 1024, partition, begin: Some(begin), end: Some(end), ..Default::default() };
+    RangeCase { _dir, set, events, first_last: (t0, t1), begin, end, opts }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 16, .. ProptestConfig::default() })]
     /// With `--begin`/`--end`, whatever the chunking: count equals a brute-force count
@@ -141,14 +168,8 @@ proptest! {
     /// over events they do not read, keeping only their span).
     #[test]
     fn ranges_equal_brute_force(threads in 1usize..4, chunk in 1u64..48, scheme in 0u8..3, seed in 0u64..3, a in 0.0f64..1.0, b in 0.0f64..1.0) {
-        let (_d, set, _) = synth_trace(3, 5_000, seed, if seed == 2 { 60 } else { 0 });
-        let events = all_events(&set);
-        let (t0, t1) = (events.iter().map(|e| e.0).min().unwrap(), events.iter().map(|e| e.0).max().unwrap());
-        let at = |f: f64| t0 + ((t1 - t0) as f64 * f) as i64;
-        let (begin, end) = (at(a.min(b)), at(a.max(b)));
+        let RangeCase { _dir, set, events, begin, end, opts, .. } = range_case(threads, chunk, scheme, seed, (a, b));
         let inside: Vec<&(i64, String)> = events.iter().filter(|e| e.0 >= begin && e.0 <= end).collect();
-        let partition = [Partition::Hybrid, Partition::Time, Partition::Stream][scheme as usize];
-        let opts = RunOptions { threads, chunk_size: chunk * 1024, partition, begin: Some(begin), end: Some(end), ..Default::default() };
         let span = (inside.iter().map(|e| e.0).min(), inside.iter().map(|e| e.0).max());
         for k in AnalysisKind::ALL {
             let r = run(&set, k, &opts).unwrap();
@@ -185,15 +206,9 @@ proptest! {
     /// slices dropped are exactly those that do not meet the range.
     #[test]
     fn clipping_to_the_range_changes_no_result(threads in 1usize..4, chunk in 1u64..48, scheme in 0u8..3, seed in 0u64..3, a in 0.0f64..1.0, b in 0.0f64..1.0) {
-        let (_d, set, _) = synth_trace(3, 5_000, seed, if seed == 2 { 60 } else { 0 });
-        let events = all_events(&set);
-        let (t0, t1) = (events.iter().map(|e| e.0).min().unwrap(), events.iter().map(|e| e.0).max().unwrap());
-        let at = |f: f64| t0 + ((t1 - t0) as f64 * f) as i64;
-        let (begin, end) = (at(a.min(b)), at(a.max(b)));
-        let partition = [Partition::Hybrid, Partition::Time, Partition::Stream][scheme as usize];
-        let opts = RunOptions { threads, chunk_size: chunk * 1024, partition, begin: Some(begin), end: Some(end), ..Default::default() };
+        let RangeCase { _dir, set, events, first_last: (t0, t1), begin, end, opts } = range_case(threads, chunk, scheme, seed, (a, b));
         let e = opts.engine();
-        let all = engine::partition(&set, partition, e.slice_bytes(&set));
+        let all = engine::partition(&set, opts.partition, e.slice_bytes(&set));
         let clipped = engine::clip(&all, (begin, end));
         let meets = |s: &engine::Slice| events.iter().any(|ev| s.contains(ev.0) && ev.0 >= begin && ev.0 <= end);
         // Every slice holding an event of the range is kept (and slices keep their order).

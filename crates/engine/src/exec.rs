@@ -57,8 +57,7 @@ pub fn run_slices<A: Analysis>(a: &A, set: &TraceSet, slices: &[Slice], opts: &E
 /// [`run`], calling `progress(bytes merged, bytes in all)` after each slice is merged
 /// (for a progress bar; bytes are the slices' packet bytes).
 pub fn run_with_progress<A: Analysis>(a: &A, set: &TraceSet, opts: &EngineOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<A::Output, EngineError> {
-    let range = (opts.begin.unwrap_or(i64::MIN), opts.end.unwrap_or(i64::MAX));
-    let slices = clip(&partition(set, opts.partition, opts.slice_bytes(set)), range);
+    let slices = clip(&partition(set, opts.partition, opts.slice_bytes(set)), opts.range());
     let st = run_slices_with_progress(a, set, &slices, opts, progress)?;
     Ok(a.finish(st))
 }
@@ -74,7 +73,7 @@ pub fn run_slices_with_progress<A: Analysis>(a: &A, set: &TraceSet, slices: &[Sl
         }
     };
     let workers = opts.worker_count().min(slices.len()).max(1);
-    let range = (opts.begin.unwrap_or(i64::MIN), opts.end.unwrap_or(i64::MAX));
+    let range = opts.range();
     let in_place = a.folds_in_place();
     if workers == 1 {
         let mut acc = a.initial_state();

@@ -212,6 +212,12 @@ impl Default for EngineOptions {
 }
 
 impl EngineOptions {
+    /// The time range `(begin, end)`, inclusive, in ns from origin: unbounded where not
+    /// given.
+    pub fn range(&self) -> (i64, i64) {
+        (self.begin.unwrap_or(i64::MIN), self.end.unwrap_or(i64::MAX))
+    }
+
     /// The chunk size for `set` (0 resolved by [`partition::auto_chunk_size`]).
     pub fn slice_bytes(&self, set: &ctf::trace::TraceSet) -> u64 {
         match self.chunk_size {

@@ -220,7 +220,7 @@ proptest! {
         let r = Recorder::new(&set, draws.iter().map(|&d| d < density).collect());
         let opts = draw.options(&set);
         let got = engine::run(&r, &set, &opts).expect("runs");
-        let want = brute_force(&set, &r, (opts.begin.unwrap_or(i64::MIN), opts.end.unwrap_or(i64::MAX)));
+        let want = brute_force(&set, &r, opts.range());
         prop_assert_eq!(got.seen.len(), want.seen.len());
         prop_assert!(got.seen == want.seen, "first difference: {:?}", got.seen.iter().zip(&want.seen).find(|(g, w)| g != w));
         prop_assert_eq!(got.skipped, want.skipped);
@@ -362,7 +362,7 @@ fn check_copies(set: &TraceSet, c: &Copier, opts: &EngineOptions) -> Result<(), 
     let out = engine::run(c, set, opts).expect("runs");
     prop_assert_eq!(out.out_of_order, 0);
     let got = out.got;
-    let want = brute_force_copies(set, c, (opts.begin.unwrap_or(i64::MIN), opts.end.unwrap_or(i64::MAX)));
+    let want = brute_force_copies(set, c, opts.range());
     prop_assert_eq!(got.len(), want.len());
     prop_assert!(got == want, "first difference: {:?}", got.iter().zip(&want).find(|(g, w)| g != w));
     Ok(())

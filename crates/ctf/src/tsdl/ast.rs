@@ -154,4 +154,3 @@ pub enum Top {
     /// A declaration.
     Decl(Decl),
 }
-
