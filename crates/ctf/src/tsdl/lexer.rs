@@ -54,70 +54,90 @@ fn punct(rest: &[u8]) -> Option<&'static str> {
     short.iter().find(|p| p.as_bytes()[0] == c).copied()
 }
 
-/// Splits TSDL text into tokens, skipping comments and whitespace.
-pub fn lex(src: &str) -> Result<Vec<Token<'_>>, LexError> {
-    let b = src.as_bytes();
-    // Room for one token per 3 bytes (LTTng's kernel metadata has one per 3.8): a
-    // vector grown by doubling would copy itself into fresh memory, page by page.
-    let mut out = Vec::with_capacity(b.len() / 3 + 16);
-    let mut i = 0;
-    let mut line = 1u32;
-    while i < b.len() {
-        let c = b[i];
-        if c == b'\n' {
-            line += 1;
-            i += 1;
-        } else if c == b' ' || c == b'\t' {
-            // Indentation comes in runs.
-            i += 1 + b[i + 1..].iter().take_while(|&&x| x == b' ' || x == b'\t').count();
-        } else if c.is_ascii_whitespace() {
-            i += 1;
-        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
-            let start = line;
-            i += 2;
-            loop {
-                if i + 1 >= b.len() {
-                    return Err((start, "unterminated comment".into()));
-                }
-                if b[i] == b'*' && b[i + 1] == b'/' {
-                    i += 2;
-                    break;
-                }
-                if b[i] == b'\n' {
-                    line += 1;
-                }
-                i += 1;
-            }
-        } else if c == b'/' && b.get(i + 1) == Some(&b'/') {
-            while i < b.len() && b[i] != b'\n' {
-                i += 1;
-            }
-        } else if c.is_ascii_alphabetic() || c == b'_' {
-            let s = i;
-            i += 1 + b[i + 1..].iter().take_while(|&&x| IDENT_CONT[x as usize]).count();
-            out.push(Token { tok: Tok::Ident(&src[s..i]), line });
-        } else if c.is_ascii_digit() {
-            let (v, n) = lex_int(&b[i..]).map_err(|m| (line, m))?;
-            i += n;
-            out.push(Token { tok: Tok::Int(v), line });
-        } else if c == b'"' {
-            let (s, n, nl) = lex_string(&b[i..]).map_err(|m| (line, m))?;
-            out.push(Token { tok: Tok::Str(s), line });
-            line += nl;
-            i += n;
-        } else if c == b'\'' {
-            let (s, n, _) = lex_quoted(&b[i..], b'\'').map_err(|m| (line, m))?;
-            let v = s.chars().next().map(|c| c as u64).unwrap_or(0);
-            out.push(Token { tok: Tok::Int(v), line });
-            i += n;
-        } else if let Some(p) = punct(&b[i..]) {
-            out.push(Token { tok: Tok::Punct(p), line });
-            i += p.len();
-        } else {
-            return Err((line, format!("invalid character {:?}", c as char)));
-        }
+/// The tokens of TSDL text one at a time, comments and whitespace skipped: a parser
+/// takes them as it goes, so that no vector of every token is built (a kernel trace's
+/// metadata is some 80 k tokens).
+#[derive(Debug, Clone)]
+pub struct Lexer<'a> {
+    src: &'a str,
+    /// Byte where the next token is looked for.
+    i: usize,
+    /// Line of byte `i`.
+    line: u32,
+}
+
+impl<'a> Lexer<'a> {
+    /// Tokens of `src`, from its start.
+    pub fn new(src: &'a str) -> Lexer<'a> {
+        Lexer { src, i: 0, line: 1 }
     }
-    Ok(out)
+
+    /// Lexes tokens onto `out` until it holds `len` of them: false when the text ended
+    /// first. After an error, the lexer is not to be asked again.
+    pub fn lex_into(&mut self, out: &mut Vec<Token<'a>>, len: usize) -> Result<bool, LexError> {
+        let (src, b) = (self.src, self.src.as_bytes());
+        let (mut i, mut line) = (self.i, self.line);
+        while out.len() < len {
+            let Some(&c) = b.get(i) else {
+                (self.i, self.line) = (i, line);
+                return Ok(false);
+            };
+            if c == b'\n' {
+                line += 1;
+                i += 1;
+            } else if c == b' ' || c == b'\t' {
+                // Indentation comes in runs.
+                i += 1 + b[i + 1..].iter().take_while(|&&x| x == b' ' || x == b'\t').count();
+            } else if c.is_ascii_whitespace() {
+                i += 1;
+            } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+                let start = line;
+                i += 2;
+                loop {
+                    if i + 1 >= b.len() {
+                        return Err((start, "unterminated comment".into()));
+                    }
+                    if b[i] == b'*' && b[i + 1] == b'/' {
+                        i += 2;
+                        break;
+                    }
+                    if b[i] == b'\n' {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+            } else if c == b'/' && b.get(i + 1) == Some(&b'/') {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            } else if c.is_ascii_alphabetic() || c == b'_' {
+                let s = i;
+                i += 1 + b[i + 1..].iter().take_while(|&&x| IDENT_CONT[x as usize]).count();
+                out.push(Token { tok: Tok::Ident(&src[s..i]), line });
+            } else if c.is_ascii_digit() {
+                let (v, n) = lex_int(&b[i..]).map_err(|m| (line, m))?;
+                i += n;
+                out.push(Token { tok: Tok::Int(v), line });
+            } else if c == b'"' {
+                let (s, n, nl) = lex_string(&b[i..]).map_err(|m| (line, m))?;
+                out.push(Token { tok: Tok::Str(s), line });
+                line += nl;
+                i += n;
+            } else if c == b'\'' {
+                let (s, n, _) = lex_quoted(&b[i..], b'\'').map_err(|m| (line, m))?;
+                let v = s.chars().next().map(|c| c as u64).unwrap_or(0);
+                i += n;
+                out.push(Token { tok: Tok::Int(v), line });
+            } else if let Some(p) = punct(&b[i..]) {
+                i += p.len();
+                out.push(Token { tok: Tok::Punct(p), line });
+            } else {
+                return Err((line, format!("invalid character {:?}", c as char)));
+            }
+        }
+        (self.i, self.line) = (i, line);
+        Ok(true)
+    }
 }
 
 /// Lexes an integer literal (decimal, 0x hex, 0 octal, 0b binary, with U/L suffixes).
@@ -221,6 +241,13 @@ fn lex_quoted(b: &[u8], quote: u8) -> Result<(String, usize, u32), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every token of `src`.
+    fn lex(src: &str) -> Result<Vec<Token<'_>>, LexError> {
+        let mut out = Vec::new();
+        Lexer::new(src).lex_into(&mut out, usize::MAX)?;
+        Ok(out)
+    }
 
     fn toks(s: &str) -> Vec<Tok<'_>> {
         lex(s).unwrap().into_iter().map(|t| t.tok).collect()

@@ -11,8 +11,7 @@ use crate::ir::*;
 /// Parses TSDL text into a trace class. Errors are `(line, message)`.
 pub fn parse_tsdl(text: &str) -> Result<TraceClass, (u32, String)> {
     check_signature(text)?;
-    let tokens = super::lexer::lex(text)?;
-    let tops = super::parser::parse(&tokens)?;
+    let tops = super::parser::parse(text)?;
     lower(tops)
 }
 

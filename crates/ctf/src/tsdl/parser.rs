@@ -1,7 +1,7 @@
 //! Recursive-descent parser from TSDL tokens to the syntax tree of [`super::ast`].
 
 use super::ast::*;
-use super::lexer::{Tok, Token};
+use super::lexer::{Lexer, Tok, Token};
 
 /// A parse error: line and message.
 pub type ParseError = (u32, String);
@@ -12,46 +12,108 @@ const MAX_DEPTH: usize = 64;
 
 const BLOCKS: &[&str] = &["trace", "env", "clock", "stream", "event", "callsite"];
 
-/// Parses a whole TSDL document.
-pub fn parse(tokens: &[Token<'_>]) -> PResult<Vec<Top>> {
-    let mut p = Parser { t: tokens, i: 0, depth: 0 };
-    let mut out = Vec::new();
-    while !p.eof() {
-        if let Some(Tok::Ident(k)) = p.peek() {
-            if BLOCKS.contains(k) && p.peek_at(1) == Some(&Tok::Punct("{")) {
-                let line = p.line();
-                let kind = k.to_string();
-                p.i += 2;
-                let items = p.block_items()?;
-                p.expect("}")?;
-                p.expect(";")?;
-                out.push(Top::Block { kind, items, line });
-                continue;
+/// Parses a whole TSDL document, taking its tokens from the lexer as it goes. A
+/// lexing error anywhere in the text is the error reported, as if the whole text were
+/// lexed first.
+pub fn parse(text: &str) -> PResult<Vec<Top>> {
+    let mut p = Parser { lexer: Lexer::new(text), toks: Vec::with_capacity(BATCH + LOOKAHEAD), i: 0, lexed_all: false, lex_error: None, depth: 0 };
+    p.refill();
+    let parsed = p.document();
+    if let Some(e) = p.lex_error.take() {
+        return Err(e);
+    }
+    if parsed.is_err() {
+        // A lexing error later in the text comes first.
+        let mut rest = std::mem::take(&mut p.toks);
+        while !p.lexed_all {
+            rest.clear();
+            match p.lexer.lex_into(&mut rest, BATCH) {
+                Ok(more) => p.lexed_all = !more,
+                Err(e) => return Err(e),
             }
         }
-        out.push(Top::Decl(p.decl()?));
     }
-    Ok(out)
+    parsed
 }
 
+/// Tokens lexed at once: the parser reads them from a small buffer, not from a vector
+/// of every token of the text (a kernel trace's metadata has some 80 k).
+const BATCH: usize = 256;
+
+/// Tokens the parser looks at: the current one and the next.
+const LOOKAHEAD: usize = 2;
+
 struct Parser<'a> {
-    t: &'a [Token<'a>],
+    lexer: Lexer<'a>,
+    /// Tokens lexed, a batch at a time: `toks[i]` is the current one, and the next is
+    /// there too unless the text ends (or fails) before it.
+    toks: Vec<Token<'a>>,
     i: usize,
+    /// Whether the lexer has reached the end of the text or an error.
+    lexed_all: bool,
+    /// A lexing error met ahead: the parser sees the end of the text there, and
+    /// [`parse`] reports it whatever the parser makes of that.
+    lex_error: Option<ParseError>,
     depth: usize,
 }
 
 impl<'a> Parser<'a> {
+    /// Drops the tokens passed and lexes a batch more.
+    #[cold]
+    #[inline(never)]
+    fn refill(&mut self) {
+        // The last token stays, for errors at the end of the text to name its line.
+        let keep = self.i.min(self.toks.len().saturating_sub(1));
+        self.toks.drain(..keep);
+        self.i -= keep;
+        match self.lexer.lex_into(&mut self.toks, self.i + BATCH) {
+            Ok(more) => self.lexed_all = !more,
+            Err(e) => {
+                self.lex_error = Some(e);
+                self.lexed_all = true;
+            }
+        }
+    }
+    /// Moves past the current token.
+    #[inline]
+    fn bump(&mut self) {
+        self.i += 1;
+        if self.i + LOOKAHEAD > self.toks.len() && !self.lexed_all {
+            self.refill();
+        }
+    }
+    fn document(&mut self) -> PResult<Vec<Top>> {
+        let mut out = Vec::new();
+        while !self.eof() {
+            if let Some(Tok::Ident(k)) = self.peek() {
+                if BLOCKS.contains(k) && self.peek_next() == Some(&Tok::Punct("{")) {
+                    let line = self.line();
+                    let kind = k.to_string();
+                    self.bump();
+                    self.bump();
+                    let items = self.block_items()?;
+                    self.expect("}")?;
+                    self.expect(";")?;
+                    out.push(Top::Block { kind, items, line });
+                    continue;
+                }
+            }
+            out.push(Top::Decl(self.decl()?));
+        }
+        Ok(out)
+    }
     fn eof(&self) -> bool {
-        self.i >= self.t.len()
+        self.i >= self.toks.len()
     }
-    fn peek(&self) -> Option<&'a Tok<'a>> {
-        self.t.get(self.i).map(|t| &t.tok)
+    fn peek(&self) -> Option<&Tok<'a>> {
+        self.toks.get(self.i).map(|t| &t.tok)
     }
-    fn peek_at(&self, k: usize) -> Option<&'a Tok<'a>> {
-        self.t.get(self.i + k).map(|t| &t.tok)
+    /// The token after the current one.
+    fn peek_next(&self) -> Option<&Tok<'a>> {
+        self.toks.get(self.i + 1).map(|t| &t.tok)
     }
     fn line(&self) -> u32 {
-        self.t.get(self.i).or(self.t.last()).map(|t| t.line).unwrap_or(1)
+        self.toks.get(self.i).or(self.toks.last()).map_or(1, |t| t.line)
     }
     fn is(&self, p: &str) -> bool {
         matches!(self.peek(), Some(Tok::Punct(q)) if *q == p)
@@ -71,7 +133,7 @@ impl<'a> Parser<'a> {
     }
     fn expect(&mut self, p: &str) -> PResult<()> {
         if self.is(p) {
-            self.i += 1;
+            self.bump();
             Ok(())
         } else {
             self.err(&format!("`{p}`"))
@@ -80,8 +142,9 @@ impl<'a> Parser<'a> {
     fn ident(&mut self) -> PResult<String> {
         match self.peek() {
             Some(Tok::Ident(s)) => {
-                self.i += 1;
-                Ok(s.to_string())
+                let s = s.to_string();
+                self.bump();
+                Ok(s)
             }
             _ => self.err("an identifier"),
         }
@@ -103,7 +166,7 @@ impl<'a> Parser<'a> {
             }
             if self.is_ident("typealias") || self.is_ident("typedef") || self.starts_type_keyword() {
                 // A declaration, unless it is `name = ...` with a keyword-like name.
-                if !matches!(self.peek_at(1), Some(Tok::Punct("=")) | Some(Tok::Punct(":=")) | Some(Tok::Punct("."))) {
+                if !matches!(self.peek_next(), Some(Tok::Punct("=")) | Some(Tok::Punct(":=")) | Some(Tok::Punct("."))) {
                     items.push(Item::Decl(self.decl()?));
                     continue;
                 }
@@ -122,15 +185,15 @@ impl<'a> Parser<'a> {
         let line = self.line();
         let mut name = self.ident()?;
         while self.is(".") {
-            self.i += 1;
+            self.bump();
             name.push('.');
             name.push_str(&self.ident()?);
         }
         let value = if self.is(":=") {
-            self.i += 1;
+            self.bump();
             Value::Type(Box::new(self.type_spec()?))
         } else if self.is("=") {
-            self.i += 1;
+            self.bump();
             self.value()?
         } else {
             return self.err("`=` or `:=`");
@@ -142,8 +205,9 @@ impl<'a> Parser<'a> {
     fn value(&mut self) -> PResult<Value> {
         match self.peek() {
             Some(Tok::Str(s)) => {
-                self.i += 1;
-                Ok(Value::Str(s.clone()))
+                let v = Value::Str(s.clone());
+                self.bump();
+                Ok(v)
             }
             Some(Tok::Punct("-")) | Some(Tok::Punct("+")) | Some(Tok::Int(_)) => Ok(Value::Int(self.signed_int()?)),
             Some(Tok::Ident(_)) => Ok(Value::Path(self.dotted_path()?)),
@@ -155,7 +219,7 @@ impl<'a> Parser<'a> {
     fn dotted_path(&mut self) -> PResult<Vec<String>> {
         let mut path = vec![self.ident()?];
         while self.is(".") || self.is("->") {
-            self.i += 1;
+            self.bump();
             path.push(self.ident()?);
         }
         Ok(path)
@@ -167,12 +231,12 @@ impl<'a> Parser<'a> {
             if self.is("-") {
                 neg = !neg;
             }
-            self.i += 1;
+            self.bump();
         }
         match self.peek() {
-            Some(Tok::Int(v)) => {
-                self.i += 1;
-                Ok(if neg { -(*v as i128) } else { *v as i128 })
+            Some(&Tok::Int(v)) => {
+                self.bump();
+                Ok(if neg { -(v as i128) } else { v as i128 })
             }
             _ => self.err("an integer constant"),
         }
@@ -180,9 +244,9 @@ impl<'a> Parser<'a> {
 
     fn unsigned_const(&mut self) -> PResult<u64> {
         match self.peek() {
-            Some(Tok::Int(v)) => {
-                self.i += 1;
-                Ok(*v)
+            Some(&Tok::Int(v)) => {
+                self.bump();
+                Ok(v)
             }
             _ => self.err("an unsigned integer constant"),
         }
@@ -192,17 +256,17 @@ impl<'a> Parser<'a> {
     fn decl(&mut self) -> PResult<Decl> {
         let line = self.line();
         if self.is_ident("typealias") {
-            self.i += 1;
+            self.bump();
             let ty = self.type_spec()?;
             let dims = self.dims()?;
             self.expect(":=")?;
             let mut words = Vec::new();
             while let Some(Tok::Ident(w)) = self.peek() {
                 words.push(*w);
-                self.i += 1;
+                self.bump();
             }
             while self.is("*") {
-                self.i += 1;
+                self.bump();
             }
             if words.is_empty() {
                 return self.err("a type alias name");
@@ -213,7 +277,7 @@ impl<'a> Parser<'a> {
             return Ok(Decl::Typealias { ty, dims, alias: words.join(" "), line });
         }
         if self.is_ident("typedef") {
-            self.i += 1;
+            self.bump();
             let (ty, decls) = self.type_and_declarators()?;
             self.expect(";")?;
             return Ok(Decl::Typedef { ty, decls, line });
@@ -238,10 +302,10 @@ impl<'a> Parser<'a> {
         let mut words = Vec::new();
         while let Some(Tok::Ident(w)) = self.peek() {
             words.push(*w);
-            self.i += 1;
+            self.bump();
         }
         while self.is("*") {
-            self.i += 1;
+            self.bump();
         }
         if words.is_empty() {
             return self.err("a type");
@@ -255,7 +319,7 @@ impl<'a> Parser<'a> {
         let name = words.pop().unwrap_or_default();
         let mut decls = vec![Declarator { name: name.to_string(), dims: self.dims()? }];
         while self.is(",") {
-            self.i += 1;
+            self.bump();
             decls.push(self.declarator()?);
         }
         Ok((TypeSpec::Named(words.join(" ")), decls))
@@ -268,7 +332,7 @@ impl<'a> Parser<'a> {
         }
         decls.push(self.declarator()?);
         while self.is(",") {
-            self.i += 1;
+            self.bump();
             decls.push(self.declarator()?);
         }
         Ok(decls)
@@ -276,7 +340,7 @@ impl<'a> Parser<'a> {
 
     fn declarator(&mut self) -> PResult<Declarator> {
         while self.is("*") {
-            self.i += 1;
+            self.bump();
         }
         let name = self.ident()?;
         let dims = self.dims()?;
@@ -286,11 +350,11 @@ impl<'a> Parser<'a> {
     fn dims(&mut self) -> PResult<Vec<Dim>> {
         let mut dims = Vec::new();
         while self.is("[") {
-            self.i += 1;
+            self.bump();
             let d = match self.peek() {
-                Some(Tok::Int(v)) => {
-                    self.i += 1;
-                    Dim::Len(*v)
+                Some(&Tok::Int(v)) => {
+                    self.bump();
+                    Dim::Len(v)
                 }
                 Some(Tok::Ident(_)) => Dim::Path(self.dotted_path()?),
                 Some(Tok::Punct("-")) => {
@@ -319,21 +383,22 @@ impl<'a> Parser<'a> {
         };
         match kw {
             "integer" | "floating_point" => {
-                self.i += 1;
+                self.bump();
                 self.expect("{")?;
                 let attrs = self.attrs_body()?;
                 Ok(if kw == "integer" { TypeSpec::Integer(attrs) } else { TypeSpec::Float(attrs) })
             }
             "string" => {
-                self.i += 1;
+                self.bump();
                 Ok(TypeSpec::String(self.opt_braced(Self::attrs_body)?.unwrap_or_default()))
             }
             "struct" => {
-                self.i += 1;
+                self.bump();
                 let name = self.opt_name();
                 let body = self.opt_braced(Self::decl_body)?;
-                let align = if self.is_ident("align") && self.peek_at(1) == Some(&Tok::Punct("(")) {
-                    self.i += 2;
+                let align = if self.is_ident("align") && self.peek_next() == Some(&Tok::Punct("(")) {
+                    self.bump();
+                    self.bump();
                     let a = self.unsigned_const()?;
                     self.expect(")")?;
                     Some(a)
@@ -346,10 +411,10 @@ impl<'a> Parser<'a> {
                 Ok(TypeSpec::Struct { name, body, align })
             }
             "variant" => {
-                self.i += 1;
+                self.bump();
                 let name = self.opt_name();
                 let tag = if self.is("<") {
-                    self.i += 1;
+                    self.bump();
                     let path = self.dotted_path()?;
                     self.expect(">")?;
                     Some(path)
@@ -363,10 +428,10 @@ impl<'a> Parser<'a> {
                 Ok(TypeSpec::Variant { name, tag, body })
             }
             "enum" => {
-                self.i += 1;
+                self.bump();
                 let name = self.opt_name();
                 let container = if self.is(":") {
-                    self.i += 1;
+                    self.bump();
                     Some(Box::new(self.container_type()?))
                 } else {
                     None
@@ -382,7 +447,7 @@ impl<'a> Parser<'a> {
                 let mut words = Vec::new();
                 while let Some(Tok::Ident(w)) = self.peek() {
                     words.push(*w);
-                    self.i += 1;
+                    self.bump();
                 }
                 Ok(TypeSpec::Named(words.join(" ")))
             }
@@ -396,7 +461,7 @@ impl<'a> Parser<'a> {
         let mut words = Vec::new();
         while let Some(Tok::Ident(w)) = self.peek() {
             words.push(*w);
-            self.i += 1;
+            self.bump();
         }
         if words.is_empty() {
             return self.err("an enum container type");
@@ -407,8 +472,9 @@ impl<'a> Parser<'a> {
     fn opt_name(&mut self) -> Option<String> {
         match self.peek() {
             Some(Tok::Ident(n)) if *n != "align" => {
-                self.i += 1;
-                Some(n.to_string())
+                let n = n.to_string();
+                self.bump();
+                Some(n)
             }
             _ => None,
         }
@@ -429,7 +495,7 @@ impl<'a> Parser<'a> {
         if !self.is("{") {
             return Ok(None);
         }
-        self.i += 1;
+        self.bump();
         body(self).map(Some)
     }
 
@@ -442,7 +508,7 @@ impl<'a> Parser<'a> {
             }
             out.push(item(self)?);
         }
-        self.i += 1;
+        self.bump();
         Ok(out)
     }
 
@@ -450,26 +516,28 @@ impl<'a> Parser<'a> {
         let mut out = Vec::new();
         loop {
             if self.is("}") {
-                self.i += 1;
+                self.bump();
                 break;
             }
             let line = self.line();
             let label = match self.peek() {
                 Some(Tok::Ident(s)) => {
-                    self.i += 1;
-                    s.to_string()
+                    let s = s.to_string();
+                    self.bump();
+                    s
                 }
                 Some(Tok::Str(s)) => {
-                    self.i += 1;
-                    s.clone()
+                    let s = s.clone();
+                    self.bump();
+                    s
                 }
                 _ => return self.err("an enumerator label"),
             };
             let range = if self.is("=") {
-                self.i += 1;
+                self.bump();
                 let lo = self.signed_int()?;
                 let hi = if self.is("...") {
-                    self.i += 1;
+                    self.bump();
                     self.signed_int()?
                 } else {
                     lo
@@ -480,7 +548,7 @@ impl<'a> Parser<'a> {
             };
             out.push(Enumerator { label, range, line });
             if self.is(",") {
-                self.i += 1;
+                self.bump();
             } else if !self.is("}") {
                 return self.err("`,` or `}`");
             }
@@ -495,10 +563,9 @@ impl<'a> Parser<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tsdl::lexer::lex;
 
     fn p(s: &str) -> PResult<Vec<Top>> {
-        parse(&lex(s)?)
+        parse(s)
     }
 
     #[test]
@@ -536,5 +603,30 @@ mod tests {
         assert!(p("trace { major = 1 ").is_err());
         let deep = "struct { ".repeat(200);
         assert!(p(&deep).is_err());
+    }
+
+    /// Tokens come from the lexer in batches: a document of many batches parses whole,
+    /// and an error at its end names the line of its last token.
+    #[test]
+    fn documents_longer_than_a_batch() {
+        let n = 3 * BATCH;
+        let src: String = (0..n).map(|k| format!("typealias integer {{ size = {}; }} := t{k};\n", k % 64 + 1)).collect();
+        let t = p(&src).unwrap();
+        assert_eq!(t.len(), n);
+        assert!(matches!(&t[n - 1], Top::Decl(Decl::Typealias { alias, line, .. }) if *alias == format!("t{}", n - 1) && *line == n as u32));
+        let err = p(&format!("{src}typealias integer {{ size = 8; }} :=")).unwrap_err();
+        assert_eq!(err, (n as u32 + 1, "expected a type alias name, found end of metadata".into()));
+    }
+
+    /// A lexing error is the error reported, wherever the parser stops: as if the whole
+    /// text were lexed first.
+    #[test]
+    fn a_lexing_error_comes_before_parse_errors() {
+        let lex_error = |line: u32| Err((line, "invalid character '@'".to_string()));
+        assert_eq!(p("trace { major = ; };\n@"), lex_error(2));
+        let far = format!("trace {{ major = ; }};\n{}@", "x = 1;\n".repeat(2 * BATCH));
+        assert_eq!(p(&far), lex_error(2 * BATCH as u32 + 2));
+        assert_eq!(p("trace { major = 1; };\n@"), lex_error(2));
+        assert_eq!(p("trace { major = 1; @ };"), lex_error(1));
     }
 }
