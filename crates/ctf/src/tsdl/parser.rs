@@ -19,21 +19,15 @@ pub fn parse(text: &str) -> PResult<Vec<Top>> {
     let mut p = Parser { lexer: Lexer::new(text), toks: Vec::with_capacity(BATCH + LOOKAHEAD), i: 0, lexed_all: false, lex_error: None, depth: 0 };
     p.refill();
     let parsed = p.document();
-    if let Some(e) = p.lex_error.take() {
-        return Err(e);
-    }
     if parsed.is_err() {
-        // A lexing error later in the text comes first.
-        let mut rest = std::mem::take(&mut p.toks);
+        // A lexing error later in the text comes first: lex the rest, a batch at a
+        // time, for one.
         while !p.lexed_all {
-            rest.clear();
-            match p.lexer.lex_into(&mut rest, BATCH) {
-                Ok(more) => p.lexed_all = !more,
-                Err(e) => return Err(e),
-            }
+            p.i = p.toks.len();
+            p.refill();
         }
     }
-    parsed
+    p.lex_error.map_or(parsed, Err)
 }
 
 /// Tokens lexed at once: the parser reads them from a small buffer, not from a vector
