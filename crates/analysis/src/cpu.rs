@@ -19,13 +19,13 @@
 
 use std::collections::BTreeMap;
 
-use ctf::stream::EventRef;
+use ctf::stream::{Copied, CopyRequest, EventRef};
 use ctf::trace::TraceSet;
 use engine::{Analysis, Ctx, StreamOrder};
 use serde::Serialize;
 
 use crate::kernel::{cpu_of, Kind, Layout};
-use crate::model::{Info, Span};
+use crate::model::{switch_request, Info, Span};
 
 /// What to do with the time before a CPU's first `sched_switch`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -104,6 +104,24 @@ fn credit(threads: &mut Vec<ThreadAcc>, seg: &mut CpuSeg, slot: Option<u32>, d: 
     }
 }
 
+/// A `sched_switch` at `t` on the CPU of `seg` from `prev` to the thread in slot `next`
+/// (`None`: tid 0): ends the execution its last switch began, or is the chunk's first.
+#[inline(always)]
+fn switched(threads: &mut Vec<ThreadAcc>, seg: &mut CpuSeg, t: i64, prev: i32, next: Option<usize>) {
+    match seg.last {
+        Some((t0, slot)) => credit(threads, seg, slot, t - t0),
+        None => {
+            if seg.first.is_none() {
+                seg.first = Some((t, prev));
+            }
+        }
+    }
+    seg.last = Some((t, next.map(|n| n as u32)));
+}
+
+/// [`CopyRequest::label`] of `sched_switch` classes (the only ones cpu copies fields of).
+const SWITCH_LABEL: u32 = 0;
+
 /// One CPU of the result.
 /// (Fields in alphabetical order: see [`crate::output::write_json`].)
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -172,6 +190,21 @@ impl Analysis for Cpu {
         self.layout.mask(trace, stream_class, |k| matches!(k, Kind::Switch { .. } | Kind::Migrate { .. } | Kind::Fork { .. } | Kind::Exec { .. } | Kind::ProcState { .. }))
     }
 
+    fn copies(&self, trace: usize, stream_class: u64) -> Option<Vec<Option<CopyRequest>>> {
+        Some(self.layout.stream_classes(trace, stream_class)?.iter().map(|c| switch_request(&c.kind, SWITCH_LABEL)).collect())
+    }
+
+    /// A `sched_switch` from its copied fields, as [`Cpu::on_event`] takes it, except a
+    /// stream's first in the chunk (which also reads the stream's CPU from the packet).
+    #[inline(always)]
+    fn on_copied(&self, st: &mut CpuState, c: &Copied<'_>, ts: i64, ctx: &Ctx) -> bool {
+        let Some(seg) = st.cpus.get_mut(ctx.stream).filter(|s| s.cpu.is_some()) else { return false };
+        let Some(([prev, _], [_, n])) = st.info.switch_copied(c, (ctx.order, ctx.stream)) else { return false };
+        switched(&mut st.threads, seg, ts, prev, n);
+        st.span.see(Some(ts));
+        true
+    }
+
     fn on_skipped(&self, st: &mut CpuState, first: i64, last: i64) {
         st.span.see_range(first, last);
     }
@@ -195,16 +228,8 @@ impl Analysis for Cpu {
                 if seg.cpu.is_none() {
                     seg.cpu = Some(cpu_of(ev, c, ctx.stream));
                 }
-                match seg.last {
-                    Some((t0, slot)) => credit(&mut st.threads, seg, slot, t - t0),
-                    None => {
-                        if seg.first.is_none() {
-                            seg.first = Some((t, prev));
-                        }
-                    }
-                }
                 let [_, n] = st.info.switch(ev, [(prev, prev_comm), (next, next_comm)], (ctx.order, ctx.stream));
-                seg.last = Some((t, n.map(|n| n as u32)));
+                switched(&mut st.threads, seg, t, prev, n);
             }
             Kind::Migrate { tid } => {
                 if let Some(t) = ev.int(tid).filter(|t| *t != 0) {

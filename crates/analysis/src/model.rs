@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use ctf::plan::FieldHandle;
-use ctf::stream::EventRef;
+use ctf::stream::{Copied, CopyRequest, EventRef};
 
 use crate::kernel::{comm_of_path, i32_of, EvClass, Kind};
 
@@ -169,13 +169,18 @@ impl Info {
     }
     /// [`Info::slot`] of `tid`, seen on stream `stream` (cached per stream: the
     /// `prev_tid` of a stream's switch is usually the `next_tid` of its previous one).
-    #[inline]
+    #[inline(always)]
     pub fn slot_on(&mut self, tid: i32, stream: usize) -> usize {
         if let Some(&(t, i)) = self.recent.get(stream) {
             if t == tid {
                 return i as usize;
             }
         }
+        self.slot_on_missed(tid, stream)
+    }
+    /// [`Info::slot_on`] when the stream's cache holds another thread.
+    #[inline(never)]
+    fn slot_on_missed(&mut self, tid: i32, stream: usize) -> usize {
         let i = self.slot(tid);
         if stream >= self.recent.len() {
             self.recent.resize(stream + 1, (i32::MIN, 0));
@@ -282,6 +287,24 @@ impl Info {
         self.switch_with([names[0].0, names[1].0], name, v)
     }
 
+    /// [`Info::switch`] of a `sched_switch` whose fields were copied by the request of
+    /// [`switch_request`]: its `[prev_tid, next_tid]` and their slots. `None`, with
+    /// nothing learnt, when a name is an array of another length than 16 (the general
+    /// path reads those).
+    #[inline(always)]
+    pub(crate) fn switch_copied(&mut self, c: &Copied<'_>, v: Version) -> Option<([i32; 2], [Option<usize>; 2])> {
+        let names = [c.bytes(2), c.bytes(3)].map(|a| a.map(<&[u8; 16]>::try_from));
+        if names.iter().any(|n| matches!(n, Some(Err(_)))) {
+            return None;
+        }
+        let raw = |k: usize| match names[k] {
+            Some(Ok(r)) => Some(Name::Raw(r)),
+            _ => None,
+        };
+        let tids = [c.get(0) as i32, c.get(1) as i32];
+        Some((tids, self.switch_with(tids, raw, v)))
+    }
+
     /// [`Info::switch`] of `[prev_tid, next_tid]` with their names read by `name(0)`
     /// and `name(1)` (only for threads other than the idle task): a `char[16]` array
     /// as [`Name::Raw`].
@@ -350,3 +373,14 @@ impl Info {
         self.get(tid).and_then(|i| i.comm.as_deref()).unwrap_or("")
     }
 }
+
+/// The copy request, under `label`, of a `sched_switch` class of kind `kind` (`None`
+/// for other kinds), as [`Info::switch_copied`] reads it back: `[prev_tid, next_tid,
+/// prev_comm, next_comm]`.
+pub(crate) fn switch_request(kind: &Kind, label: u32) -> Option<CopyRequest> {
+    match *kind {
+        Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => Some(CopyRequest { label, fields: vec![Some(prev_tid), Some(next_tid), prev_comm, next_comm] }),
+        _ => None,
+    }
+}
+

@@ -221,13 +221,14 @@ proptest! {
     /// The fields copied out of events read ahead ([`StreamCursor::copied`]) are the
     /// values the event gives once made current (text arrays: their bytes), for any
     /// choice of fields (absent ones read as `u64::MAX`), and every class of fixed size
-    /// gets its copies.
+    /// gets its copies; so are those of events entered by word loads
+    /// ([`StreamCursor::copied_current`]).
     #[test]
     fn copied_fields_equal_the_event_fields(seed in 0u64..1000, picks in proptest::collection::vec(proptest::collection::vec(0usize..30, 0..=MAX_COPIES), 64), mask in proptest::collection::vec(any::<bool>(), 64)) {
         let dir = tempfile::tempdir().unwrap();
         let set = synth_trace(dir.path(), seed);
         let plan = &set.traces[0].plan;
-        let mut copied = 0usize;
+        let (mut copied, mut entered) = (0usize, 0usize);
         for s in 0..set.streams.len() {
             let sp = plan.stream(set.streams[s].class_id).expect("stream class");
             // Per class: the picked fields (indexes past the class's own fields: absent).
@@ -247,8 +248,20 @@ proptest! {
                 let (mut passed, mut out) = (Passed::default(), Vec::new());
                 c.read_ahead(&wanted, 0, (0, u64::MAX), &mut passed, &mut out, 16);
                 if out.is_empty() {
-                    if c.next_wanted(&wanted, 0, (0, u64::MAX), false, &mut passed).expect("reads").is_none() {
-                        break;
+                    // Read without reading ahead (skimming or not): where the event was
+                    // entered by word loads, its copies are its fields all the same.
+                    let skim = seed % 2 == 0;
+                    let Some(item) = c.next_wanted(&wanted, 0, (0, u64::MAX), skim, &mut passed).expect("reads") else { break };
+                    if matches!(item, Item::Event(_)) {
+                        if let Some(got) = c.copied_current(&wanted).map(|v| (v.label(), (0..MAX_COPIES + 1).map(|i| (v.get(i), v.bytes(i).map(<[u8]>::to_vec))).collect::<Vec<_>>())) {
+                            let Item::Event(ev) = c.current() else { unreachable!() };
+                            let req = requests[ev.class_index()].as_ref().expect("every class has a request");
+                            let mut want: Vec<(u64, Option<Vec<u8>>)> =
+                                req.fields.iter().map(|h| (h.and_then(|h| ev.uint(h)).unwrap_or(u64::MAX), h.and_then(|h| ev.array_bytes(h)).map(<[u8]>::to_vec))).collect();
+                            want.resize(MAX_COPIES + 1, (u64::MAX, None));
+                            prop_assert_eq!(got, (req.label, want), "class {}", ev.name());
+                            entered += 1;
+                        }
                     }
                     continue;
                 }
@@ -267,6 +280,7 @@ proptest! {
             }
         }
         prop_assert!(copied > 0);
+        prop_assert!(entered > 0);
     }
 }
 

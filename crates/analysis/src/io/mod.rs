@@ -37,7 +37,7 @@ use serde::Serialize;
 use crate::cpu::HeadPolicy;
 use crate::fdtable::Call;
 use crate::kernel::{i32_of, EvClass, Kind, Layout, Sc, O_CLOEXEC};
-use crate::model::{Info, Name, Span};
+use crate::model::{switch_request, Info, Span};
 
 pub use log::{Rec, Who};
 use log::{LRec, Log};
@@ -422,7 +422,7 @@ impl Label {
             Kind::OtherEntry | Kind::RawEntry { .. } => (Label::OTHER, vec![]),
             Kind::Exit { sc: s, ret } => (Label::EXIT | sc(s), vec![ret]),
             Kind::RawExit { id, ret } => (Label::RAW_EXIT, vec![Some(id), ret]),
-            Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => (Label::SWITCH, vec![Some(prev_tid), Some(next_tid), prev_comm, next_comm]),
+            Kind::Switch { .. } => return switch_request(kind, Label::SWITCH),
             _ => return None,
         };
         Some(CopyRequest { label, fields })
@@ -470,18 +470,7 @@ impl Analysis for Io {
             if st.holds_back() {
                 return false;
             }
-            // Names as `Info::switch` reads them: a `char[16]` is a raw name (an array
-            // of another length takes the general path).
-            let names = [c.bytes(2), c.bytes(3)].map(|a| a.map(<&[u8; 16]>::try_from));
-            if names.iter().any(|n| matches!(n, Some(Err(_)))) {
-                return false;
-            }
-            let raw = |k: usize| match names[k] {
-                Some(Ok(r)) => Some(Name::Raw(r)),
-                _ => None,
-            };
-            let (p, n) = (c.get(0) as i32, c.get(1) as i32);
-            st.info.switch_with([p, n], raw, (ctx.order, ctx.stream));
+            let Some(([p, n], _)) = st.info.switch_copied(c, (ctx.order, ctx.stream)) else { return false };
             st.switched(ctx.stream, p, n);
         } else {
             let Some(s) = Label::syscall(c) else { return false };

@@ -253,6 +253,26 @@ impl<'t> StreamCursor<'t> {
         e.at.is_multiple_of(8).then_some(Copied { spec, buf: self.cur.buf, base: (e.at / 8) as usize })
     }
 
+    /// The fields `wanted` copies out of the current event, as [`StreamCursor::copied`]
+    /// gives them for an event read ahead: when the current item is an event of fixed
+    /// size entered by word loads (as the skimming loop and the fast path enter them:
+    /// its scopes then lie at its first scope's start plus the class's offsets) and its
+    /// class has a copy request. `None` otherwise: a notice, an event the general path
+    /// decoded, or one of a class without a request.
+    #[inline(always)]
+    pub fn copied_current<'w>(&self, wanted: &'w Wanted) -> Option<Copied<'w>>
+    where
+        't: 'w,
+    {
+        if self.current.is_some() || self.ev.header == HeaderCopy::InSlots {
+            return None;
+        }
+        let class = self.ev.class as usize;
+        let spec = wanted.copies.get(class)?.as_ref()?;
+        let at = self.ev.scopes[0] - u64::from(self.sp.fixed.get(class)?.starts[0]);
+        at.is_multiple_of(8).then_some(Copied { spec, buf: self.cur.buf, base: (at / 8) as usize })
+    }
+
     /// Makes event `e`, read ahead by this cursor's last [`StreamCursor::read_ahead`],
     /// the current one, as [`StreamCursor::next_wanted`] would have: its class, clock
     /// value, timestamp, scopes and header (the cursor's position and clock stay
