@@ -68,21 +68,29 @@ impl Copied<'_> {
 
 /// One field to copy, starting on a byte `off` bytes after the event's first scope. An
 /// integer (little-endian) is an 8-byte load there, shifted up by `unused` bits and
-/// back down (arithmetically when `signed`), or'ed with `fill` (`u64::MAX` for an
-/// absent field or an array, which then read as `u64::MAX` whatever the load gives).
-/// A text array is `len` bytes (0: not an array).
+/// arithmetically back down, and'ed with `keep` (all bits for a signed field, which is
+/// so sign-extended; the field's `64 - unused` low bits for an unsigned one), or'ed
+/// with `fill` (`u64::MAX` for an absent field or an array, which then read as
+/// `u64::MAX` whatever the load gives): no branch on the field's form. A text array is
+/// `len` bytes (0: not an array).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct FieldRead {
     off: u32,
     unused: u32,
-    signed: bool,
+    keep: u64,
     fill: u64,
     len: u32,
 }
 
 impl FieldRead {
     /// An absent field (reads as `u64::MAX`).
-    const ABSENT: FieldRead = FieldRead { off: 0, unused: 0, signed: false, fill: u64::MAX, len: 0 };
+    const ABSENT: FieldRead = FieldRead { off: 0, unused: 0, keep: u64::MAX, fill: u64::MAX, len: 0 };
+
+    /// A little-endian integer of `bits` bits (1 to 64) at byte `off`.
+    fn int(off: u32, bits: u32, signed: bool) -> FieldRead {
+        let unused = 64 - bits;
+        FieldRead { off, unused, keep: if signed { u64::MAX } else { u64::MAX >> unused }, fill: 0, len: 0 }
+    }
 
     /// The field's value in an event whose first scope starts at byte `base` of `buf`
     /// (the event lies wholly inside `buf`).
@@ -93,8 +101,7 @@ impl FieldRead {
             Some(b) => u64::from_le_bytes(b.try_into().unwrap_or_default()),
             None => load_tail(buf, p),
         };
-        let top = w << self.unused;
-        (if self.signed { ((top as i64) >> self.unused) as u64 } else { top >> self.unused }) | self.fill
+        ((((w << self.unused) as i64) >> self.unused) as u64 & self.keep) | self.fill
     }
 }
 
@@ -132,7 +139,7 @@ impl CopySpec {
             let rel = f.starts.get(usize::from(l.scope))?.checked_add(l.offset)?;
             let (read, bits) = match l.int {
                 Some(i) if !i.be && (1..=64).contains(&i.bits) => {
-                    (FieldRead { off: rel / 8, unused: 64 - u32::from(i.bits), signed: i.signed, fill: 0, len: 0 }, u64::from(i.bits))
+                    (FieldRead::int(rel / 8, u32::from(i.bits), i.signed), u64::from(i.bits))
                 }
                 None if l.bytes > 0 => (FieldRead { len: u32::from(l.bytes), off: rel / 8, ..FieldRead::ABSENT }, u64::from(l.bytes) * 8),
                 _ => return None,
@@ -300,7 +307,7 @@ mod tests {
         fn word_read_equals_read_int(bytes in proptest::collection::vec(any::<u8>(), 1..24), at in 0usize..24, width in prop_oneof![Just(8u32), Just(16), Just(32), Just(64), 1u32..64], signed in any::<bool>()) {
             let off = at % bytes.len();
             prop_assume!(off * 8 + width as usize <= bytes.len() * 8);
-            let r = FieldRead { off: off as u32, unused: 64 - width, signed, fill: 0, len: 0 };
+            let r = FieldRead::int(off as u32, width, signed);
             let want = crate::bits::read_int(&bytes, off as u64 * 8, width, signed, false);
             prop_assert_eq!(r.read(&bytes, 0), want);
             prop_assert_eq!(FieldRead::ABSENT.read(&bytes, 0), u64::MAX);
