@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use ctf::plan::{HeaderLayout, StringSkim};
-use ctf::stream::{CopyRequest, Item, Passed, StreamCursor, Wanted, MAX_COPIES};
+use ctf::stream::{CopyRequest, Item, Passed, StreamCursor, Wanted, COPY_WINDOW, MAX_COPIES};
 use ctf::trace::TraceSet;
 use proptest::prelude::*;
 
@@ -221,8 +221,8 @@ proptest! {
     /// The fields copied out of events read ahead ([`StreamCursor::copied`]) are the
     /// values the event gives once made current (text arrays: their bytes), for any
     /// choice of fields (absent ones read as `u64::MAX`), and every class of fixed size
-    /// gets its copies; so are those of events entered by word loads
-    /// ([`StreamCursor::copied_current`]).
+    /// gets its copies (but in the last [`COPY_WINDOW`] bytes of a file); so are those
+    /// of events entered by word loads ([`StreamCursor::copied_current`]).
     #[test]
     fn copied_fields_equal_the_event_fields(seed in 0u64..1000, picks in proptest::collection::vec(proptest::collection::vec(0usize..30, 0..=MAX_COPIES), 64), mask in proptest::collection::vec(any::<bool>(), 64)) {
         let dir = tempfile::tempdir().unwrap();
@@ -274,6 +274,13 @@ proptest! {
                     let mut want: Vec<(u64, Option<Vec<u8>>)> =
                         req.fields.iter().map(|h| (h.and_then(|h| ev.uint(h)).unwrap_or(u64::MAX), h.and_then(|h| ev.array_bytes(h)).map(<[u8]>::to_vec))).collect();
                     want.resize(MAX_COPIES + 1, (u64::MAX, None));
+                    // (Headers are less than 64 bytes.)
+                    let p = ev.packet();
+                    let at = p.info.offset as usize + (ev.bit_offset() / 8) as usize;
+                    let near_end = at + COPY_WINDOW + 64 > set.traces[p.trace as usize].files[p.file as usize].bytes.len();
+                    if got.is_none() && near_end {
+                        continue;
+                    }
                     prop_assert_eq!(got, Some((req.label, want)), "class {}", ev.name());
                     copied += 1;
                 }

@@ -30,14 +30,22 @@ pub struct CopyRequest {
     pub fields: Vec<Option<FieldHandle>>,
 }
 
+/// Bytes of an event, from its first scope on, in which copied fields are read: every
+/// field a [`CopySpec`] reads lies inside (its offset, a `u8`, is at most 255, and
+/// an integer's load is 8 bytes), so a read needs no bounds check. The events read
+/// ahead in the last `COPY_WINDOW` bytes of a file (less their headers) get no copies.
+pub const COPY_WINDOW: usize = 256 + 8;
+
+/// [`COPY_WINDOW`], in short.
+const WINDOW: usize = COPY_WINDOW;
+
 /// The fields a [`CopyRequest`] names, of an event read ahead, read in place on demand
 /// ([`StreamCursor::copied`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Copied<'a> {
     spec: &'a CopySpec,
-    buf: &'a [u8],
-    /// Byte where the event's first scope starts.
-    base: usize,
+    /// The buffer's [`WINDOW`] bytes from where the event's first scope starts.
+    ev: &'a [u8; WINDOW],
 }
 
 impl Copied<'_> {
@@ -52,7 +60,7 @@ impl Copied<'_> {
     /// request's fields.
     #[inline(always)]
     pub fn get(&self, i: usize) -> u64 {
-        self.spec.reads.get(i).map_or(u64::MAX, |r| r.read(self.buf, self.base))
+        self.spec.reads.get(i).map_or(u64::MAX, |r| r.read(self.ev))
     }
 
     /// The bytes of the request's field `i` when it is a text array (as
@@ -61,8 +69,8 @@ impl Copied<'_> {
     #[inline(always)]
     pub fn bytes(&self, i: usize) -> Option<&[u8]> {
         let r = self.spec.reads.get(i).filter(|r| r.len > 0)?;
-        let p = self.base + r.off as usize;
-        self.buf.get(p..p + r.len as usize)
+        let p = usize::from(r.off);
+        self.ev.get(p..p + r.len as usize)
     }
 }
 
@@ -75,7 +83,7 @@ impl Copied<'_> {
 /// `len` bytes (0: not an array).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct FieldRead {
-    off: u32,
+    off: u8,
     unused: u32,
     keep: u64,
     fill: u64,
@@ -87,33 +95,19 @@ impl FieldRead {
     const ABSENT: FieldRead = FieldRead { off: 0, unused: 0, keep: u64::MAX, fill: u64::MAX, len: 0 };
 
     /// A little-endian integer of `bits` bits (1 to 64) at byte `off`.
-    fn int(off: u32, bits: u32, signed: bool) -> FieldRead {
+    fn int(off: u8, bits: u32, signed: bool) -> FieldRead {
         let unused = 64 - bits;
         FieldRead { off, unused, keep: if signed { u64::MAX } else { u64::MAX >> unused }, fill: 0, len: 0 }
     }
 
-    /// The field's value in an event whose first scope starts at byte `base` of `buf`
-    /// (the event lies wholly inside `buf`).
+    /// The field's value in an event whose first scope starts at byte 0 of `ev`.
     #[inline(always)]
-    fn read(&self, buf: &[u8], base: usize) -> u64 {
-        let p = base + self.off as usize;
-        let w = match buf.get(p..p + 8) {
-            Some(b) => u64::from_le_bytes(b.try_into().unwrap_or_default()),
-            None => load_tail(buf, p),
-        };
+    fn read(&self, ev: &[u8; WINDOW]) -> u64 {
+        let p = usize::from(self.off);
+        // (In bounds whatever `off`: no check.)
+        let w = u64::from_le_bytes(std::array::from_fn(|k| ev[p + k]));
         ((((w << self.unused) as i64) >> self.unused) as u64 & self.keep) | self.fill
     }
-}
-
-/// The bytes of `buf` from `p` on (fewer than 8), as the low bytes of a little-endian
-/// word.
-#[cold]
-fn load_tail(buf: &[u8], p: usize) -> u64 {
-    let mut b = [0u8; 8];
-    let tail = buf.get(p..).unwrap_or_default();
-    let n = tail.len().min(8);
-    b[..n].copy_from_slice(&tail[..n]);
-    u64::from_le_bytes(b)
 }
 
 /// A [`CopyRequest`] resolved against a class of fixed size: where each field lies.
@@ -126,7 +120,8 @@ pub struct CopySpec {
 impl CopySpec {
     /// The spec of request `r` for class index `class` of `sp`: `None` unless the class
     /// is of fixed size and every field named is a little-endian integer or a text
-    /// array of bytes, starting on a byte, read in place inside it.
+    /// array of bytes, starting on a byte, read in place inside it, within the
+    /// [`WINDOW`] (starting at most 255 bytes after the first scope).
     pub(super) fn new(sp: &StreamPlan, class: usize, r: &CopyRequest) -> Option<CopySpec> {
         let f = sp.fixed.get(class).filter(|f| f.is_fixed())?;
         if r.fields.len() > MAX_COPIES {
@@ -139,12 +134,12 @@ impl CopySpec {
             let rel = f.starts.get(usize::from(l.scope))?.checked_add(l.offset)?;
             let (read, bits) = match l.int {
                 Some(i) if !i.be && (1..=64).contains(&i.bits) => {
-                    (FieldRead::int(rel / 8, u32::from(i.bits), i.signed), u64::from(i.bits))
+                    (FieldRead::int(u8::try_from(rel / 8).ok()?, u32::from(i.bits), i.signed), u64::from(i.bits))
                 }
-                None if l.bytes > 0 => (FieldRead { len: u32::from(l.bytes), off: rel / 8, ..FieldRead::ABSENT }, u64::from(l.bytes) * 8),
+                None if l.bytes > 0 => (FieldRead { len: u32::from(l.bytes), off: u8::try_from(rel / 8).ok()?, ..FieldRead::ABSENT }, u64::from(l.bytes) * 8),
                 _ => return None,
             };
-            if !rel.is_multiple_of(8) || u64::from(rel) + bits > u64::from(f.bits) {
+            if !rel.is_multiple_of(8) || u64::from(rel) + bits > u64::from(f.bits) || u64::from(read.off) * 8 + bits > WINDOW as u64 * 8 {
                 return None;
             }
             *slot = read;
@@ -249,15 +244,31 @@ impl<'t> StreamCursor<'t> {
 
     /// The fields `wanted` (the [`Wanted`] `e` was read ahead with) copies out of event
     /// `e`, read ahead by this cursor's last [`StreamCursor::read_ahead`], when its class
-    /// has a copy request ([`Wanted::with_copies`]).
+    /// has a copy request ([`Wanted::with_copies`]) and the buffer holds the [`WINDOW`]
+    /// from its first scope on (all but the last events of a file).
     #[inline(always)]
     pub fn copied<'w>(&self, e: &Ahead, wanted: &'w Wanted) -> Option<Copied<'w>>
     where
         't: 'w,
     {
         let spec = wanted.copies.get(e.class as usize)?.as_ref()?;
-        // (Events read ahead start on a byte.)
-        e.at.is_multiple_of(8).then_some(Copied { spec, buf: self.cur.buf, base: (e.at / 8) as usize })
+        self.copied_at(spec, e.at)
+    }
+
+    /// The fields `spec` copies out of the event whose first scope starts at bit `at`
+    /// of the open packet's buffer, when that is on a byte and the buffer holds the
+    /// [`WINDOW`] from there on.
+    #[inline(always)]
+    fn copied_at<'w>(&self, spec: &'w CopySpec, at: u64) -> Option<Copied<'w>>
+    where
+        't: 'w,
+    {
+        if !at.is_multiple_of(8) {
+            return None;
+        }
+        let base = (at / 8) as usize;
+        let ev = self.cur.buf.get(base..base.checked_add(WINDOW)?)?.try_into().ok()?;
+        Some(Copied { spec, ev })
     }
 
     /// The fields `wanted` copies out of the current event, as [`StreamCursor::copied`]
@@ -277,7 +288,7 @@ impl<'t> StreamCursor<'t> {
         let class = self.ev.class as usize;
         let spec = wanted.copies.get(class)?.as_ref()?;
         let at = self.ev.scopes[0] - u64::from(self.sp.fixed.get(class)?.starts[0]);
-        at.is_multiple_of(8).then_some(Copied { spec, buf: self.cur.buf, base: (at / 8) as usize })
+        self.copied_at(spec, at)
     }
 
     /// Makes event `e`, read ahead by this cursor's last [`StreamCursor::read_ahead`],
@@ -302,15 +313,18 @@ mod tests {
 
     proptest! {
         /// A field read by [`FieldRead::read`] is the general reader's value (signed
-        /// fields sign-extended), at any byte, up to the buffer's last byte.
+        /// fields sign-extended), at any byte, up to the buffer's last byte, whatever
+        /// bytes follow the field in the window.
         #[test]
-        fn word_read_equals_read_int(bytes in proptest::collection::vec(any::<u8>(), 1..24), at in 0usize..24, width in prop_oneof![Just(8u32), Just(16), Just(32), Just(64), 1u32..64], signed in any::<bool>()) {
+        fn word_read_equals_read_int(bytes in proptest::collection::vec(any::<u8>(), 1..24), at in 0usize..24, width in prop_oneof![Just(8u32), Just(16), Just(32), Just(64), 1u32..64], signed in any::<bool>(), pad in any::<u8>()) {
             let off = at % bytes.len();
             prop_assume!(off * 8 + width as usize <= bytes.len() * 8);
-            let r = FieldRead::int(off as u32, width, signed);
+            let r = FieldRead::int(off as u8, width, signed);
             let want = crate::bits::read_int(&bytes, off as u64 * 8, width, signed, false);
-            prop_assert_eq!(r.read(&bytes, 0), want);
-            prop_assert_eq!(FieldRead::ABSENT.read(&bytes, 0), u64::MAX);
+            let mut ev = [pad; WINDOW];
+            ev[..bytes.len()].copy_from_slice(&bytes);
+            prop_assert_eq!(r.read(&ev), want);
+            prop_assert_eq!(FieldRead::ABSENT.read(&ev), u64::MAX);
         }
     }
 }
