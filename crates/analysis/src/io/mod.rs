@@ -172,6 +172,34 @@ impl Io {
         true
     }
 
+    /// [`Io::syscall_fast`] of the syscall event whose fields `c` copies
+    /// ([`Label::syscall`]), in a complete state: the thread's slot is found first, then
+    /// the label says what to do with it (one dispatch on the label, not one to build
+    /// the [`Syscall`] and another to take it).
+    #[inline(always)]
+    fn syscall_copied_complete(&self, st: &mut IoState, c: &Copied<'_>, stream: usize) -> bool {
+        let Some(t) = st.running(stream) else { return false };
+        if !st.log.is_empty() {
+            return false;
+        }
+        let label = c.label();
+        // Entries name a syscall (`request` puts one in their low byte): `% len` keeps
+        // the index in bounds without a check.
+        let entry_sc = || Sc::ALL[(label & 0xff) as usize % Sc::ALL.len()];
+        let v = |i: usize| c.get(i) as i64;
+        let i = st.replay.slot_cached(&mut st.run[stream], t);
+        match label & !0xff {
+            Label::ENTRY_FD => st.replay.enter(i, Call::new(entry_sc(), v(0), -1, -1), None),
+            Label::EXIT => st.replay.exit(i, Sc::ALL.get((label & 0xff) as usize).copied(), v(0)),
+            Label::ENTRY => st.replay.enter(i, Call::new(entry_sc(), v(0), v(1), v(2)), None),
+            Label::OTHER => st.replay.other_entry(i),
+            Label::RAW_EXIT => st.replay.exit(i, Sc::from_x86_64(c.get(0)), v(1)),
+            // (No other label names a syscall: a thread's slot changes nothing seen.)
+            _ => return false,
+        }
+        true
+    }
+
     #[inline(always)]
     fn resolve_l(&self, r: LRec, earlier: &[(Option<i32>, Option<i32>)], later: &[(Option<i32>, Option<i32>)], complete: bool) -> LRec {
         match r {
@@ -472,6 +500,10 @@ impl Analysis for Io {
             }
             let Some(([p, n], _)) = st.info.switch_copied(c, (ctx.order, ctx.stream)) else { return false };
             st.switched(ctx.stream, p, n);
+        } else if st.complete {
+            if !self.syscall_copied_complete(st, c, ctx.stream) {
+                return false;
+            }
         } else {
             let Some(s) = Label::syscall(c) else { return false };
             if !self.syscall_fast(st, s, ctx.stream) {
