@@ -182,14 +182,20 @@ impl Replay {
     /// The thread of slot `i` exits syscall `sc` (`None`: a generic exit) with `ret`.
     #[inline(always)]
     pub fn exit(&mut self, i: usize, sc: Option<Sc>, ret: i64) {
-        let Some(e) = self.slots[i].pending.take() else { return };
+        let pending = &mut self.slots[i].pending;
+        let Some(e) = pending else { return };
         if let (Sc::Read | Sc::Write, None | Some(Sc::Read | Sc::Write)) = (e.call.sc, sc) {
-            // The common case, without the tables' general exit.
-            if sc.is_none_or(|s| s == e.call.sc) && ret > 0 {
-                self.credit(i, e.call.sc == Sc::Read, ret as u64, e.file);
+            // The common case, without the tables' general exit (and without copying
+            // the pending call out).
+            let (read, file) = (e.call.sc == Sc::Read, e.file);
+            let matches = sc.is_none_or(|s| s == e.call.sc);
+            *pending = None;
+            if matches && ret > 0 {
+                self.credit(i, read, ret as u64, file);
             }
             return;
         }
+        let Some(e) = pending.take() else { return };
         let pid = self.pid(i);
         // A successful open without a path argument names "unknown".
         let unknown = (e.call.sc == Sc::Open && e.path.is_none()).then(|| self.intern("unknown"));
