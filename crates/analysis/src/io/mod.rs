@@ -59,7 +59,9 @@ pub struct IoState {
     replay: Replay,
     log: Log,
     cur: Cur,
-    /// Complete states: per stream, the slot of the task running there.
+    /// Complete states: per stream, the slot of the task running there, once looked up
+    /// (forgotten whenever that task may change: a switch, a merge), so that a cached
+    /// slot is the running task's.
     run: Vec<SlotCache>,
     info: Info,
     span: Span,
@@ -81,6 +83,9 @@ impl IoState {
                 cur.0 = Some(prev);
             }
             cur.1 = Some(next);
+        }
+        if let Some(r) = self.run.get_mut(stream) {
+            *r = None;
         }
     }
 
@@ -178,16 +183,21 @@ impl Io {
     /// the [`Syscall`] and another to take it).
     #[inline(always)]
     fn syscall_copied_complete(&self, st: &mut IoState, c: &Copied<'_>, stream: usize) -> bool {
-        let Some(t) = st.running(stream) else { return false };
         if !st.log.is_empty() {
             return false;
         }
+        let i = match st.run.get(stream) {
+            Some(&Some((_, i))) => i as usize,
+            _ => {
+                let Some(t) = st.running(stream) else { return false };
+                st.replay.slot_cached(&mut st.run[stream], t)
+            }
+        };
         let label = c.label();
         // Entries name a syscall (`request` puts one in their low byte): `% len` keeps
         // the index in bounds without a check.
         let entry_sc = || Sc::ALL[(label & 0xff) as usize % Sc::ALL.len()];
         let v = |i: usize| c.get(i) as i64;
-        let i = st.replay.slot_cached(&mut st.run[stream], t);
         match label & !0xff {
             Label::ENTRY_FD => st.replay.enter(i, Call::new(entry_sc(), v(0), -1, -1), None),
             Label::EXIT => st.replay.exit(i, Sc::ALL.get((label & 0xff) as usize).copied(), v(0)),
@@ -585,6 +595,8 @@ impl Analysis for Io {
             x.0 = x.0.or(y.0);
             x.1 = y.1.or(x.1);
         }
+        // (The running tasks may have changed.)
+        a.run.iter_mut().for_each(|r| *r = None);
         a.info = a.info.merge(b_info);
         a.span = a.span.merge(b_span);
         a
