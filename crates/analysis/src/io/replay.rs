@@ -135,14 +135,7 @@ impl Replay {
     /// The fd table of slot `i`'s process.
     #[inline(always)]
     fn table(&mut self, i: usize) -> TableId {
-        match self.slots[i].table {
-            Some(t) => t,
-            None => {
-                let t = self.fds.table(self.pid(i));
-                self.slots[i].table = Some(t);
-                t
-            }
-        }
+        table_of(&mut self.slots[i], &mut self.fds)
     }
 
     fn set_pid(&mut self, tid: i32, pid: i32) {
@@ -157,20 +150,15 @@ impl Replay {
     /// Credits `n` bytes read (`read`) or written to slot `i` and to `file`.
     #[inline(always)]
     fn credit(&mut self, i: usize, read: bool, n: u64, file: Option<u32>) {
-        let slot = &mut self.slots[i];
-        slot.io = true;
-        if read { slot.bytes.0 += n } else { slot.bytes.1 += n }
-        if let Some(f) = file {
-            let x = &mut self.paths[f as usize];
-            if read { x.1 += n } else { x.2 += n }
-        }
+        credit(&mut self.slots[i], &mut self.paths, read, n, file);
     }
 
     /// The thread of slot `i` enters `call` (`path`: an open's interned path).
     #[inline(always)]
     pub fn enter(&mut self, i: usize, call: Call, path: Option<u32>) {
-        let table = self.table(i);
-        self.slots[i].pending = Some(self.fds.enter_in(table, call, path));
+        let slot = &mut self.slots[i];
+        let table = table_of(slot, &mut self.fds);
+        slot.pending = Some(self.fds.enter_in(table, call, path));
     }
 
     /// The thread of slot `i` enters a syscall the analysis does not interpret.
@@ -182,20 +170,20 @@ impl Replay {
     /// The thread of slot `i` exits syscall `sc` (`None`: a generic exit) with `ret`.
     #[inline(always)]
     pub fn exit(&mut self, i: usize, sc: Option<Sc>, ret: i64) {
-        let pending = &mut self.slots[i].pending;
-        let Some(e) = pending else { return };
+        let slot = &mut self.slots[i];
+        let Some(e) = &slot.pending else { return };
         if let (Sc::Read | Sc::Write, None | Some(Sc::Read | Sc::Write)) = (e.call.sc, sc) {
             // The common case, without the tables' general exit (and without copying
             // the pending call out).
             let (read, file) = (e.call.sc == Sc::Read, e.file);
             let matches = sc.is_none_or(|s| s == e.call.sc);
-            *pending = None;
+            slot.pending = None;
             if matches && ret > 0 {
-                self.credit(i, read, ret as u64, file);
+                credit(slot, &mut self.paths, read, ret as u64, file);
             }
             return;
         }
-        let Some(e) = pending.take() else { return };
+        let Some(e) = slot.pending.take() else { return };
         let pid = self.pid(i);
         // A successful open without a path argument names "unknown".
         let unknown = (e.call.sc == Sc::Open && e.path.is_none()).then(|| self.intern("unknown"));
@@ -277,6 +265,31 @@ impl Replay {
     /// Per-file `(path, read, written)` of files with I/O.
     pub fn files(&self) -> impl Iterator<Item = (&str, u64, u64)> + '_ {
         self.paths.iter().filter(|p| p.1 + p.2 > 0).map(|(p, r, w)| (&**p, *r, *w))
+    }
+}
+
+/// The fd table in `fds` of `slot`'s process (looked up once, then kept in the slot).
+#[inline(always)]
+fn table_of(slot: &mut ThreadSlot, fds: &mut FdTables) -> TableId {
+    match slot.table {
+        Some(t) => t,
+        None => {
+            let t = fds.table(slot.pid.unwrap_or(slot.tid));
+            slot.table = Some(t);
+            t
+        }
+    }
+}
+
+/// Credits `n` bytes read (`read`) or written to `slot` and to `file` (an index into
+/// `paths`).
+#[inline(always)]
+fn credit(slot: &mut ThreadSlot, paths: &mut [(Arc<str>, u64, u64)], read: bool, n: u64, file: Option<u32>) {
+    slot.io = true;
+    if read { slot.bytes.0 += n } else { slot.bytes.1 += n }
+    if let Some(f) = file {
+        let x = &mut paths[f as usize];
+        if read { x.1 += n } else { x.2 += n }
     }
 }
 
