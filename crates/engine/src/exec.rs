@@ -607,8 +607,8 @@ fn deliver_ahead<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>, until:
     let wanted = interest.filter.as_ref().map(|f| &f.wanted);
     let mut i = *ahead_at - 1;
     let mut ord = *order;
+    let mut e = &ahead[i];
     loop {
-        let e = &ahead[i];
         debug_assert!(e.ts() >= h.bounds.0 && e.ts() <= h.bounds.1);
         let ctx = Ctx { stream: *stream, order: ord };
         let copied = wanted.and_then(|w| cur.copied(e, w)).is_some_and(|c| a.on_copied(st, &c, e.ts(), &ctx));
@@ -629,6 +629,7 @@ fn deliver_ahead<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>, until:
             (*ahead_at, *order, *key) = (i + 1, ord, k);
             return true;
         }
+        e = next;
     }
 }
 
