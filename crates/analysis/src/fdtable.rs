@@ -79,10 +79,11 @@ impl Table {
     #[inline]
     fn get(&self, fd: i64) -> Option<Fd> {
         let fd = fd as i32;
-        if (0..DENSE_FDS).contains(&fd) {
-            self.dense.get(fd as usize).copied().flatten()
-        } else {
-            self.sparse.get(&fd).copied()
+        // `dense` holds fds below `DENSE_FDS` only (a negative fd is past its end).
+        match self.dense.get(fd as u32 as usize) {
+            Some(f) => *f,
+            None if (0..DENSE_FDS).contains(&fd) => None,
+            None => self.sparse.get(&fd).copied(),
         }
     }
 
