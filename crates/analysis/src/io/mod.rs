@@ -198,14 +198,20 @@ impl Io {
         // the index in bounds without a check.
         let entry_sc = || Sc::ALL[(label & 0xff) as usize % Sc::ALL.len()];
         let v = |i: usize| c.get(i) as i64;
-        match label & !0xff {
-            Label::ENTRY_FD => st.replay.enter(i, Call::new(entry_sc(), v(0), -1, -1), None),
-            Label::EXIT => st.replay.exit(i, Sc::ALL.get((label & 0xff) as usize).copied(), v(0)),
-            Label::ENTRY => st.replay.enter(i, Call::new(entry_sc(), v(0), v(1), v(2)), None),
-            Label::OTHER => st.replay.other_entry(i),
-            Label::RAW_EXIT => st.replay.exit(i, Sc::from_x86_64(c.get(0)), v(1)),
+        // Bit tests, the common forms first (no jump table's indirect jump).
+        if label & Label::ENTRY_FD != 0 {
+            st.replay.enter(i, Call::new(entry_sc(), v(0), -1, -1), None);
+        } else if label & Label::EXIT != 0 {
+            st.replay.exit(i, Sc::ALL.get((label & 0xff) as usize).copied(), v(0));
+        } else if label & Label::ENTRY != 0 {
+            st.replay.enter(i, Call::new(entry_sc(), v(0), v(1), v(2)), None);
+        } else if label & Label::OTHER != 0 {
+            st.replay.other_entry(i);
+        } else if label & Label::RAW_EXIT != 0 {
+            st.replay.exit(i, Sc::from_x86_64(c.get(0)), v(1));
+        } else {
             // (No other label names a syscall: a thread's slot changes nothing seen.)
-            _ => return false,
+            return false;
         }
         true
     }
@@ -432,21 +438,21 @@ fn syscall_of(ev: &EventRef<'_, '_>, kind: &Kind) -> Option<Syscall> {
 }
 
 /// How a syscall class's copied fields ([`Analysis::copies`]) are read: the label's
-/// high bits say which form, its low byte which syscall (`Sc as u32`; [`Label::NO_SC`]:
-/// none).
+/// high bits say which form (one bit each, so that a form is told by a bit test), its
+/// low byte which syscall (`Sc as u32`; [`Label::NO_SC`]: none).
 struct Label;
 
 impl Label {
     const ENTRY: u32 = 1 << 8;
     /// An entry whose only argument is its fd (read/write families, close, dup): one
     /// field copied, `[a0]`, the others read as absent.
-    const ENTRY_FD: u32 = 6 << 8;
-    const OTHER: u32 = 2 << 8;
-    const EXIT: u32 = 3 << 8;
-    const RAW_EXIT: u32 = 4 << 8;
+    const ENTRY_FD: u32 = 1 << 9;
+    const OTHER: u32 = 1 << 10;
+    const EXIT: u32 = 1 << 11;
+    const RAW_EXIT: u32 = 1 << 12;
     /// `sched_switch` with `char[16]` names (or none): `[prev_tid, next_tid, prev_comm,
     /// next_comm]`.
-    const SWITCH: u32 = 5 << 8;
+    const SWITCH: u32 = 1 << 13;
     const NO_SC: u32 = 0xff;
 
     /// The copy request of a class of kind `kind` (for syscalls, the fields
