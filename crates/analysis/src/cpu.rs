@@ -199,7 +199,7 @@ impl Analysis for Cpu {
     #[inline(always)]
     fn on_copied(&self, st: &mut CpuState, c: &Copied<'_>, ts: i64, ctx: &Ctx) -> bool {
         let Some(seg) = st.cpus.get_mut(ctx.stream).filter(|s| s.cpu.is_some()) else { return false };
-        let Some(([prev, _], [_, n])) = st.info.switch_copied(c, (ctx.order, ctx.stream)) else { return false };
+        let ([prev, _], [_, n]) = st.info.switch_copied(c, (ctx.order, ctx.stream));
         switched(&mut st.threads, seg, ts, prev, n);
         st.span.see(Some(ts));
         true

@@ -288,21 +288,14 @@ impl Info {
     }
 
     /// [`Info::switch`] of a `sched_switch` whose fields were copied by the request of
-    /// [`switch_request`]: its `[prev_tid, next_tid]` and their slots. `None`, with
-    /// nothing learnt, when a name is an array of another length than 16 (the general
-    /// path reads those).
+    /// [`switch_request`]: its `[prev_tid, next_tid]` and their slots.
     #[inline(always)]
-    pub(crate) fn switch_copied(&mut self, c: &Copied<'_>, v: Version) -> Option<([i32; 2], [Option<usize>; 2])> {
-        let names = [c.bytes(2), c.bytes(3)].map(|a| a.map(<&[u8; 16]>::try_from));
-        if names.iter().any(|n| matches!(n, Some(Err(_)))) {
-            return None;
-        }
-        let raw = |k: usize| match names[k] {
-            Some(Ok(r)) => Some(Name::Raw(r)),
-            _ => None,
-        };
+    pub(crate) fn switch_copied(&mut self, c: &Copied<'_>, v: Version) -> ([i32; 2], [Option<usize>; 2]) {
+        // Names as `Info::switch` reads them: a `char[16]` is a raw name (the request
+        // copies no text array of another length).
+        let raw = |k: usize| c.array::<16>(k + 2).map(Name::Raw);
         let tids = [c.get(0) as i32, c.get(1) as i32];
-        Some((tids, self.switch_with(tids, raw, v)))
+        (tids, self.switch_with(tids, raw, v))
     }
 
     /// [`Info::switch`] of `[prev_tid, next_tid]` with their names read by `name(0)`
@@ -376,11 +369,15 @@ impl Info {
 
 /// The copy request, under `label`, of a `sched_switch` class of kind `kind` (`None`
 /// for other kinds), as [`Info::switch_copied`] reads it back: `[prev_tid, next_tid,
-/// prev_comm, next_comm]`.
+/// prev_comm, next_comm]`. Names are read in place as `char[16]`: a class whose names
+/// are text arrays of another length gets none (its events take the general path, as
+/// [`Info::switch`] reads them).
 pub(crate) fn switch_request(kind: &Kind, label: u32) -> Option<CopyRequest> {
-    match *kind {
-        Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => Some(CopyRequest { label, fields: vec![Some(prev_tid), Some(next_tid), prev_comm, next_comm] }),
-        _ => None,
+    let Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } = *kind else { return None };
+    let other_length = |h: &FieldHandle| h.lazy.is_some_and(|l| l.int.is_none() && l.bytes > 0 && l.bytes != 16);
+    if [prev_comm, next_comm].iter().flatten().any(other_length) {
+        return None;
     }
+    Some(CopyRequest { label, fields: vec![Some(prev_tid), Some(next_tid), prev_comm, next_comm] })
 }
 

@@ -268,6 +268,12 @@ proptest! {
                 for e in &out {
                     let class = e.class_index();
                     let got = c.copied(e, &wanted).map(|v| (v.label(), (0..MAX_COPIES + 1).map(|i| (v.get(i), v.bytes(i).map(<[u8]>::to_vec))).collect::<Vec<_>>()));
+                    // A text array of a known length reads as its bytes.
+                    if let Some(v) = c.copied(e, &wanted) {
+                        for i in 0..MAX_COPIES + 1 {
+                            prop_assert_eq!(v.array::<16>(i).map(|a| &a[..]), v.bytes(i).filter(|b| b.len() == 16));
+                        }
+                    }
                     c.enter_ahead(e);
                     let Item::Event(ev) = c.current() else { panic!("an event read ahead is an event") };
                     let req = requests[class].as_ref().expect("every class has a request");

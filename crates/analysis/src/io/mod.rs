@@ -514,7 +514,7 @@ impl Analysis for Io {
             if st.holds_back() {
                 return false;
             }
-            let Some(([p, n], _)) = st.info.switch_copied(c, (ctx.order, ctx.stream)) else { return false };
+            let ([p, n], _) = st.info.switch_copied(c, (ctx.order, ctx.stream));
             st.switched(ctx.stream, p, n);
         } else if st.complete {
             if !self.syscall_copied_complete(st, c, ctx.stream) {

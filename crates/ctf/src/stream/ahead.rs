@@ -63,6 +63,16 @@ impl Copied<'_> {
         self.spec.reads.get(i).map_or(u64::MAX, |r| r.read(self.ev))
     }
 
+    /// The bytes of the request's field `i` when it is a text array of `N` bytes (as
+    /// [`Copied::bytes`], of a known length); `None` for an integer, absent field or
+    /// array of another length.
+    #[inline(always)]
+    pub fn array<const N: usize>(&self, i: usize) -> Option<&[u8; N]> {
+        let r = self.spec.reads.get(i).filter(|r| r.len as usize == N && N > 0)?;
+        let p = usize::from(r.off);
+        self.ev.get(p..p + N)?.try_into().ok()
+    }
+
     /// The bytes of the request's field `i` when it is a text array (as
     /// [`crate::stream::EventRef::array_bytes`] reads it); `None` for an integer or
     /// absent field.
