@@ -199,7 +199,9 @@ impl Io {
         let entry_sc = || Sc::ALL[(label & 0xff) as usize % Sc::ALL.len()];
         let v = |i: usize| c.get(i) as i64;
         // Bit tests, the common forms first (no jump table's indirect jump).
-        if label & Label::ENTRY_FD != 0 {
+        if label & Label::ENTRY_RW != 0 {
+            st.replay.enter_rw(i, entry_sc(), v(0));
+        } else if label & Label::ENTRY_FD != 0 {
             st.replay.enter(i, Call::new(entry_sc(), v(0), -1, -1), None);
         } else if label & Label::EXIT != 0 {
             st.replay.exit(i, Sc::ALL.get((label & 0xff) as usize).copied(), v(0));
@@ -447,6 +449,8 @@ impl Label {
     /// An entry whose only argument is its fd (read/write families, close, dup): one
     /// field copied, `[a0]`, the others read as absent.
     const ENTRY_FD: u32 = 1 << 9;
+    /// [`Label::ENTRY_FD`] of the read or write family.
+    const ENTRY_RW: u32 = 1 << 14;
     const OTHER: u32 = 1 << 10;
     const EXIT: u32 = 1 << 11;
     const RAW_EXIT: u32 = 1 << 12;
@@ -461,6 +465,7 @@ impl Label {
     fn request(kind: &Kind) -> Option<CopyRequest> {
         let sc = |sc: Option<Sc>| sc.map_or(Label::NO_SC, |s| s as u32);
         let (label, fields) = match *kind {
+            Kind::Entry { sc: s @ (Sc::Read | Sc::Write), a0, a1: None, a2: None, path: None } => (Label::ENTRY_RW | sc(Some(s)), vec![a0]),
             Kind::Entry { sc: s, a0, a1: None, a2: None, path: None } => (Label::ENTRY_FD | sc(Some(s)), vec![a0]),
             Kind::Entry { sc: s, a0, a1, a2, path: None } => (Label::ENTRY | sc(Some(s)), vec![a0, a1, a2]),
             Kind::OtherEntry | Kind::RawEntry { .. } => (Label::OTHER, vec![]),
@@ -481,7 +486,7 @@ impl Label {
         let v = |i: usize| c.get(i) as i64;
         Some(match label & !0xff {
             Label::ENTRY => Syscall::Entry(Call::new(sc?, v(0), v(1), v(2))),
-            Label::ENTRY_FD => Syscall::Entry(Call::new(sc?, v(0), -1, -1)),
+            Label::ENTRY_FD | Label::ENTRY_RW => Syscall::Entry(Call::new(sc?, v(0), -1, -1)),
             Label::OTHER => Syscall::Other,
             Label::EXIT => Syscall::Exit(sc, v(0)),
             Label::RAW_EXIT => Syscall::Exit(Sc::from_x86_64(c.get(0)), v(1)),

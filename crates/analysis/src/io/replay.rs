@@ -161,6 +161,16 @@ impl Replay {
         slot.pending = Some(self.fds.enter_in(table, call, path));
     }
 
+    /// [`Replay::enter`] of a read or write `sc` of `fd`, its other arguments absent
+    /// (it takes an fd: no check of which call it is).
+    #[inline(always)]
+    pub fn enter_rw(&mut self, i: usize, sc: Sc, fd: i64) {
+        let slot = &mut self.slots[i];
+        let table = table_of(slot, &mut self.fds);
+        let call = Call::new(sc, fd, -1, -1);
+        slot.pending = Some(PendingCall { call, path: None, file: self.fds.file_in(table, call.a0.into()) });
+    }
+
     /// The thread of slot `i` enters a syscall the analysis does not interpret.
     #[inline(always)]
     pub fn other_entry(&mut self, i: usize) {
