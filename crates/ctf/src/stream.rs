@@ -15,7 +15,7 @@ use crate::trace::{PacketRef, Stream, TraceSet};
 
 mod ahead;
 
-pub use ahead::{Ahead, Copied, CopyRequest, CopySpec, COPY_WINDOW, MAX_COPIES};
+pub use ahead::{Ahead, AheadBuf, Copied, CopyRequest, CopySpec, AHEAD_ROOM, COPY_WINDOW, MAX_COPIES};
 
 /// Events discarded by the tracer, or packets lost, between two points in time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use ctf::plan::{HeaderLayout, StringSkim};
-use ctf::stream::{CopyRequest, Item, Passed, StreamCursor, Wanted, COPY_WINDOW, MAX_COPIES};
+use ctf::stream::{AheadBuf, CopyRequest, Item, Passed, StreamCursor, Wanted, COPY_WINDOW, MAX_COPIES};
 use ctf::trace::TraceSet;
 use proptest::prelude::*;
 
@@ -245,7 +245,7 @@ proptest! {
             let wanted = Wanted::with_copies(sp, mask.clone(), &requests);
             let mut c = StreamCursor::new(&set, s);
             loop {
-                let (mut passed, mut out) = (Passed::default(), Vec::new());
+                let (mut passed, mut out) = (Passed::default(), AheadBuf::new());
                 c.read_ahead(&wanted, 0, (0, u64::MAX), &mut passed, &mut out, 16);
                 if out.is_empty() {
                     // Read without reading ahead (skimming or not): where the event was
@@ -265,7 +265,7 @@ proptest! {
                     }
                     continue;
                 }
-                for e in &out {
+                for e in out.iter() {
                     let class = e.class_index();
                     let got = c.copied(e, &wanted).map(|v| (v.label(), (0..MAX_COPIES + 1).map(|i| (v.get(i), v.bytes(i).map(<[u8]>::to_vec))).collect::<Vec<_>>()));
                     // A text array of a known length reads as its bytes.

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
 
 use ctf::clock::ClockConv;
-use ctf::stream::{Ahead, Item, Passed, StreamCursor, Wanted};
+use ctf::stream::{Ahead, AheadBuf, Item, Passed, StreamCursor, Wanted};
 use ctf::trace::{PacketRef, TraceSet};
 
 use crate::partition::{clip, partition, Slice};
@@ -183,7 +183,7 @@ struct Head<'t> {
     skipped: Option<(i64, i64)>,
     /// Events read ahead ([`StreamCursor::read_ahead`]); those from `ahead_at` on are
     /// still to be taken.
-    ahead: Vec<Ahead>,
+    ahead: AheadBuf,
     ahead_at: usize,
     /// Whether the current item is the event read ahead last taken (`ahead[ahead_at -
     /// 1]`), not yet made the cursor's current one ([`Head::enter_taken`]): delivered
@@ -347,7 +347,7 @@ impl<'t> Head<'t> {
             bounds: (s.lo.max(range.0), hi.min(range.1)),
             interest: Interest::default(),
             skipped: None,
-            ahead: Vec::new(),
+            ahead: AheadBuf::new(),
             ahead_at: 0,
             unentered: false,
             passed_after: Passed::default(),

@@ -158,11 +158,52 @@ impl CopySpec {
     }
 }
 
+/// Most events an [`AheadBuf`] holds.
+pub const AHEAD_ROOM: usize = u8::MAX as usize;
+
+/// Events read ahead ([`StreamCursor::read_ahead`]), at most [`AHEAD_ROOM`], in room
+/// allocated once: as a slice, those read. (A `u8` counts them: taking them as a slice
+/// needs no check.)
+#[derive(Debug, Clone)]
+pub struct AheadBuf {
+    events: Box<[Ahead; AHEAD_ROOM]>,
+    /// How many of `events` were read.
+    len: u8,
+}
+
+impl AheadBuf {
+    /// An empty buffer.
+    pub fn new() -> AheadBuf {
+        AheadBuf { events: Box::new([Ahead::default(); AHEAD_ROOM]), len: 0 }
+    }
+
+    /// Empties it.
+    #[inline(always)]
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+impl Default for AheadBuf {
+    fn default() -> AheadBuf {
+        AheadBuf::new()
+    }
+}
+
+impl std::ops::Deref for AheadBuf {
+    type Target = [Ahead];
+
+    #[inline(always)]
+    fn deref(&self) -> &[Ahead] {
+        &self.events[..usize::from(self.len)]
+    }
+}
+
 /// An event read ahead by [`StreamCursor::read_ahead`], in 40 bytes: its timestamp,
 /// clock value, class, header tag, and where it lies in the open packet. (The rest of
 /// its header follows: the timestamp field holds the clock value's low bits, and the
 /// extended form's id is the class's.)
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Ahead {
     ts: i64,
     cycles: u64,
@@ -198,7 +239,7 @@ impl<'t> StreamCursor<'t> {
     /// yield next, with the same arguments, for as long as each is of fixed size with a
     /// header word loads read (the cases its skimming loop reads) and inside the open
     /// packet, and its clock value lies in `window`: appends them to `out`, at most
-    /// `max` in all, and moves past them. Does nothing on a packet of another trace than
+    /// `max` in all (and as many as it has room for), and moves past them. Does nothing on a packet of another trace than
     /// `trace`, with notices pending, or on a stream without a clock. The event it
     /// stops before is left for [`StreamCursor::next_wanted`] (with any error it holds).
     ///
@@ -213,12 +254,15 @@ impl<'t> StreamCursor<'t> {
     ///
     /// Returns how many events it passed over (with the number read ahead, a measure
     /// of how dense the wanted events are).
-    pub fn read_ahead(&mut self, wanted: &Wanted, trace: usize, window: (u64, u64), passed: &mut Passed, out: &mut Vec<Ahead>, max: usize) -> usize {
+    pub fn read_ahead(&mut self, wanted: &Wanted, trace: usize, window: (u64, u64), passed: &mut Passed, out: &mut AheadBuf, max: usize) -> usize {
         if !self.in_packet || self.done || !self.pending.is_empty() || self.trace as usize != trace {
             return 0;
         }
         let Some(conv) = self.conv else { return 0 };
-        let first = out.len();
+        let first = usize::from(out.len);
+        // Written by index, one check for both bounds.
+        let events = &mut out.events[..max.min(AHEAD_ROOM)];
+        let mut n = first;
         // The last event passed over (since the last one read ahead), and the span of
         // those inside the window.
         let last = Cell::new(None);
@@ -235,16 +279,18 @@ impl<'t> StreamCursor<'t> {
                 }
             },
             |s| {
-                if out.len() >= max || s.cycles < window.0 || s.cycles > window.1 {
+                if n >= events.len() || s.cycles < window.0 || s.cycles > window.1 {
                     return false;
                 }
                 let lead = (s.at - s.start) as u32 | if s.header.ext { EXTENDED } else { 0 };
-                out.push(Ahead { ts: conv.to_ns(s.cycles), cycles: s.cycles, at: s.at, tag: s.header.tag, class: s.class, lead });
+                events[n] = Ahead { ts: conv.to_ns(s.cycles), cycles: s.cycles, at: s.at, tag: s.header.tag, class: s.class, lead };
+                n += 1;
                 last.set(None);
                 true
             },
         );
-        if out.len() > first {
+        out.len = n as u8;
+        if n > first {
             // What was passed before them is behind the events read ahead.
             passed.last = None;
         }
