@@ -9,8 +9,6 @@
 //! ([`Wanted::with_copies`], [`StreamCursor::copied`]), by loads at offsets resolved
 //! once per class: a consumer that needs nothing else never makes the event current.
 
-use std::cell::Cell;
-
 use crate::plan::{FieldHandle, StreamPlan};
 
 use super::{HeaderCopy, Passed, StreamCursor, Wanted};
@@ -262,10 +260,8 @@ impl<'t> StreamCursor<'t> {
         let first = usize::from(out.len);
         // Written by index, one check for both bounds.
         let events = &mut out.events[..max.min(AHEAD_ROOM)];
-        let mut n = first;
-        // The last event passed over (since the last one read ahead), and the span of
-        // those inside the window.
-        let last = Cell::new(None);
+        let (mut n, from) = (first, self.cur.pos);
+        // The span of the events passed over inside the window.
         let (mut lo, mut hi) = (u64::MAX, 0);
         let mut passed_over = 0;
         self.skim_fixed_taking::<false>(
@@ -273,7 +269,6 @@ impl<'t> StreamCursor<'t> {
             0,
             |_, c| {
                 passed_over += 1;
-                last.set(Some(c));
                 if c >= window.0 && c <= window.1 {
                     (lo, hi) = (lo.min(c), hi.max(c));
                 }
@@ -285,16 +280,23 @@ impl<'t> StreamCursor<'t> {
                 let lead = (s.at - s.start) as u32 | if s.header.ext { EXTENDED } else { 0 };
                 events[n] = Ahead { ts: conv.to_ns(s.cycles), cycles: s.cycles, at: s.at, tag: s.header.tag, class: s.class, lead };
                 n += 1;
-                last.set(None);
                 true
             },
         );
         out.len = n as u8;
-        if n > first {
-            // What was passed before them is behind the events read ahead.
-            passed.last = None;
-        }
-        passed.see_run(last.get(), (lo, hi));
+        // Where the last event read ahead ends: the loop passed events over after it
+        // when it moved on (the clock is then the last one's).
+        let taken_end = match n.checked_sub(1).filter(|&i| i >= first) {
+            Some(i) => {
+                // What was passed before them is behind the events read ahead.
+                passed.last = None;
+                let e = &events[i];
+                e.at + self.sp.fixed.get(e.class as usize).map_or(0, |f| u64::from(f.bits))
+            }
+            None => from,
+        };
+        let last = (self.cur.pos != taken_end).then_some(self.dec.clock);
+        passed.see_run(last, (lo, hi));
         passed_over
     }
 
