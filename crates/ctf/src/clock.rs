@@ -48,6 +48,14 @@ impl ClockConv {
         self.to_ns_wide(cycles).clamp(i64::MIN as i128, i64::MAX as i128) as i64
     }
 
+    /// For a 1 GHz clock whose offset fits an `i64`: that offset `o`, and the largest
+    /// clock value `m` for which no timestamp saturates: every clock value `c ≤ m` has
+    /// the timestamp ([`ClockConv::to_ns`]) `o + c`. `None` for other clocks.
+    #[inline]
+    pub fn plain_offset(&self) -> Option<(i64, u64)> {
+        self.ns_offset_1ghz.map(|o| (o, i64::MAX.abs_diff(o)))
+    }
+
     /// The clock values whose timestamps ([`ClockConv::to_ns`]) lie in `[lo, hi]`, as an
     /// inclusive range of cycles; `None` when there are none. Exact: `to_ns` never
     /// decreases as cycles grow (each step of the conversion is monotonic, rounding
@@ -125,6 +133,9 @@ mod tests {
             let c = ClockConv::new(&clock(freq, offset_s, offset_cycles));
             let wide = c.to_ns_wide(cycles).clamp(i64::MIN as i128, i64::MAX as i128) as i64;
             proptest::prop_assert_eq!(c.to_ns(cycles), wide);
+            if let Some((o, m)) = c.plain_offset() {
+                proptest::prop_assert_eq!(o.checked_add_unsigned(cycles), (cycles <= m).then_some(wide));
+            }
         }
 
         #[test]

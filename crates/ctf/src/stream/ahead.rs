@@ -236,7 +236,8 @@ impl<'t> StreamCursor<'t> {
     /// Reads ahead, from the cursor on, the events [`StreamCursor::next_wanted`] would
     /// yield next, with the same arguments, for as long as each is of fixed size with a
     /// header word loads read (the cases its skimming loop reads) and inside the open
-    /// packet, and its clock value lies in `window`: appends them to `out`, at most
+    /// packet, and its clock value lies in `window` (and, for a 1 GHz clock, below the
+    /// values whose timestamps saturate): appends them to `out`, at most
     /// `max` in all (and as many as it has room for), and moves past them. Does nothing on a packet of another trace than
     /// `trace`, with notices pending, or on a stream without a clock. The event it
     /// stops before is left for [`StreamCursor::next_wanted`] (with any error it holds).
@@ -257,6 +258,10 @@ impl<'t> StreamCursor<'t> {
             return 0;
         }
         let Some(conv) = self.conv else { return 0 };
+        // At 1 GHz, events are read ahead only below the clock values whose timestamps
+        // saturate: their timestamps are then one add.
+        let plain = conv.plain_offset();
+        let take_hi = plain.map_or(window.1, |(_, m)| window.1.min(m));
         let first = usize::from(out.len);
         // Written by index, one check for both bounds.
         let events = &mut out.events[..max.min(AHEAD_ROOM)];
@@ -274,11 +279,15 @@ impl<'t> StreamCursor<'t> {
                 }
             },
             |s| {
-                if n >= events.len() || s.cycles < window.0 || s.cycles > window.1 {
+                if n >= events.len() || s.cycles < window.0 || s.cycles > take_hi {
                     return false;
                 }
                 let lead = (s.at - s.start) as u32 | if s.header.ext { EXTENDED } else { 0 };
-                events[n] = Ahead { ts: conv.to_ns(s.cycles), cycles: s.cycles, at: s.at, tag: s.header.tag, class: s.class, lead };
+                let ts = match plain {
+                    Some((o, _)) => o.wrapping_add_unsigned(s.cycles),
+                    None => conv.to_ns(s.cycles),
+                };
+                events[n] = Ahead { ts, cycles: s.cycles, at: s.at, tag: s.header.tag, class: s.class, lead };
                 n += 1;
                 true
             },
