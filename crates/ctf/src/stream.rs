@@ -818,25 +818,26 @@ impl<'t> StreamCursor<'t> {
     /// the layout's constants (fewer live values in the loop, fewer spills).
     #[inline(always)]
     fn skim_fixed<const STOP: bool>(&mut self, table: &[u64], stop_at: u64, see: impl FnMut(u32, u64)) -> Option<Stopped> {
-        self.skim_fixed_taking::<STOP>(table, stop_at, see, |_| false)
+        self.skim_fixed_taking::<STOP, false>(table, stop_at, see, |_| false)
     }
 
     /// [`StreamCursor::skim_fixed`] that offers each event of fixed size it would stop
     /// before (one whose entry has the [`TAKE`] flag) to `take` first: when `take`
     /// returns true (it keeps the event), the loop goes on after that event. Without
-    /// `STOP` only.
+    /// `STOP` only; `TAKES` where `take` may keep events (its checks are then fewer; the
+    /// loop may stop 4 GiB on in a packet).
     #[inline(always)]
-    fn skim_fixed_taking<const STOP: bool>(&mut self, table: &[u64], stop_at: u64, see: impl FnMut(u32, u64), take: impl FnMut(&Stopped) -> bool) -> Option<Stopped> {
+    fn skim_fixed_taking<const STOP: bool, const TAKES: bool>(&mut self, table: &[u64], stop_at: u64, see: impl FnMut(u32, u64), take: impl FnMut(&Stopped) -> bool) -> Option<Stopped> {
         let h = self.sp.fast_header.as_ref()?;
         match h.layout {
-            HeaderLayout::LttngCompactLe => self.skim_fixed_as::<false, STOP>(ShortForm::LTTNG_COMPACT_LE, Some(ExtForm::LTTNG_COMPACT_LE), table, stop_at, see, take),
-            HeaderLayout::LttngLargeLe => self.skim_fixed_as::<false, STOP>(ShortForm::LTTNG_LARGE_LE, Some(ExtForm::LTTNG_LARGE_LE), table, stop_at, see, take),
+            HeaderLayout::LttngCompactLe => self.skim_fixed_as::<false, STOP, TAKES>(ShortForm::LTTNG_COMPACT_LE, Some(ExtForm::LTTNG_COMPACT_LE), table, stop_at, see, take),
+            HeaderLayout::LttngLargeLe => self.skim_fixed_as::<false, STOP, TAKES>(ShortForm::LTTNG_LARGE_LE, Some(ExtForm::LTTNG_LARGE_LE), table, stop_at, see, take),
             HeaderLayout::Other => {
                 let (form, ext) = (h.short_form()?, h.ext_form());
                 if h.be {
-                    self.skim_fixed_as::<true, STOP>(form, ext, table, stop_at, see, take)
+                    self.skim_fixed_as::<true, STOP, TAKES>(form, ext, table, stop_at, see, take)
                 } else {
-                    self.skim_fixed_as::<false, STOP>(form, ext, table, stop_at, see, take)
+                    self.skim_fixed_as::<false, STOP, TAKES>(form, ext, table, stop_at, see, take)
                 }
             }
         }
@@ -844,9 +845,9 @@ impl<'t> StreamCursor<'t> {
 
     /// [`StreamCursor::skim_fixed`] in byte units, for headers of byte order `BE` whose
     /// short form is `form` and extended form `ext` (`None`: word loads do not read it),
-    /// every invariant held in a local.
+    /// every invariant held in a local (`STOP` and `TAKES` as there).
     #[inline(always)]
-    fn skim_fixed_as<const BE: bool, const STOP: bool>(&mut self, form: ShortForm, ext: Option<ExtForm>, table: &[u64], stop_at: u64, mut see: impl FnMut(u32, u64), mut take: impl FnMut(&Stopped) -> bool) -> Option<Stopped> {
+    fn skim_fixed_as<const BE: bool, const STOP: bool, const TAKES: bool>(&mut self, form: ShortForm, ext: Option<ExtForm>, table: &[u64], stop_at: u64, mut see: impl FnMut(u32, u64), mut take: impl FnMut(&Stopped) -> bool) -> Option<Stopped> {
         let sw = form.word;
         let sbytes = sw.bits / 8;
         if !self.cur.pos.is_multiple_of(8) || !sw.bits.is_multiple_of(8) || !form.align.is_multiple_of(8) {
@@ -880,6 +881,10 @@ impl<'t> StreamCursor<'t> {
         // form; a header in the file's last 16 bytes is then left to the general path.
         let in_block = ext.is_some_and(|x| x.words.id.0 <= 8 && x.words.ts.0 <= 8);
         let (mut p, mut clock, mut stopped) = ((self.cur.pos / 8) as usize, self.dec.clock, None);
+        // With `TAKES`, content more than 4 GiB on is left to the next run: an entry of
+        // `u64::MAX` (stop there), read as a size of 2^32 - 1 bytes, then ends past
+        // `end`, which so checks both.
+        let end = if TAKES { end.min(p.saturating_add(u32::MAX as usize - 1)) } else { end };
         while p < end {
             let base = (p + am) & !am;
             let block = if in_block { buf.get(base..base + 16).and_then(|b| <&[u8; 16]>::try_from(b).ok()) } else { None };
@@ -912,7 +917,7 @@ impl<'t> StreamCursor<'t> {
                 // Not passed over: one of fixed size (`TAKE`, not `u64::MAX`), inside
                 // the packet, is offered to `take`, else handed over.
                 let next = base + hbytes + (e & 0xffff_ffff) as usize;
-                if e == u64::MAX || next > end {
+                if (!TAKES && e == u64::MAX) || next > end {
                     break;
                 }
                 let header = HeaderWord { tag, id, ts, ext: is_ext, bits: hbytes as u64 * 8 };

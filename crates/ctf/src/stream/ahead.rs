@@ -236,10 +236,11 @@ impl<'t> StreamCursor<'t> {
     /// Reads ahead, from the cursor on, the events [`StreamCursor::next_wanted`] would
     /// yield next, with the same arguments, for as long as each is of fixed size with a
     /// header word loads read (the cases its skimming loop reads) and inside the open
-    /// packet, and its clock value lies in `window` (and, for a 1 GHz clock, below the
-    /// values whose timestamps saturate): appends them to `out`, at most
-    /// `max` in all (and as many as it has room for), and moves past them. Does nothing on a packet of another trace than
-    /// `trace`, with notices pending, or on a stream without a clock. The event it
+    /// packet (within 4 GiB of the cursor), and its clock value lies in `window` (and,
+    /// for a 1 GHz clock, below the values whose timestamps saturate): appends them to
+    /// `out`, at most `max` in all (and as many as it has room for), and moves past
+    /// them. Does nothing on a packet of another trace than `trace`, with notices
+    /// pending, or on a stream without a clock. The event it
     /// stops before is left for [`StreamCursor::next_wanted`] (with any error it holds).
     ///
     /// Events passed over (not wanted) go to `passed` as there, except that when
@@ -269,7 +270,7 @@ impl<'t> StreamCursor<'t> {
         // The span of the events passed over inside the window.
         let (mut lo, mut hi) = (u64::MAX, 0);
         let mut passed_over = 0;
-        self.skim_fixed_taking::<false>(
+        self.skim_fixed_taking::<false, true>(
             &wanted.skim_by_id,
             0,
             |_, c| {
