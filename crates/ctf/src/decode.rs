@@ -534,19 +534,37 @@ pub fn extend_clock(cur: u64, new_low: u64, bits: u32) -> u64 {
 }
 
 /// [`extend_clock`] with the field's mask of low bits (`bits` ones, all ones for 64)
-/// computed by the caller, for loops that keep it in a local.
+/// computed by the caller, for loops that keep it in a local. (`new_low` lies within
+/// `mask`, as a field's value does.) The clock moves on by how far its low bits must go,
+/// forward and modulo the field's range, to become `new_low`: no branch.
 #[inline(always)]
 pub fn extend_clock_masked(cur: u64, new_low: u64, mask: u64) -> u64 {
-    let mut v = (cur & !mask) | new_low;
-    if new_low < (cur & mask) {
-        v = v.wrapping_add(mask.wrapping_add(1));
+    if mask == u64::MAX {
+        // (The same value, told apart so that a 64-bit field's costs nothing more.)
+        return new_low;
     }
-    v
+    cur.wrapping_add(new_low.wrapping_sub(cur) & mask)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The clock's high bits with the new low bits, plus one wrap-around when
+        /// those are below the old ones.
+        #[test]
+        fn clock_extension_is_high_bits_and_one_wrap(cur in proptest::num::u64::ANY, new in proptest::num::u64::ANY, bits in 1u32..=64) {
+            let mask = u64::MAX >> (64 - bits);
+            let new_low = new & mask;
+            let mut want = (cur & !mask) | new_low;
+            if new_low < (cur & mask) {
+                want = want.wrapping_add(mask.wrapping_add(1));
+            }
+            proptest::prop_assert_eq!(extend_clock_masked(cur, new_low, mask), want);
+            proptest::prop_assert_eq!(extend_clock(cur, new_low, bits), want);
+        }
+    }
 
     #[test]
     fn clock_extension_wraps_once() {
