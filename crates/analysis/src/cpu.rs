@@ -200,12 +200,16 @@ impl Analysis for Cpu {
     fn on_copied(&self, st: &mut CpuState, c: &Copied<'_>, ts: i64, ctx: &Ctx) -> bool {
         let Some(seg) = st.cpus.get_mut(ctx.stream).filter(|s| s.cpu.is_some()) else { return false };
         let ([prev, _], [_, n]) = st.info.switch_copied(c, (ctx.order, ctx.stream));
+        // (`ts` widens the span through `on_copied_span`.)
         switched(&mut st.threads, seg, ts, prev, n);
-        st.span.see(Some(ts));
         true
     }
 
     fn on_skipped(&self, st: &mut CpuState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+
+    fn on_copied_span(&self, st: &mut CpuState, first: i64, last: i64) {
         st.span.see_range(first, last);
     }
 

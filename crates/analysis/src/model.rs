@@ -76,7 +76,7 @@ impl Span {
     pub fn end(&self) -> Option<i64> {
         (self.lo <= self.hi).then_some(self.hi)
     }
-    /// Widens the span to `t` (called for every event: branches, predicted, as time
+    /// Widens the span to `t` (called event by event: branches, predicted, as time
     /// mostly moves forward).
     #[inline]
     pub fn see(&mut self, t: Option<i64>) {

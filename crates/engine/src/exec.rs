@@ -181,6 +181,10 @@ struct Head<'t> {
     /// Span of the events passed over so far, inside `bounds` (reported when the head
     /// ends).
     skipped: Option<(i64, i64)>,
+    /// Span of the events read ahead, or taken by [`Analysis::on_copied`], so far
+    /// (reported when the head ends: see [`Analysis::on_copied_span`]); `(i64::MAX,
+    /// i64::MIN)` while none is.
+    copied_span: (i64, i64),
     /// Events read ahead ([`StreamCursor::read_ahead`]); those from `ahead_at` on are
     /// still to be taken.
     ahead: AheadBuf,
@@ -347,6 +351,7 @@ impl<'t> Head<'t> {
             bounds: (s.lo.max(range.0), hi.min(range.1)),
             interest: Interest::default(),
             skipped: None,
+            copied_span: (i64::MAX, i64::MIN),
             ahead: AheadBuf::new(),
             ahead_at: 0,
             unentered: false,
@@ -444,7 +449,9 @@ impl<'t> Head<'t> {
                 if f.skim {
                     self.density.ran(self.ahead.len(), passed_over);
                 }
-                if !self.ahead.is_empty() {
+                if let (Some(first), Some(last)) = (self.ahead.first(), self.ahead.last()) {
+                    // (One packet's: their timestamps do not decrease.)
+                    widen_copied(&mut self.copied_span, first.ts(), last.ts());
                     widen_passed(&mut self.skipped, &f.conv, passed.inside.take());
                     // `passed.last` is now what follows the events read ahead.
                     self.passed_after = passed;
@@ -539,11 +546,16 @@ impl<'t> Head<'t> {
         true
     }
 
-    /// Reports the span of the events passed over so far (and forgets it).
+    /// Reports the spans of the events passed over and of those read ahead or taken as
+    /// copies so far (and forgets them).
     #[inline]
     fn flush_skipped<A: Analysis>(&mut self, a: &A, st: &mut A::State) {
         if let Some((f, l)) = self.skipped.take() {
             a.on_skipped(st, f, l);
+        }
+        let (f, l) = std::mem::replace(&mut self.copied_span, (i64::MAX, i64::MIN));
+        if f <= l {
+            a.on_copied_span(st, f, l);
         }
     }
 }
@@ -552,6 +564,18 @@ impl<'t> Head<'t> {
 #[inline]
 fn widen(span: &mut Option<(i64, i64)>, first: i64, last: i64) {
     *span = Some(span.map_or((first, last), |(f, l)| (f.min(first), l.max(last))));
+}
+
+/// Widens `span` ([`Head::copied_span`]) to `[first, last]` (branches, predicted, as time
+/// mostly moves forward).
+#[inline(always)]
+fn widen_copied(span: &mut (i64, i64), first: i64, last: i64) {
+    if last > span.1 {
+        span.1 = last;
+    }
+    if first < span.0 {
+        span.0 = first;
+    }
 }
 
 /// Widens `span` to the timestamps of the clock values `inside` (see [`Passed::inside`]).
@@ -576,6 +600,8 @@ fn deliver<A: Analysis, const ENTERED: bool>(a: &A, st: &mut A::State, h: &mut H
     let ctx = Ctx { stream: h.stream, order: h.order };
     if let Some(c) = h.copied::<ENTERED>() {
         if a.on_copied(st, &c, h.key, &ctx) {
+            // (Read ahead, or entered: then its timestamp is its key.)
+            widen_copied(&mut h.copied_span, h.key, h.key);
             return true;
         }
     }

@@ -159,6 +159,14 @@ pub trait Analysis: Sync {
     /// items, so this suits order-free uses such as the span of the events.
     fn on_skipped(&self, _st: &mut Self::State, _first: i64, _last: i64) {}
 
+    /// Timestamps of the events of the slice that [`Analysis::on_copied`] took, and of
+    /// other events delivered (those the reader read ahead, which came to `on_copied` or
+    /// to [`Analysis::on_event`]): all lie within `[first, last]`. Calls come as those of
+    /// [`Analysis::on_skipped`], per stream of the slice when its last item was
+    /// delivered, so this suits the same order-free uses: with it, `on_copied` need not
+    /// widen the span of the events one by one. Default: nothing.
+    fn on_copied_span(&self, _st: &mut Self::State, _first: i64, _last: i64) {}
+
     /// Consumes a discarded-events or lost-packets notice.
     fn on_notice(&self, _st: &mut Self::State, _kind: NoticeKind, _n: &Notice, _ctx: &Ctx) {}
 

@@ -257,6 +257,14 @@ struct Copies {
     got: Vec<Got>,
     /// Events delivered before an earlier one of the same slice (by `(ts, stream)`).
     out_of_order: usize,
+    /// Span of the events taken by copies, and the spans told by `on_copied_span`.
+    taken: Option<(i64, i64)>,
+    told: Option<(i64, i64)>,
+}
+
+/// `span` widened to `[first, last]`.
+fn widened(span: Option<(i64, i64)>, first: i64, last: i64) -> Option<(i64, i64)> {
+    Some(span.map_or((first, last), |(f, l)| (f.min(first), l.max(last))))
 }
 
 impl Copies {
@@ -323,7 +331,12 @@ impl Analysis for Copier {
         self.by_copy.fetch_add(1, Ordering::Relaxed);
         let fields = (0..req.fields.len()).map(|i| (c.get(i), c.bytes(i).map(<[u8]>::to_vec))).collect();
         st.push((ts, ctx.stream, class, ctx.order, fields));
+        st.taken = widened(st.taken, ts, ts);
         true
+    }
+
+    fn on_copied_span(&self, st: &mut Copies, first: i64, last: i64) {
+        st.told = widened(st.told, first, last);
     }
 
     fn on_event(&self, st: &mut Copies, ev: &EventRef<'_, '_>, ctx: &Ctx) {
@@ -337,6 +350,12 @@ impl Analysis for Copier {
         // each slice, `out_of_order` checks the order).
         earlier.got.sort_by_key(|g| (g.0, g.1));
         earlier.out_of_order += later.out_of_order;
+        if let Some((f, l)) = later.taken {
+            earlier.taken = widened(earlier.taken, f, l);
+        }
+        if let Some((f, l)) = later.told {
+            earlier.told = widened(earlier.told, f, l);
+        }
         earlier
     }
 
@@ -361,6 +380,14 @@ fn brute_force_copies(set: &TraceSet, c: &Copier, range: (i64, i64)) -> Vec<Got>
 fn check_copies(set: &TraceSet, c: &Copier, opts: &EngineOptions) -> Result<(), TestCaseError> {
     let out = engine::run(c, set, opts).expect("runs");
     prop_assert_eq!(out.out_of_order, 0);
+    // The span told covers the events taken by copies, and only delivered events.
+    let delivered = out.got.iter().fold(None, |s, g| widened(s, g.0, g.0));
+    if let Some((f, l)) = out.taken {
+        prop_assert!(out.told.is_some_and(|(tf, tl)| tf <= f && l <= tl), "taken {:?}, told {:?}", out.taken, out.told);
+    }
+    if let Some((f, l)) = out.told {
+        prop_assert!(delivered.is_some_and(|(df, dl)| df <= f && l <= dl), "told {:?}, delivered {:?}", out.told, delivered);
+    }
     let got = out.got;
     let want = brute_force_copies(set, c, opts.range());
     prop_assert_eq!(got.len(), want.len());

@@ -512,7 +512,7 @@ impl Analysis for Io {
     }
 
     #[inline(always)]
-    fn on_copied(&self, st: &mut IoState, c: &Copied<'_>, ts: i64, ctx: &Ctx) -> bool {
+    fn on_copied(&self, st: &mut IoState, c: &Copied<'_>, _ts: i64, ctx: &Ctx) -> bool {
         if c.label() == Label::SWITCH {
             // A complete state holding records back: a first switch releases them
             // (the general path).
@@ -531,11 +531,15 @@ impl Analysis for Io {
                 return false;
             }
         }
-        st.span.see(Some(ts));
+        // (Its timestamp widens the span through `on_copied_span`.)
         true
     }
 
     fn on_skipped(&self, st: &mut IoState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+
+    fn on_copied_span(&self, st: &mut IoState, first: i64, last: i64) {
         st.span.see_range(first, last);
     }
 
