@@ -723,22 +723,23 @@ pub fn process_slice_from<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: 
     Ok(st)
 }
 
-/// How long the earliest head of the time-merge keeps the lead: while its keys are
-/// below the runner-up's `key`, or equal to it when `ties` (it is the lower stream).
+/// How long the earliest head of the time-merge keeps the lead: while its keys are at
+/// most `last`, the runner-up's key, less one unless the earliest head wins ties (it is
+/// the lower stream). (When it does not, the runner-up's key is above its own: `last`
+/// does not overflow.)
 #[derive(Debug, Clone, Copy)]
 struct Lead {
-    key: i64,
-    ties: bool,
+    last: i64,
 }
 
 impl Lead {
     /// No runner-up: every item keeps the lead (a lone head, or one stream read in turn).
-    const ALONE: Lead = Lead { key: i64::MAX, ties: true };
+    const ALONE: Lead = Lead { last: i64::MAX };
 
     /// Whether the earliest head's next item, of time key `k`, still comes first.
     #[inline(always)]
     fn admits(self, k: i64) -> bool {
-        (k < self.key) | ((k == self.key) & self.ties)
+        k <= self.last
     }
 }
 
@@ -763,7 +764,8 @@ fn earliest(live: &[(i64, usize)]) -> (usize, Lead) {
         best = if earlier { j } else { best };
         best_key = if earlier { k } else { best_key };
     }
-    (best, Lead { key: second_key, ties: best < second })
+    // (`best > second` with equal keys cannot be: the earlier position wins.)
+    (best, Lead { last: second_key - i64::from(best > second) })
 }
 
 /// Whether packet `j` of `pk` implies no notice (the cursor's rules, from the index):
