@@ -41,7 +41,7 @@ use crate::model::{switch_request, Info, Span};
 
 pub use log::{Rec, Who};
 use log::{LRec, Log};
-use replay::{Replay, SlotCache};
+use replay::{Replay, SlotCache, NO_CACHE, NO_SLOT};
 
 /// Per stream: `(prev_tid of the first switch, next_tid of the last switch)`.
 type Cur = Vec<(Option<i32>, Option<i32>)>;
@@ -85,7 +85,7 @@ impl IoState {
             cur.1 = Some(next);
         }
         if let Some(r) = self.run.get_mut(stream) {
-            *r = None;
+            *r = NO_CACHE;
         }
     }
 
@@ -187,7 +187,7 @@ impl Io {
             return false;
         }
         let i = match st.run.get(stream) {
-            Some(&Some((_, i))) => i as usize,
+            Some(&(_, i)) if i != NO_SLOT => i as usize,
             _ => {
                 let Some(t) = st.running(stream) else { return false };
                 st.replay.slot_cached(&mut st.run[stream], t)
@@ -544,7 +544,7 @@ impl Analysis for Io {
     }
 
     fn initial_state(&self) -> IoState {
-        IoState { complete: true, run: vec![None; self.streams], ..self.new_state() }
+        IoState { complete: true, run: vec![NO_CACHE; self.streams], ..self.new_state() }
     }
 
     fn folds_in_place(&self) -> bool {
@@ -611,7 +611,7 @@ impl Analysis for Io {
             x.1 = y.1.or(x.1);
         }
         // (The running tasks may have changed.)
-        a.run.iter_mut().for_each(|r| *r = None);
+        a.run.iter_mut().for_each(|r| *r = NO_CACHE);
         a.info = a.info.merge(b_info);
         a.span = a.span.merge(b_span);
         a

@@ -25,15 +25,19 @@ struct ThreadSlot {
     io: bool,
 }
 
-/// A thread's slot cached for a stream: `(tid, slot)` of the task last seen there.
-pub type SlotCache = Option<(i32, u32)>;
+/// A thread's slot cached for a stream: `(tid, slot)` of the task last seen there, or
+/// [`NO_CACHE`] (a plain pair, its slot read with one load).
+pub type SlotCache = (i32, u32);
+
+/// An empty [`SlotCache`] (its slot is [`NO_SLOT`]).
+pub const NO_CACHE: SlotCache = (0, NO_SLOT);
 
 /// Tids below this are looked up in [`Replay`]'s direct table (Linux's `pid_max` is at
 /// most 2^22); others, in its map.
 const DIRECT_TIDS: usize = 1 << 22;
 
-/// No slot, in [`Replay`]'s direct table.
-const NO_SLOT: u32 = u32::MAX;
+/// No slot, in [`Replay`]'s direct table and in a [`SlotCache`].
+pub const NO_SLOT: u32 = u32::MAX;
 
 /// The index of `tid` in [`Replay`]'s direct table, when it has one there.
 #[inline(always)]
@@ -100,10 +104,10 @@ impl Replay {
     #[inline(always)]
     pub fn slot_cached(&mut self, cache: &mut SlotCache, tid: i32) -> usize {
         match *cache {
-            Some((t, i)) if t == tid => i as usize,
+            (t, i) if i != NO_SLOT && t == tid => i as usize,
             _ => {
                 let i = self.slot(tid);
-                *cache = Some((tid, i as u32));
+                *cache = (tid, i as u32);
                 i
             }
         }
