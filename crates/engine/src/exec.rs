@@ -382,6 +382,9 @@ impl<'t> Head<'t> {
     #[inline(always)]
     fn next_ahead(&mut self) -> bool {
         let Some(e) = self.ahead.get(self.ahead_at) else { return false };
+        if let Some(p) = self.ahead_at.checked_sub(1).and_then(|i| self.ahead.get(i)) {
+            went_back(&mut self.copied_span, p.ts(), e.ts());
+        }
         self.key = e.ts();
         self.ahead_at += 1;
         self.unentered = true;
@@ -450,7 +453,7 @@ impl<'t> Head<'t> {
                     self.density.ran(self.ahead.len(), passed_over);
                 }
                 if let (Some(first), Some(last)) = (self.ahead.first(), self.ahead.last()) {
-                    // (One packet's: their timestamps do not decrease.)
+                    // (From its ends: see `went_back`.)
                     widen_copied(&mut self.copied_span, first.ts(), last.ts());
                     widen_passed(&mut self.skipped, &f.conv, passed.inside.take());
                     // `passed.last` is now what follows the events read ahead.
@@ -578,6 +581,18 @@ fn widen_copied(span: &mut (i64, i64), first: i64, last: i64) {
     }
 }
 
+/// Where an event read ahead of timestamp `k` follows one of timestamp `prev`: widens
+/// `span` ([`Head::copied_span`]) to both if `k` goes back. (The span of a run read
+/// ahead is first widened to its ends' timestamps, which bound it, one packet's clock
+/// never going back, unless a malformed trace's full timestamp does: then this widens
+/// it to the others.)
+#[inline(always)]
+fn went_back(span: &mut (i64, i64), prev: i64, k: i64) {
+    if k < prev {
+        widen_copied(span, k, prev);
+    }
+}
+
 /// Widens `span` to the timestamps of the clock values `inside` (see [`Passed::inside`]).
 #[inline]
 fn widen_passed(span: &mut Option<(i64, i64)>, conv: &ClockConv, inside: Option<(u64, u64)>) {
@@ -625,11 +640,11 @@ fn deliver_and_advance<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>) 
 /// lead (`until`), as [`deliver`] and [`Head::next_ahead`] would one by one: true when
 /// one is left that lost the lead (it is then the current item), false when every event
 /// read ahead is delivered (the head is to read on: [`Head::advance_general`]). Events
-/// read ahead lie inside the head's bounds (their clock values inside its window) and
-/// their timestamps do not decrease (one packet's), so no event checks either.
+/// read ahead lie inside the head's bounds (their clock values inside its window), so no
+/// event checks that.
 #[inline(always)]
 fn deliver_ahead<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>, until: Lead) -> bool {
-    let Head { cur, ahead, ahead_at, interest, stream, order, key, unentered, .. } = h;
+    let Head { cur, ahead, ahead_at, interest, stream, order, key, unentered, copied_span, .. } = h;
     let wanted = interest.filter.as_ref().map(|f| &f.wanted);
     let mut i = *ahead_at - 1;
     let mut ord = *order;
@@ -650,7 +665,12 @@ fn deliver_ahead<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>, until:
             return false;
         };
         let k = next.ts();
-        ord = ord.max(k);
+        if k >= ord {
+            ord = k;
+        } else {
+            // (Below the order key: maybe below the event before.)
+            went_back(copied_span, e.ts(), k);
+        }
         if !until.admits(k) {
             (*ahead_at, *order, *key) = (i + 1, ord, k);
             return true;
@@ -926,6 +946,20 @@ mod tests {
             prop_assert_eq!(best, order[0]);
             let before_runner_up = order.get(1).is_none_or(|&r| (probe, best) < (live[r].0, r));
             prop_assert_eq!(lead.admits(probe), before_runner_up);
+        }
+    }
+
+    proptest! {
+        /// The span of a run read ahead taken from its ends, widened where a timestamp
+        /// goes back, is the span of its timestamps.
+        #[test]
+        fn went_back_completes_the_span_of_a_run(ts in proptest::collection::vec(-5i64..5, 1..12)) {
+            let mut span = (i64::MAX, i64::MIN);
+            widen_copied(&mut span, ts[0], ts[ts.len() - 1]);
+            for w in ts.windows(2) {
+                went_back(&mut span, w[0], w[1]);
+            }
+            prop_assert_eq!(span, (*ts.iter().min().unwrap(), *ts.iter().max().unwrap()));
         }
     }
 
