@@ -718,11 +718,13 @@ pub fn process_slice_from<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: 
     }
     while !live.is_empty() {
         let (best, until) = earliest(&live);
-        let h = &mut heads[live[best].1];
+        // (One bounds check of `live` for the run.)
+        let (lead_key, i) = &mut live[best];
+        let h = &mut heads[*i];
         loop {
             let more = if h.unentered {
                 if deliver_ahead(a, &mut st, h, until) {
-                    live[best].0 = h.key;
+                    *lead_key = h.key;
                     break;
                 }
                 h.read_on(a)?
@@ -735,7 +737,7 @@ pub fn process_slice_from<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: 
                 break;
             }
             if !until.admits(h.key) {
-                live[best].0 = h.key;
+                *lead_key = h.key;
                 break;
             }
         }
