@@ -645,14 +645,15 @@ fn deliver_and_advance<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>) 
 #[inline(always)]
 fn deliver_ahead<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>, until: Lead) -> bool {
     let Head { cur, ahead, ahead_at, interest, stream, order, key, unentered, copied_span, .. } = h;
-    let wanted = interest.filter.as_ref().map(|f| &f.wanted);
+    // (Events are read ahead through the filter of the trace last seen: there is one.)
+    let Some(Filter { wanted, .. }) = interest.filter.as_ref() else { unreachable!("events read ahead without a filter") };
     let mut i = *ahead_at - 1;
     let mut ord = *order;
     let mut e = &ahead[i];
     loop {
         debug_assert!(e.ts() >= h.bounds.0 && e.ts() <= h.bounds.1);
         let ctx = Ctx { stream: *stream, order: ord };
-        let copied = wanted.and_then(|w| cur.copied(e, w)).is_some_and(|c| a.on_copied(st, &c, e.ts(), &ctx));
+        let copied = cur.copied(e, wanted).is_some_and(|c| a.on_copied(st, &c, e.ts(), &ctx));
         if !copied {
             cur.enter_ahead(e);
             if let Item::Event(ev) = cur.current() {
