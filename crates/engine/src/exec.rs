@@ -646,7 +646,7 @@ fn deliver_and_advance<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>) 
 fn deliver_ahead<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>, until: Lead) -> bool {
     let Head { cur, ahead, ahead_at, interest, stream, order, key, unentered, copied_span, .. } = h;
     // (Events are read ahead through the filter of the trace last seen: there is one.)
-    let Some(Filter { wanted, .. }) = interest.filter.as_ref() else { unreachable!("events read ahead without a filter") };
+    let Some(Filter { wanted, .. }) = interest.filter.as_ref() else { return deliver_ahead_uncopied(a, st, h, until) };
     let mut i = *ahead_at - 1;
     let mut ord = *order;
     let mut e = &ahead[i];
@@ -677,6 +677,23 @@ fn deliver_ahead<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>, until:
             return true;
         }
         e = next;
+    }
+}
+
+/// [`deliver_ahead`] for a head without a filter (events are read ahead through one, so
+/// this is never expected): one event at a time, as [`deliver`] and
+/// [`Head::next_ahead`] take them, none with copies.
+#[cold]
+#[inline(never)]
+fn deliver_ahead_uncopied<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>, until: Lead) -> bool {
+    loop {
+        deliver::<A, false>(a, st, h);
+        if !h.next_ahead() {
+            return false;
+        }
+        if !until.admits(h.key) {
+            return true;
+        }
     }
 }
 
