@@ -205,7 +205,8 @@ impl std::ops::Deref for AheadBuf {
 pub struct Ahead {
     ts: i64,
     cycles: u64,
-    /// Bit position where its first scope starts.
+    /// Bit position where its first scope starts: on a byte (the skimming loop reads
+    /// events in byte units).
     at: u64,
     /// The header's tag.
     tag: u64,
@@ -320,7 +321,8 @@ impl<'t> StreamCursor<'t> {
         't: 'w,
     {
         let spec = wanted.copies.get(e.class as usize)?.as_ref()?;
-        self.copied_at(spec, e.at)
+        // (On a byte: no test.)
+        self.copied_from(spec, e.at / 8)
     }
 
     /// The fields `spec` copies out of the event whose first scope starts at bit `at`
@@ -334,7 +336,18 @@ impl<'t> StreamCursor<'t> {
         if !at.is_multiple_of(8) {
             return None;
         }
-        let base = (at / 8) as usize;
+        self.copied_from(spec, at / 8)
+    }
+
+    /// The fields `spec` copies out of the event whose first scope starts at byte
+    /// `byte` of the open packet's buffer, when the buffer holds the [`WINDOW`] from
+    /// there on.
+    #[inline(always)]
+    fn copied_from<'w>(&self, spec: &'w CopySpec, byte: u64) -> Option<Copied<'w>>
+    where
+        't: 'w,
+    {
+        let base = usize::try_from(byte).ok()?;
         let ev = self.cur.buf.get(base..base.checked_add(WINDOW)?)?.try_into().ok()?;
         Some(Copied { spec, ev })
     }
