@@ -899,9 +899,11 @@ impl<'t> StreamCursor<'t> {
             let tag = (word >> sw.id.0) & sw.id.1;
             // The clock is extended in each form's branch, with its mask (a constant
             // for LTTng's layouts: the extended form's 64-bit timestamp is the clock).
-            let (id, ts, hbytes, cycles, is_ext) = if tag.wrapping_sub(short_lo) <= short_span {
+            // (`hlead`: the header's bits, with the extended form's flag, a constant of
+            // each branch.)
+            let (id, ts, hbytes, hlead, cycles, is_ext) = if tag.wrapping_sub(short_lo) <= short_span {
                 let ts = (word >> sw.ts.0) & sw.ts.1;
-                (tag, ts, sbytes as usize, crate::decode::extend_clock_masked(clock, ts, sw.ts.1), false)
+                (tag, ts, sbytes as usize, (sbytes * 8) as u32, crate::decode::extend_clock_masked(clock, ts, sw.ts.1), false)
             } else {
                 let Some(x) = ext.filter(|_| tag.wrapping_sub(ext_lo) <= ext_span).map(|x| x.words) else { break };
                 let pair = match block {
@@ -910,7 +912,7 @@ impl<'t> StreamCursor<'t> {
                 };
                 let Some((i, t)) = pair else { break };
                 let ts = (t >> x.ts.1) & x.ts.2;
-                ((i >> x.id.1) & x.id.2, ts, (x.bits / 8) as usize, crate::decode::extend_clock_masked(clock, ts, x.ts.2), true)
+                ((i >> x.id.1) & x.id.2, ts, (x.bits / 8) as usize, (x.bits / 8 * 8) as u32 | ahead::EXTENDED, crate::decode::extend_clock_masked(clock, ts, x.ts.2), true)
             };
             let Some(&e) = table.get(id as usize) else { break };
             if e & TAKE != 0 {
@@ -921,7 +923,8 @@ impl<'t> StreamCursor<'t> {
                     break;
                 }
                 let header = HeaderWord { tag, id, ts, ext: is_ext, bits: hbytes as u64 * 8 };
-                let s = Stopped { header, start: p as u64 * 8, at: (base + hbytes) as u64 * 8, end: next as u64 * 8, class: ((e & !TAKE) >> 32) as u32, cycles };
+                let lead = ((base - p) * 8) as u32 + hlead;
+                let s = Stopped { header, lead, start: p as u64 * 8, at: (base + hbytes) as u64 * 8, end: next as u64 * 8, class: ((e & !TAKE) >> 32) as u32, cycles };
                 if !STOP && take(&s) {
                     (p, clock) = (next, cycles);
                     continue;
@@ -1047,6 +1050,9 @@ enum SkimEnd {
 #[derive(Debug, Clone, Copy)]
 struct Stopped {
     header: HeaderWord,
+    /// `at - start`, with [`ahead::EXTENDED`] when the header has the extended form
+    /// (as [`Ahead`] keeps it).
+    lead: u32,
     start: u64,
     at: u64,
     end: u64,

@@ -217,7 +217,7 @@ pub struct Ahead {
 }
 
 /// [`Ahead::lead`]'s flag of an extended header.
-const EXTENDED: u32 = 1 << 31;
+pub(super) const EXTENDED: u32 = 1 << 31;
 
 impl Ahead {
     /// Its timestamp (ns from the clock's origin).
@@ -284,12 +284,11 @@ impl<'t> StreamCursor<'t> {
                 if n >= events.len() || s.cycles < window.0 || s.cycles > take_hi {
                     return false;
                 }
-                let lead = (s.at - s.start) as u32 | if s.header.ext { EXTENDED } else { 0 };
                 let ts = match plain {
                     Some((o, _)) => o.wrapping_add_unsigned(s.cycles),
                     None => conv.to_ns(s.cycles),
                 };
-                events[n] = Ahead { ts, cycles: s.cycles, at: s.at, tag: s.header.tag, class: s.class, lead };
+                events[n] = Ahead { ts, cycles: s.cycles, at: s.at, tag: s.header.tag, class: s.class, lead: s.lead };
                 n += 1;
                 true
             },
