@@ -36,6 +36,23 @@ impl Sc {
     /// Every syscall, in declaration order (`Sc::ALL[sc as usize] == sc`).
     pub const ALL: [Sc; 8] = [Sc::Read, Sc::Write, Sc::Open, Sc::Close, Sc::Dup, Sc::Dup2, Sc::Dup3, Sc::Fcntl];
 
+    /// The syscall of index `i` in declaration order (`Sc::ALL[i]`), `None` past the
+    /// last: a range check, no table load (`sc as u32` is its index).
+    #[inline(always)]
+    pub fn from_index(i: u32) -> Option<Sc> {
+        Some(match i {
+            0 => Sc::Read,
+            1 => Sc::Write,
+            2 => Sc::Open,
+            3 => Sc::Close,
+            4 => Sc::Dup,
+            5 => Sc::Dup2,
+            6 => Sc::Dup3,
+            7 => Sc::Fcntl,
+            _ => return None,
+        })
+    }
+
     /// The syscall of a bare name (`read`, `openat` …).
     pub fn from_name(n: &str) -> Option<Sc> {
         Some(match n {

@@ -194,9 +194,9 @@ impl Io {
             }
         };
         let label = c.label();
-        // Entries name a syscall (`request` puts one in their low byte): `% len` keeps
-        // the index in bounds without a check.
-        let entry_sc = || Sc::ALL[(label & 0xff) as usize % Sc::ALL.len()];
+        // Entries name a syscall (`request` puts one in their low byte): `& 7` keeps
+        // the index among the eight, so never `None` (the fallback is never taken).
+        let entry_sc = || Sc::from_index(label & 7).unwrap_or(Sc::Read);
         let v = |i: usize| c.get(i) as i64;
         // Bit tests, the common forms first (no jump table's indirect jump).
         if label & Label::ENTRY_RW != 0 {
@@ -204,7 +204,7 @@ impl Io {
         } else if label & Label::ENTRY_FD != 0 {
             st.replay.enter(i, Call::new(entry_sc(), v(0), -1, -1), None);
         } else if label & Label::EXIT != 0 {
-            st.replay.exit(i, Sc::ALL.get((label & 0xff) as usize).copied(), v(0));
+            st.replay.exit(i, Sc::from_index(label & 0xff), v(0));
         } else if label & Label::ENTRY != 0 {
             st.replay.enter(i, Call::new(entry_sc(), v(0), v(1), v(2)), None);
         } else if label & Label::OTHER != 0 {
@@ -482,7 +482,7 @@ impl Label {
     #[inline(always)]
     fn syscall(c: &Copied<'_>) -> Option<Syscall> {
         let label = c.label();
-        let sc = Sc::ALL.get((label & 0xff) as usize).copied();
+        let sc = Sc::from_index(label & 0xff);
         let v = |i: usize| c.get(i) as i64;
         Some(match label & !0xff {
             Label::ENTRY => Syscall::Entry(Call::new(sc?, v(0), v(1), v(2))),
