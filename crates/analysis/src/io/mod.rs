@@ -92,8 +92,15 @@ impl IoState {
     /// The task running on `stream` (the last switch's `next_tid`), when known.
     #[inline(always)]
     fn running(&self, stream: usize) -> Option<i32> {
-        self.cur.get(stream).and_then(|c| c.1)
+        running_in(&self.cur, stream)
     }
+}
+
+/// The task running on `stream` by `cur` (an [`IoState`]'s): [`IoState::running`],
+/// for a caller that holds other fields of the state borrowed.
+#[inline(always)]
+fn running_in(cur: &[(Option<i32>, Option<i32>)], stream: usize) -> Option<i32> {
+    cur.get(stream).and_then(|c| c.1)
 }
 
 /// The io analysis.
@@ -186,12 +193,18 @@ impl Io {
         if !st.log.is_empty() {
             return false;
         }
-        let i = match st.run.get(stream) {
-            Some(&(_, i)) if i != NO_SLOT => i as usize,
-            _ => {
-                let Some(t) = st.running(stream) else { return false };
-                st.replay.slot_cached(&mut st.run[stream], t)
-            }
+        // (The cached slot, when there is one, is the running task's: `switched`
+        // empties the cache. On a miss the slot is looked up and cached, with no
+        // second test of the cache.)
+        let IoState { run, replay, cur, .. } = &mut *st;
+        let Some(cache) = run.get_mut(stream) else { return false };
+        let i = if cache.1 != NO_SLOT {
+            cache.1 as usize
+        } else {
+            let Some(t) = running_in(cur, stream) else { return false };
+            let i = replay.slot(t);
+            *cache = (t, i as u32);
+            i
         };
         let label = c.label();
         // Entries name a syscall (`request` puts one in their low byte): `& 7` keeps
