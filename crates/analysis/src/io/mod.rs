@@ -211,13 +211,14 @@ impl Io {
         // the index among the eight, so never `None` (the fallback is never taken).
         let entry_sc = || Sc::from_index(label & 7).unwrap_or(Sc::Read);
         let v = |i: usize| c.get(i) as i64;
-        // Bit tests, the common forms first (no jump table's indirect jump).
-        if label & Label::ENTRY_RW != 0 {
+        // Bit tests, the common forms first (no jump table's indirect jump): exits
+        // (of every call), then the entries of reads and writes.
+        if label & Label::EXIT != 0 {
+            st.replay.exit(i, Sc::from_index(label & 0xff), v(0));
+        } else if label & Label::ENTRY_RW != 0 {
             st.replay.enter_rw(i, entry_sc(), v(0));
         } else if label & Label::ENTRY_FD != 0 {
             st.replay.enter(i, Call::new(entry_sc(), v(0), -1, -1), None);
-        } else if label & Label::EXIT != 0 {
-            st.replay.exit(i, Sc::from_index(label & 0xff), v(0));
         } else if label & Label::ENTRY != 0 {
             st.replay.enter(i, Call::new(entry_sc(), v(0), v(1), v(2)), None);
         } else if label & Label::OTHER != 0 {
