@@ -186,9 +186,10 @@ impl Replay {
     pub fn exit(&mut self, i: usize, sc: Option<Sc>, ret: i64) {
         let slot = &mut self.slots[i];
         let Some(e) = &slot.pending else { return };
-        if let (Sc::Read | Sc::Write, None | Some(Sc::Read | Sc::Write)) = (e.call.sc, sc) {
+        if let Sc::Read | Sc::Write = e.call.sc {
             // The common case, without the tables' general exit (and without copying
-            // the pending call out).
+            // the pending call out): as there, an exit of another call ends the
+            // pending one and credits nothing.
             let (read, file) = (e.call.sc == Sc::Read, e.file);
             let matches = sc.is_none_or(|s| s == e.call.sc);
             slot.pending = None;
