@@ -161,7 +161,8 @@ pub trait Analysis: Sync {
 
     /// Timestamps of the events of the slice that [`Analysis::on_copied`] took, and of
     /// other events delivered (those the reader read ahead, which came to `on_copied` or
-    /// to [`Analysis::on_event`]): all lie within `[first, last]`. Calls come as those of
+    /// to [`Analysis::on_event`]): `first` and `last` are the smallest and the largest
+    /// of them (the span is exact, also where a timestamp goes back). Calls come as those of
     /// [`Analysis::on_skipped`], per stream of the slice when its last item was
     /// delivered, so this suits the same order-free uses: with it, `on_copied` need not
     /// widen the span of the events one by one. Default: nothing.
