@@ -179,11 +179,11 @@ struct Head<'t> {
     /// What the analysis reads of the trace last seen ([`Analysis::interest`]).
     interest: Interest,
     /// Span of the events passed over so far, inside `bounds` (reported when the head
-    /// ends).
-    skipped: Option<(i64, i64)>,
+    /// ends); [`NO_SPAN`] while none is.
+    skipped: (i64, i64),
     /// Span of the events read ahead, or taken by [`Analysis::on_copied`], so far
-    /// (reported when the head ends: see [`Analysis::on_copied_span`]); `(i64::MAX,
-    /// i64::MIN)` while none is.
+    /// (reported when the head ends: see [`Analysis::on_copied_span`]); [`NO_SPAN`]
+    /// while none is.
     copied_span: (i64, i64),
     /// Events read ahead ([`StreamCursor::read_ahead`]); those from `ahead_at` on are
     /// still to be taken.
@@ -350,8 +350,8 @@ impl<'t> Head<'t> {
             order: i64::MIN,
             bounds: (s.lo.max(range.0), hi.min(range.1)),
             interest: Interest::default(),
-            skipped: None,
-            copied_span: (i64::MAX, i64::MIN),
+            skipped: NO_SPAN,
+            copied_span: NO_SPAN,
             ahead: AheadBuf::new(),
             ahead_at: 0,
             unentered: false,
@@ -454,7 +454,7 @@ impl<'t> Head<'t> {
                 }
                 if let (Some(first), Some(last)) = (self.ahead.first(), self.ahead.last()) {
                     // (From its ends: see `went_back`.)
-                    widen_copied(&mut self.copied_span, first.ts(), last.ts());
+                    widen(&mut self.copied_span, first.ts(), last.ts());
                     widen_passed(&mut self.skipped, &f.conv, passed.inside.take());
                     // `passed.last` is now what follows the events read ahead.
                     self.passed_after = passed;
@@ -553,26 +553,29 @@ impl<'t> Head<'t> {
     /// copies so far (and forgets them).
     #[inline]
     fn flush_skipped<A: Analysis>(&mut self, a: &A, st: &mut A::State) {
-        if let Some((f, l)) = self.skipped.take() {
+        if let Some((f, l)) = take_span(&mut self.skipped) {
             a.on_skipped(st, f, l);
         }
-        let (f, l) = std::mem::replace(&mut self.copied_span, (i64::MAX, i64::MIN));
-        if f <= l {
+        if let Some((f, l)) = take_span(&mut self.copied_span) {
             a.on_copied_span(st, f, l);
         }
     }
 }
 
-/// Widens the span `span` to `[first, last]`.
+/// The span of no timestamp (a head's spans before they are widened).
+const NO_SPAN: (i64, i64) = (i64::MAX, i64::MIN);
+
+/// The span `span`, when widened since it was [`NO_SPAN`] (which it is made again).
 #[inline]
-fn widen(span: &mut Option<(i64, i64)>, first: i64, last: i64) {
-    *span = Some(span.map_or((first, last), |(f, l)| (f.min(first), l.max(last))));
+fn take_span(span: &mut (i64, i64)) -> Option<(i64, i64)> {
+    let (f, l) = std::mem::replace(span, NO_SPAN);
+    (f <= l).then_some((f, l))
 }
 
-/// Widens `span` ([`Head::copied_span`]) to `[first, last]` (branches, predicted, as time
-/// mostly moves forward).
+/// Widens the span `span` to `[first, last]` (branches, predicted, as time mostly moves
+/// forward).
 #[inline(always)]
-fn widen_copied(span: &mut (i64, i64), first: i64, last: i64) {
+fn widen(span: &mut (i64, i64), first: i64, last: i64) {
     if last > span.1 {
         span.1 = last;
     }
@@ -589,13 +592,13 @@ fn widen_copied(span: &mut (i64, i64), first: i64, last: i64) {
 #[inline(always)]
 fn went_back(span: &mut (i64, i64), prev: i64, k: i64) {
     if k < prev {
-        widen_copied(span, k, prev);
+        widen(span, k, prev);
     }
 }
 
 /// Widens `span` to the timestamps of the clock values `inside` (see [`Passed::inside`]).
 #[inline]
-fn widen_passed(span: &mut Option<(i64, i64)>, conv: &ClockConv, inside: Option<(u64, u64)>) {
+fn widen_passed(span: &mut (i64, i64), conv: &ClockConv, inside: Option<(u64, u64)>) {
     if let Some((x, y)) = inside {
         widen(span, conv.to_ns(x), conv.to_ns(y));
     }
@@ -616,7 +619,7 @@ fn deliver<A: Analysis, const ENTERED: bool>(a: &A, st: &mut A::State, h: &mut H
     if let Some(c) = h.copied::<ENTERED>() {
         if a.on_copied(st, &c, h.key, &ctx) {
             // (Read ahead, or entered: then its timestamp is its key.)
-            widen_copied(&mut h.copied_span, h.key, h.key);
+            widen(&mut h.copied_span, h.key, h.key);
             return true;
         }
     }
@@ -974,8 +977,8 @@ mod tests {
         /// goes back, is the span of its timestamps.
         #[test]
         fn went_back_completes_the_span_of_a_run(ts in proptest::collection::vec(-5i64..5, 1..12)) {
-            let mut span = (i64::MAX, i64::MIN);
-            widen_copied(&mut span, ts[0], ts[ts.len() - 1]);
+            let mut span = NO_SPAN;
+            widen(&mut span, ts[0], ts[ts.len() - 1]);
             for w in ts.windows(2) {
                 went_back(&mut span, w[0], w[1]);
             }
