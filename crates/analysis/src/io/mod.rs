@@ -194,17 +194,15 @@ impl Io {
             return false;
         }
         // (The cached slot, when there is one, is the running task's: `switched`
-        // empties the cache. On a miss the slot is looked up and cached, with no
-        // second test of the cache.)
+        // empties the cache. On a miss, the running task's slot is looked up and
+        // cached; its tid is read only then.)
         let IoState { run, replay, cur, .. } = &mut *st;
         let Some(cache) = run.get_mut(stream) else { return false };
         let i = if cache.1 != NO_SLOT {
             cache.1 as usize
         } else {
             let Some(t) = running_in(cur, stream) else { return false };
-            let i = replay.slot(t);
-            *cache = (t, i as u32);
-            i
+            replay.slot_cached(cache, t)
         };
         let label = c.label();
         // Entries name a syscall (`request` puts one in their low byte): `& 7` keeps

@@ -25,6 +25,14 @@ struct ThreadSlot {
     io: bool,
 }
 
+impl ThreadSlot {
+    /// Its pid (its tid when unknown).
+    #[inline(always)]
+    fn pid(&self) -> i32 {
+        self.pid.unwrap_or(self.tid)
+    }
+}
+
 /// A thread's slot cached for a stream: `(tid, slot)` of the task last seen there, or
 /// [`NO_CACHE`] (a plain pair, its slot read with one load).
 pub type SlotCache = (i32, u32);
@@ -132,8 +140,7 @@ impl Replay {
     /// The pid of slot `i` (its tid when unknown).
     #[inline(always)]
     fn pid(&self, i: usize) -> i32 {
-        let s = &self.slots[i];
-        s.pid.unwrap_or(s.tid)
+        self.slots[i].pid()
     }
 
     /// The fd table of slot `i`'s process.
@@ -289,7 +296,7 @@ fn table_of(slot: &mut ThreadSlot, fds: &mut FdTables) -> TableId {
     match slot.table {
         Some(t) => t,
         None => {
-            let t = fds.table(slot.pid.unwrap_or(slot.tid));
+            let t = fds.table(slot.pid());
             slot.table = Some(t);
             t
         }
