@@ -256,3 +256,20 @@ pub fn comm_of_path(p: &[u8]) -> &[u8] {
     let base = p.rsplit(|b| *b == b'/').next().unwrap_or(p);
     &base[..base.len().min(15)]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Sc::from_index` spells out `Sc::ALL` (by a match, for speed): the two agree at
+    /// every index, and each syscall's index is its `as u32`.
+    #[test]
+    fn sc_from_index_is_sc_all() {
+        for i in 0..=u8::MAX as u32 {
+            assert_eq!(Sc::from_index(i), Sc::ALL.get(i as usize).copied(), "index {i}");
+        }
+        for sc in Sc::ALL {
+            assert_eq!(Sc::from_index(sc as u32), Some(sc));
+        }
+    }
+}
