@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use crate::fdtable::Call;
 use crate::kernel::Sc;
 
 /// Who issued a syscall.
@@ -111,16 +112,24 @@ pub enum Pend {
 /// are kept as they are) but never holds stale knowledge, so pairing stays exact.
 #[derive(Debug, Clone)]
 struct PendTable {
-    /// `(tid, state)`; `None`: nothing known.
-    ways: Box<[Option<(i32, Pend)>; PEND_WAYS]>,
+    /// `(tid, state)`, the state a [`Pend`] in the compact form of
+    /// [`PendTable::encode`] or [`UNKNOWN`] (the way knows no thread).
+    ways: Box<[(i32, u32); PEND_WAYS]>,
 }
 
 /// Entries of a [`PendTable`] (threads running or in a syscall at one time are few).
 const PEND_WAYS: usize = 256;
 
+/// A [`PendTable`] way's state when it knows nothing.
+const UNKNOWN: u32 = u32::MAX;
+
+/// [`Pend::Nothing`] in a [`PendTable`] way (other states below it are
+/// [`Pend::Rw`]'s index).
+const NOTHING: u32 = u32::MAX - 1;
+
 impl Default for PendTable {
     fn default() -> Self {
-        PendTable { ways: Box::new([None; PEND_WAYS]) }
+        PendTable { ways: Box::new([(0, UNKNOWN); PEND_WAYS]) }
     }
 }
 
@@ -130,12 +139,23 @@ impl PendTable {
         (t as u32 as usize) % PEND_WAYS
     }
 
-    /// Records `p` for `t` and returns what was known of `t` before.
+    /// The compact form of `p`; [`UNKNOWN`] for a log index too large to have one
+    /// (such a record is then simply not paired).
     #[inline(always)]
-    fn insert(&mut self, t: i32, p: Pend) -> Option<Pend> {
+    fn encode(p: Pend) -> u32 {
+        match p {
+            Pend::Nothing => NOTHING,
+            Pend::Rw(i) => u32::try_from(i).ok().filter(|&i| i < NOTHING).unwrap_or(UNKNOWN),
+        }
+    }
+
+    /// Records `p` for `t` and returns what was known of `t` before, in the compact
+    /// form ([`UNKNOWN`]: nothing).
+    #[inline(always)]
+    fn insert(&mut self, t: i32, p: Pend) -> u32 {
         let w = &mut self.ways[Self::way(t)];
-        let old = w.filter(|(u, _)| *u == t).map(|(_, p)| p);
-        *w = Some((t, p));
+        let old = if w.0 == t { w.1 } else { UNKNOWN };
+        *w = (t, Self::encode(p));
         old
     }
 
@@ -143,13 +163,13 @@ impl PendTable {
     #[inline(always)]
     fn remove(&mut self, t: i32) {
         let w = &mut self.ways[Self::way(t)];
-        if w.is_some_and(|(u, _)| u == t) {
-            *w = None;
+        if w.0 == t {
+            w.1 = UNKNOWN;
         }
     }
 
     fn clear(&mut self) {
-        self.ways.fill(None);
+        self.ways.fill((0, UNKNOWN));
     }
 }
 
@@ -223,11 +243,7 @@ impl Log {
                 self.pend.remove(t);
                 self.recs.push(LRec::R(rec));
             }
-            Rec::OtherEntry { .. } => {
-                if self.pend.insert(t, Pend::Nothing) != Some(Pend::Nothing) {
-                    self.recs.push(LRec::R(rec));
-                }
-            }
+            Rec::OtherEntry { .. } => self.push_other_entry(t),
             Rec::Exit { sc, ret, .. } => self.push_exit(t, sc, ret),
             _ => unreachable!("only syscall records name a thread"),
         }
@@ -242,19 +258,36 @@ impl Log {
         self.recs.push(LRec::Rw { t, sc, fd, ret: None });
     }
 
+    /// [`Log::push`] of `Entry { who: Tid(t), path: None }` of `call`, which is not a
+    /// read or write (those go through [`Log::push_rw_entry`]).
+    #[inline(always)]
+    pub fn push_entry(&mut self, t: i32, call: Call) {
+        let Call { sc, a0, a1, a2 } = call;
+        self.pend.remove(t);
+        self.recs.push(LRec::R(Rec::Entry { who: Who::Tid(t), sc, a0, a1, a2, path: None }));
+    }
+
+    /// [`Log::push`] of `OtherEntry { who: Tid(t) }`.
+    #[inline(always)]
+    pub fn push_other_entry(&mut self, t: i32) {
+        if self.pend.insert(t, Pend::Nothing) != NOTHING {
+            self.recs.push(LRec::R(Rec::OtherEntry { who: Who::Tid(t) }));
+        }
+    }
+
     /// [`Log::push`] of `Exit { who: Tid(t), sc, ret }`.
     #[inline(always)]
     pub fn push_exit(&mut self, t: i32, sc: Option<Sc>, ret: i64) {
         let unpaired = match self.pend.insert(t, Pend::Nothing) {
-            Some(Pend::Nothing) => false,
-            Some(Pend::Rw(i)) => match &mut self.recs[i] {
-                LRec::Rw { sc: esc, ret: r @ None, .. } if sc.is_none_or(|s| s == *esc) => {
+            NOTHING => false,
+            UNKNOWN => true,
+            i => match self.recs.get_mut(i as usize) {
+                Some(LRec::Rw { sc: esc, ret: r @ None, .. }) if sc.is_none_or(|s| s == *esc) => {
                     *r = Some(ret);
                     false
                 }
                 _ => true,
             },
-            None => true,
         };
         if unpaired {
             self.recs.push(LRec::R(Rec::Exit { who: Who::Tid(t), sc, ret }));

@@ -168,26 +168,18 @@ impl Io {
             return false;
         }
         if st.complete {
-            let i = st.replay.slot_cached(&mut st.run[stream], t);
-            match s {
-                Syscall::Entry(call) => st.replay.enter(i, call, None),
-                Syscall::Other => st.replay.other_entry(i),
-                Syscall::Exit(sc, ret) => st.replay.exit(i, sc, ret),
-            }
+            let slot = st.replay.slot_cached(&mut st.run[stream], t);
+            s.feed(Interpret { replay: &mut st.replay, slot });
         } else {
-            match s {
-                Syscall::Entry(Call { sc: sc @ (Sc::Read | Sc::Write), a0, .. }) => st.log.push_rw_entry(t, sc, a0),
-                Syscall::Exit(sc, ret) => st.log.push_exit(t, sc, ret),
-                s => st.log.push(s.record(Who::Tid(t))),
-            }
+            s.feed(Logged { log: &mut st.log, tid: t });
         }
         true
     }
 
     /// [`Io::syscall_fast`] of the syscall event whose fields `c` copies
-    /// ([`Label::syscall`]), in a complete state: the thread's slot is found first, then
+    /// ([`Label::request`]), in a complete state: the thread's slot is found first, then
     /// the label says what to do with it (one dispatch on the label, not one to build
-    /// the [`Syscall`] and another to take it).
+    /// a [`Syscall`] and another to take it).
     #[inline(always)]
     fn syscall_copied_complete(&self, st: &mut IoState, c: &Copied<'_>, stream: usize) -> bool {
         if !st.log.is_empty() {
@@ -198,36 +190,22 @@ impl Io {
         // cached; its tid is read only then.)
         let IoState { run, replay, cur, .. } = &mut *st;
         let Some(cache) = run.get_mut(stream) else { return false };
-        let i = if cache.1 != NO_SLOT {
+        let slot = if cache.1 != NO_SLOT {
             cache.1 as usize
         } else {
             let Some(t) = running_in(cur, stream) else { return false };
             replay.slot_cached(cache, t)
         };
-        let label = c.label();
-        // Entries name a syscall (`request` puts one in their low byte): `& 7` keeps
-        // the index among the eight, so never `None` (the fallback is never taken).
-        let entry_sc = || Sc::from_index(label & 7).unwrap_or(Sc::Read);
-        let v = |i: usize| c.get(i) as i64;
-        // Bit tests, the common forms first (no jump table's indirect jump): exits
-        // (of every call), then the entries of reads and writes.
-        if label & Label::EXIT != 0 {
-            st.replay.exit(i, Sc::from_index(label & 0xff), v(0));
-        } else if label & Label::ENTRY_RW != 0 {
-            st.replay.enter_rw(i, entry_sc(), v(0));
-        } else if label & Label::ENTRY_FD != 0 {
-            st.replay.enter(i, Call::new(entry_sc(), v(0), -1, -1), None);
-        } else if label & Label::ENTRY != 0 {
-            st.replay.enter(i, Call::new(entry_sc(), v(0), v(1), v(2)), None);
-        } else if label & Label::OTHER != 0 {
-            st.replay.other_entry(i);
-        } else if label & Label::RAW_EXIT != 0 {
-            st.replay.exit(i, Sc::from_x86_64(c.get(0)), v(1));
-        } else {
-            // (No other label names a syscall: a thread's slot changes nothing seen.)
-            return false;
-        }
-        true
+        Label::dispatch(c, Interpret { replay, slot })
+    }
+
+    /// [`Io::syscall_fast`] of the syscall event whose fields `c` copies, in a chunk
+    /// state: logged under the task running on `stream` (false, with `st` unchanged,
+    /// when that is not known yet).
+    #[inline(always)]
+    fn syscall_copied_chunk(&self, st: &mut IoState, c: &Copied<'_>, stream: usize) -> bool {
+        let Some(tid) = running_in(&st.cur, stream) else { return false };
+        Label::dispatch(c, Logged { log: &mut st.log, tid })
     }
 
     #[inline(always)]
@@ -303,31 +281,35 @@ pub struct IoReport {
 }
 
 impl Io {
-    /// Replays records into the complete state `a`, in order, each resolved by `resolve`
-    /// (read/write records name a known thread: they need none), up to the first one
-    /// still naming the unknown task of a stream that has not switched yet (with
-    /// [`HeadPolicy::FromStart`] a later switch will name it); that record and all after
-    /// it are held back in `a.log`, so that order is kept.
-    fn replay_in_order(&self, a: &mut IoState, records: impl Iterator<Item = LRec>, resolve: impl Fn(LRec) -> LRec) {
+    /// Replays records `recs` into the complete state `a`, in order, each resolved by
+    /// `resolve` (read/write records name a known thread: they need none), up to the
+    /// first one still naming the unknown task of a stream that has not switched yet
+    /// (with [`HeadPolicy::FromStart`] a later switch will name it); that record and
+    /// all after it are held back in `a.log`, so that order is kept. `recs` is left
+    /// empty (its buffer kept).
+    fn replay_in_order(&self, a: &mut IoState, recs: &mut Vec<LRec>, resolve: impl Fn(LRec) -> LRec) {
         let may_wait = self.head == HeadPolicy::FromStart;
-        let mut records = records;
+        // Records before `done` are replayed (those taken out left as a placeholder
+        // that owns nothing).
+        let mut done = 0;
         if a.log.is_empty() {
-            for r in records.by_ref() {
-                let r = match r {
-                    LRec::Rw { .. } => {
-                        a.replay.apply_l(r);
-                        continue;
+            for r in recs.iter_mut() {
+                if let LRec::Rw { t, sc, fd, ret } = *r {
+                    a.replay.apply_rw(t, sc, fd, ret);
+                } else {
+                    let taken = resolve(std::mem::replace(r, LRec::Rw { t: 0, sc: Sc::Read, fd: 0, ret: None }));
+                    if may_wait && taken.names_head() {
+                        // (Resolved again below: resolving a record is idempotent.)
+                        *r = taken;
+                        break;
                     }
-                    r => resolve(r),
-                };
-                if may_wait && r.names_head() {
-                    a.log.extend([r]);
-                    break;
+                    a.replay.apply_l(taken);
                 }
-                a.replay.apply_l(r);
+                done += 1;
             }
         }
-        a.log.extend(records.map(resolve));
+        a.log.extend(recs.drain(done..).map(resolve));
+        recs.clear();
     }
 
     /// The record of an event (`None`: the event changes nothing in the replay), its
@@ -384,9 +366,9 @@ impl Io {
     /// task; replay what can be.
     fn release_held(&self, st: &mut IoState, stream: usize) {
         let Some(&(Some(_), _)) = st.cur.get(stream) else { return };
-        let held = st.log.take();
+        let mut held = st.log.take();
         let cur = std::mem::take(&mut st.cur);
-        self.replay_in_order(st, held.into_iter(), |r| self.resolve_l(r, &[], &cur, true));
+        self.replay_in_order(st, &mut held, |r| self.resolve_l(r, &[], &cur, true));
         st.cur = cur;
     }
 }
@@ -425,6 +407,16 @@ enum Syscall {
 }
 
 impl Syscall {
+    /// Hands this syscall event to `sink`.
+    #[inline(always)]
+    fn feed(self, mut sink: impl SyscallSink) {
+        match self {
+            Syscall::Entry(call) => sink.enter(call),
+            Syscall::Other => sink.other_entry(),
+            Syscall::Exit(sc, ret) => sink.exit(sc, ret),
+        }
+    }
+
     /// The record of this syscall event, issued by `who`.
     #[inline(always)]
     fn record<P>(self, who: Who) -> Rec<P> {
@@ -433,6 +425,79 @@ impl Syscall {
             Syscall::Other => Rec::OtherEntry { who },
             Syscall::Exit(sc, ret) => Rec::Exit { who, sc, ret },
         }
+    }
+}
+
+/// Where the fast paths put a syscall event of a known thread: interpreted at once
+/// ([`Interpret`], a complete state) or logged ([`Logged`], a chunk state).
+trait SyscallSink {
+    /// Entry of `call` (that names no path).
+    fn enter(&mut self, call: Call);
+    /// Entry of a read or write `sc` of `fd`, its other arguments absent.
+    fn enter_rw(&mut self, sc: Sc, fd: i64);
+    /// Entry of a syscall the analysis does not interpret.
+    fn other_entry(&mut self);
+    /// Exit of `sc` (`None`: a generic exit) returning `ret`.
+    fn exit(&mut self, sc: Option<Sc>, ret: i64);
+}
+
+/// A complete state's replay, for the thread of slot `slot`.
+struct Interpret<'a> {
+    replay: &'a mut Replay,
+    slot: usize,
+}
+
+impl SyscallSink for Interpret<'_> {
+    #[inline(always)]
+    fn enter(&mut self, call: Call) {
+        self.replay.enter(self.slot, call, None);
+    }
+
+    #[inline(always)]
+    fn enter_rw(&mut self, sc: Sc, fd: i64) {
+        self.replay.enter_rw(self.slot, sc, fd);
+    }
+
+    #[inline(always)]
+    fn other_entry(&mut self) {
+        self.replay.other_entry(self.slot);
+    }
+
+    #[inline(always)]
+    fn exit(&mut self, sc: Option<Sc>, ret: i64) {
+        self.replay.exit(self.slot, sc, ret);
+    }
+}
+
+/// A chunk state's log, for thread `tid`.
+struct Logged<'a> {
+    log: &'a mut Log,
+    tid: i32,
+}
+
+impl SyscallSink for Logged<'_> {
+    #[inline(always)]
+    fn enter(&mut self, call: Call) {
+        match call.sc {
+            Sc::Read | Sc::Write => self.log.push_rw_entry(self.tid, call.sc, call.a0),
+            _ => self.log.push_entry(self.tid, call),
+        }
+    }
+
+    #[inline(always)]
+    fn enter_rw(&mut self, sc: Sc, fd: i64) {
+        // (Truncated as `Call::new` truncates an argument.)
+        self.log.push_rw_entry(self.tid, sc, fd as i32);
+    }
+
+    #[inline(always)]
+    fn other_entry(&mut self) {
+        self.log.push_other_entry(self.tid);
+    }
+
+    #[inline(always)]
+    fn exit(&mut self, sc: Option<Sc>, ret: i64) {
+        self.log.push_exit(self.tid, sc, ret);
     }
 }
 
@@ -489,21 +554,35 @@ impl Label {
         Some(CopyRequest { label, fields })
     }
 
-    /// The [`Syscall`] of fields copied by [`Label::request`]'s request (absent fields
-    /// read as -1, as [`int_or`] reads them).
+    /// Hands the syscall event whose fields [`Label::request`]'s request copied to
+    /// `sink` (absent fields read as -1, as [`int_or`] reads them); false, with nothing
+    /// done, when its label names no syscall. Bit tests, the common forms first (no
+    /// jump table's indirect jump): exits (of every call), then the entries of reads
+    /// and writes.
     #[inline(always)]
-    fn syscall(c: &Copied<'_>) -> Option<Syscall> {
+    fn dispatch(c: &Copied<'_>, mut sink: impl SyscallSink) -> bool {
         let label = c.label();
-        let sc = Sc::from_index(label & 0xff);
+        // Entries name a syscall (`request` puts one in their low byte): `& 7` keeps
+        // the index among the eight, so never `None` (the fallback is never taken).
+        let entry_sc = || Sc::from_index(label & 7).unwrap_or(Sc::Read);
         let v = |i: usize| c.get(i) as i64;
-        Some(match label & !0xff {
-            Label::ENTRY => Syscall::Entry(Call::new(sc?, v(0), v(1), v(2))),
-            Label::ENTRY_FD | Label::ENTRY_RW => Syscall::Entry(Call::new(sc?, v(0), -1, -1)),
-            Label::OTHER => Syscall::Other,
-            Label::EXIT => Syscall::Exit(sc, v(0)),
-            Label::RAW_EXIT => Syscall::Exit(Sc::from_x86_64(c.get(0)), v(1)),
-            _ => return None,
-        })
+        if label & Label::EXIT != 0 {
+            sink.exit(Sc::from_index(label & 0xff), v(0));
+        } else if label & Label::ENTRY_RW != 0 {
+            sink.enter_rw(entry_sc(), v(0));
+        } else if label & Label::ENTRY_FD != 0 {
+            sink.enter(Call::new(entry_sc(), v(0), -1, -1));
+        } else if label & Label::ENTRY != 0 {
+            sink.enter(Call::new(entry_sc(), v(0), v(1), v(2)));
+        } else if label & Label::OTHER != 0 {
+            sink.other_entry();
+        } else if label & Label::RAW_EXIT != 0 {
+            sink.exit(Sc::from_x86_64(c.get(0)), v(1));
+        } else {
+            // (No other label names a syscall.)
+            return false;
+        }
+        true
     }
 }
 
@@ -537,11 +616,8 @@ impl Analysis for Io {
             if !self.syscall_copied_complete(st, c, ctx.stream) {
                 return false;
             }
-        } else {
-            let Some(s) = Label::syscall(c) else { return false };
-            if !self.syscall_fast(st, s, ctx.stream) {
-                return false;
-            }
+        } else if !self.syscall_copied_chunk(st, c, ctx.stream) {
+            return false;
         }
         // (Its timestamp widens the span through `on_copied_span`.)
         true
@@ -610,10 +686,10 @@ impl Analysis for Io {
             // Records held back wait for the first switch of a stream that had none
             // yet (so `a.cur` knows no task there): `b` may name it. (No earlier task
             // is known for them: resolve against an empty `cur`.)
-            let held = a.log.take();
+            let mut held = a.log.take();
             let earlier = a.cur.clone();
-            self.replay_in_order(&mut a, held.into_iter(), |r| self.resolve_l(r, &[], &b_cur, true));
-            self.replay_in_order(&mut a, fresh.drain(..), |r| self.resolve_l(r, &earlier, &b_cur, true));
+            self.replay_in_order(&mut a, &mut held, |r| self.resolve_l(r, &[], &b_cur, true));
+            self.replay_in_order(&mut a, &mut fresh, |r| self.resolve_l(r, &earlier, &b_cur, true));
         } else {
             a.log.extend(fresh.drain(..).map(|r| self.resolve_l(r, &a.cur, &b_cur, false)));
         }

@@ -19,8 +19,8 @@ struct ThreadSlot {
     /// Its process's fd table, once looked up (forgotten when `pid` changes).
     table: Option<TableId>,
     pending: Option<PendingCall>,
-    /// Bytes read and written.
-    bytes: (u64, u64),
+    /// Bytes read and written ([`rw_index`]).
+    bytes: [u64; 2],
     /// Whether bytes were credited (a read or write exit with `ret > 0`).
     io: bool,
 }
@@ -65,8 +65,8 @@ pub struct Replay {
     /// Fd tables; files are indexes into `paths`.
     fds: FdTables,
     path_ids: FxMap<Arc<str>, u32>,
-    /// Interned paths with their bytes read and written.
-    paths: Vec<(Arc<str>, u64, u64)>,
+    /// Interned paths with their bytes read and written ([`rw_index`]).
+    paths: Vec<(Arc<str>, [u64; 2])>,
 }
 
 impl Replay {
@@ -129,7 +129,7 @@ impl Replay {
         let i = self.paths.len() as u32;
         let p: Arc<str> = Arc::from(p);
         self.path_ids.insert(p.clone(), i);
-        self.paths.push((p, 0, 0));
+        self.paths.push((p, [0; 2]));
         i
     }
 
@@ -141,12 +141,6 @@ impl Replay {
     #[inline(always)]
     fn pid(&self, i: usize) -> i32 {
         self.slots[i].pid()
-    }
-
-    /// The fd table of slot `i`'s process.
-    #[inline(always)]
-    fn table(&mut self, i: usize) -> TableId {
-        table_of(&mut self.slots[i], &mut self.fds)
     }
 
     fn set_pid(&mut self, tid: i32, pid: i32) {
@@ -220,20 +214,30 @@ impl Replay {
     pub fn apply_l(&mut self, r: LRec) {
         match r {
             LRec::R(r) => self.apply(r, None),
-            LRec::Rw { t, sc, fd, ret: Some(ret) } => {
-                let i = self.slot(t);
-                let table = self.table(i);
-                let file = self.fds.file_in(table, fd.into());
-                self.slots[i].pending = None;
+            LRec::Rw { t, sc, fd, ret } => self.apply_rw(t, sc, fd, ret),
+        }
+    }
+
+    /// Interprets [`LRec::Rw`]`{ t, sc, fd, ret }`.
+    #[inline(always)]
+    pub fn apply_rw(&mut self, t: i32, sc: Sc, fd: i32, ret: Option<i64>) {
+        let i = self.slot(t);
+        match ret {
+            // The entry and its exit: the call ends; bytes moved are credited to the
+            // file the fd named at entry. (Nothing else happened in between: the
+            // table is looked up only when there are bytes to credit, looking it up
+            // changing nothing seen.)
+            Some(ret) => {
+                let slot = &mut self.slots[i];
+                slot.pending = None;
                 if ret > 0 {
-                    self.credit(i, sc == Sc::Read, ret as u64, file);
+                    let table = table_of(slot, &mut self.fds);
+                    let file = self.fds.file_in(table, fd.into());
+                    credit(slot, &mut self.paths, sc == Sc::Read, ret as u64, file);
                 }
             }
             // (A read or write uses only its fd: the other arguments as if absent.)
-            LRec::Rw { t, sc, fd, ret: None } => {
-                let i = self.slot(t);
-                self.enter(i, Call { sc, a0: fd, a1: -1, a2: -1 }, None);
-            }
+            None => self.enter_rw(i, sc, fd.into()),
         }
     }
 
@@ -281,12 +285,12 @@ impl Replay {
 
     /// Per-thread `(tid, read, written)` of threads with I/O.
     pub fn threads(&self) -> impl Iterator<Item = (i32, u64, u64)> + '_ {
-        self.slots.iter().filter(|s| s.io).map(|s| (s.tid, s.bytes.0, s.bytes.1))
+        self.slots.iter().filter(|s| s.io).map(|s| (s.tid, s.bytes[0], s.bytes[1]))
     }
 
     /// Per-file `(path, read, written)` of files with I/O.
     pub fn files(&self) -> impl Iterator<Item = (&str, u64, u64)> + '_ {
-        self.paths.iter().filter(|p| p.1 + p.2 > 0).map(|(p, r, w)| (&**p, *r, *w))
+        self.paths.iter().filter(|p| p.1[0] + p.1[1] > 0).map(|(p, [r, w])| (&**p, *r, *w))
     }
 }
 
@@ -303,15 +307,23 @@ fn table_of(slot: &mut ThreadSlot, fds: &mut FdTables) -> TableId {
     }
 }
 
+/// Where bytes read (`read`), else written, are kept in a `[read, written]` pair: an
+/// index, so that crediting one or the other takes no branch (which of the two a
+/// syscall is, is data).
+#[inline(always)]
+fn rw_index(read: bool) -> usize {
+    usize::from(!read)
+}
+
 /// Credits `n` bytes read (`read`) or written to `slot` and to `file` (an index into
 /// `paths`).
 #[inline(always)]
-fn credit(slot: &mut ThreadSlot, paths: &mut [(Arc<str>, u64, u64)], read: bool, n: u64, file: Option<u32>) {
+fn credit(slot: &mut ThreadSlot, paths: &mut [(Arc<str>, [u64; 2])], read: bool, n: u64, file: Option<u32>) {
+    let k = rw_index(read);
     slot.io = true;
-    if read { slot.bytes.0 += n } else { slot.bytes.1 += n }
-    if let Some(f) = file {
-        let x = &mut paths[f as usize];
-        if read { x.1 += n } else { x.2 += n }
+    slot.bytes[k] += n;
+    if let Some(x) = file.and_then(|f| paths.get_mut(f as usize)) {
+        x.1[k] += n;
     }
 }
 
