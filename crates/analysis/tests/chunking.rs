@@ -244,3 +244,44 @@ fn direct_json_equals_value_json() {
         }
     }
 }
+
+/// A worker lent the running state mid-slice ([`engine::exec::process_slice_taking_over`])
+/// gives what a serial run gives, wherever in the slice it takes the state over: io folds
+/// in place, and the engine lends the state to the worker of the next slice to merge.
+#[test]
+fn taking_over_mid_slice_equals_serial() {
+    use engine::Analysis;
+    for (seed, background) in [(3, 0), (4, 60)] {
+        let (_d, set, _) = synth_trace(3, 20_000, seed, background);
+        let io = analysis::io::Io::new(&set, analysis::HeadPolicy::FromStart);
+        let expected = io.finish(engine::run_slices(&io, &set, &engine::partition(&set, Partition::Hybrid, u64::MAX), &engine::EngineOptions { threads: 1, ..Default::default() }).unwrap());
+        let slices = engine::partition(&set, Partition::Hybrid, 96 * 1024);
+        assert!(slices.len() >= 4, "{} slices", slices.len());
+        // The take-over at the n-th poll of each slice after the first (`None`: never).
+        for at in [Some(0), Some(1), Some(2), Some(7), Some(40), Some(300), None] {
+            let mut before = engine::exec::process_slice_from(&io, &set, &slices[0], (i64::MIN, i64::MAX), io.initial_state()).unwrap();
+            let mut taken = 0;
+            for s in &slices[1..] {
+                let mut lent = Some(before);
+                let mut polls = 0;
+                let st = engine::exec::process_slice_taking_over(&io, &set, s, (i64::MIN, i64::MAX), io.new_state(), || {
+                    polls += 1;
+                    if Some(polls - 1) == at { lent.take() } else { None }
+                })
+                .unwrap();
+                before = match lent {
+                    // Not taken over: merged after the slice, as a worker's would be.
+                    Some(b) => io.merge(b, st),
+                    None => {
+                        taken += 1;
+                        st
+                    }
+                };
+            }
+            if at.is_some_and(|n| n < 40) {
+                assert!(taken >= slices.len() / 2, "taken over in {taken} of {} slices at poll {at:?}", slices.len() - 1);
+            }
+            assert_eq!(io.finish(before), expected, "seed {seed}, take-over at poll {at:?}");
+        }
+    }
+}

@@ -94,10 +94,11 @@ pub fn run_slices_with_progress<A: Analysis>(a: &A, set: &TraceSet, slices: &[Sl
     // Index of the next slice to merge; workers may not run more than `window` ahead.
     let merged = (Mutex::new(0usize), Condvar::new());
     let (tx, rx) = mpsc::channel::<(usize, Result<A::State, EngineError>)>();
+    let handoff = Handoff::new();
     std::thread::scope(|scope| {
         for _ in 0..workers {
             let tx = tx.clone();
-            let (next, abort, merged) = (&next, &abort, &merged);
+            let (next, abort, merged, handoff) = (&next, &abort, &merged, &handoff);
             scope.spawn(move || loop {
                 let k = next.fetch_add(1, Ordering::SeqCst);
                 if k >= slices.len() || abort.load(Ordering::SeqCst) {
@@ -110,9 +111,11 @@ pub fn run_slices_with_progress<A: Analysis>(a: &A, set: &TraceSet, slices: &[Sl
                     }
                 }
                 // The first slice starts at the trace's beginning: read it into the
-                // initial state when the analysis folds in place.
+                // initial state when the analysis folds in place. Another slice may
+                // be lent the running state while it is read.
                 let start = if k == 0 && in_place { a.initial_state() } else { a.new_state() };
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process_slice_from(a, set, &slices[k], range, start)));
+                let take_over = || if in_place { handoff.take_for(k) } else { None };
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process_slice_taking_over(a, set, &slices[k], range, start, take_over)));
                 let r = r.unwrap_or(Err(EngineError::WorkerPanicked));
                 if tx.send((k, r)).is_err() {
                     break;
@@ -137,6 +140,11 @@ pub fn run_slices_with_progress<A: Analysis>(a: &A, set: &TraceSet, slices: &[Sl
                 }
             }
             while let Some(st) = pending.remove(&want) {
+                // The running state, if lent to this slice and not taken (else `st`
+                // holds it: it is the state of everything up to this slice's end).
+                if let Some(lent) = handoff.take_back() {
+                    acc = Some(lent);
+                }
                 acc = Some(match acc.take() {
                     Some(prev) => a.merge(prev, st),
                     None => st,
@@ -146,12 +154,79 @@ pub fn run_slices_with_progress<A: Analysis>(a: &A, set: &TraceSet, slices: &[Sl
                 *merged.0.lock().unwrap_or_else(|e| e.into_inner()) = want;
                 merged.1.notify_all();
             }
+            // The next slice to merge is being read (or waits for a worker): lend it
+            // the running state.
+            if in_place && want < slices.len() && err.is_none() {
+                if let Some(st) = acc.take() {
+                    handoff.lend(want, st);
+                }
+            }
         }
         match err {
             Some(e) => Err(e),
             None => Ok(acc.unwrap_or_else(|| a.initial_state())),
         }
     })
+}
+
+/// The running state (of every slice merged so far) lent to the worker reading the next
+/// slice to merge, when the analysis folds in place ([`Analysis::folds_in_place`]):
+/// that worker merges the state of what it has read into it and reads the rest of its
+/// slice into it, interpreting at once what it would otherwise hand over for a later
+/// merge (see [`process_slice_taking_over`]). The merging thread takes the state back
+/// when that slice arrives, unless its worker took it: then the slice's state is the
+/// running state.
+struct Handoff<S> {
+    /// The slice the state is lent to, or [`Handoff::NONE`]: a hint for workers, read
+    /// without the lock.
+    slice: AtomicUsize,
+    /// The slice the state is lent to and the state.
+    lent: Mutex<Option<(usize, S)>>,
+}
+
+impl<S> Handoff<S> {
+    /// [`Handoff::slice`] when nothing is lent.
+    const NONE: usize = usize::MAX;
+
+    fn new() -> Self {
+        Handoff { slice: AtomicUsize::new(Self::NONE), lent: Mutex::new(None) }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(usize, S)>> {
+        self.lent.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Lends `st`, the state of every slice before slice `k`, to the worker of `k`.
+    fn lend(&self, k: usize, st: S) {
+        *self.lock() = Some((k, st));
+        self.slice.store(k, Ordering::Release);
+    }
+
+    /// The state lent to slice `k`, for its worker (taken), if one is.
+    #[inline]
+    fn take_for(&self, k: usize) -> Option<S> {
+        if self.slice.load(Ordering::Acquire) != k {
+            return None;
+        }
+        let mut lent = self.lock();
+        match lent.take() {
+            Some((j, st)) if j == k => {
+                self.slice.store(Self::NONE, Ordering::Release);
+                Some(st)
+            }
+            other => {
+                *lent = other;
+                None
+            }
+        }
+    }
+
+    /// The state lent, taken back, if its worker did not take it.
+    fn take_back(&self) -> Option<S> {
+        let st = self.lock().take().map(|(_, st)| st);
+        self.slice.store(Self::NONE, Ordering::Release);
+        st
+    }
 }
 
 /// Time key of an item (events: timestamp; notices: start, else end of the interval).
@@ -710,7 +785,25 @@ pub fn process_slice<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: (i64,
 /// [`process_slice`] continuing state `st` (a fresh chunk state, or the state of
 /// everything before the slice: see [`Analysis::folds_in_place`]).
 pub fn process_slice_from<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: (i64, i64), st: A::State) -> Result<A::State, EngineError> {
+    process_slice_taking_over(a, set, s, range, st, || None)
+}
+
+/// [`process_slice_from`] of a fresh chunk state `st` whose analysis folds in place
+/// ([`Analysis::folds_in_place`]), asking `take_over` between runs of the time-merge
+/// for the state of everything before the slice: once it gives it, the items read so
+/// far are merged into it (`merge(before, st)`) and the rest of the slice is read into
+/// the result, as the slice would be read into it from its start. (`|| None`: plain
+/// [`process_slice_from`].)
+pub fn process_slice_taking_over<A: Analysis>(
+    a: &A,
+    set: &TraceSet,
+    s: &Slice,
+    range: (i64, i64),
+    st: A::State,
+    mut take_over: impl FnMut() -> Option<A::State>,
+) -> Result<A::State, EngineError> {
     let mut st = st;
+    let mut awaits_take_over = true;
     a.reserve(&mut st, s.bytes(set));
     let mut heads: Vec<Head<'_>> = s
         .chunks
@@ -738,6 +831,12 @@ pub fn process_slice_from<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: 
         }
     }
     while !live.is_empty() {
+        if awaits_take_over {
+            if let Some(before) = take_over() {
+                st = a.merge(before, st);
+                awaits_take_over = false;
+            }
+        }
         let (best, until) = earliest(&live);
         // (One bounds check of `live` for the run.)
         let (lead_key, i) = &mut live[best];

@@ -115,8 +115,10 @@ pub trait Analysis: Sync {
     /// `fold(items, initial)` must equal `merge(initial, fold(items, new_state()))`.
     /// The engine then reads the first slice into the initial state, and every slice
     /// into the running state when it runs on one thread, instead of merging fresh
-    /// chunk states (cheaper for analyses that log what they cannot yet interpret).
-    /// Default: false.
+    /// chunk states (cheaper for analyses that log what they cannot yet interpret). On
+    /// several threads, it lends the running state to the worker of the next slice to
+    /// merge, which merges what it has read so far into it and reads the rest of its
+    /// slice into it ([`exec::process_slice_taking_over`]). Default: false.
     fn folds_in_place(&self) -> bool {
         false
     }
