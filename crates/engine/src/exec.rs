@@ -57,7 +57,11 @@ pub fn run_slices<A: Analysis>(a: &A, set: &TraceSet, slices: &[Slice], opts: &E
 /// [`run`], calling `progress(bytes merged, bytes in all)` after each slice is merged
 /// (for a progress bar; bytes are the slices' packet bytes).
 pub fn run_with_progress<A: Analysis>(a: &A, set: &TraceSet, opts: &EngineOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<A::Output, EngineError> {
-    let slices = clip(&partition(set, opts.partition, opts.slice_bytes(set)), opts.range());
+    let mut bytes = opts.slice_bytes(set);
+    if opts.chunk_size == 0 && opts.worker_count() > 1 {
+        bytes = bytes.min(a.max_auto_slice_bytes());
+    }
+    let slices = clip(&partition(set, opts.partition, bytes), opts.range());
     let st = run_slices_with_progress(a, set, &slices, opts, progress)?;
     Ok(a.finish(st))
 }

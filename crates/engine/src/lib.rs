@@ -192,6 +192,14 @@ pub trait Analysis: Sync {
     /// `trace`.
     fn on_class_counts(&self, _st: &mut Self::State, _trace: usize, _stream_class: u64, _per_class: &[u64]) {}
 
+    /// The most bytes of stream data per slice when the engine picks the chunk size
+    /// ([`EngineOptions::chunk_size`] of 0) for several workers: an analysis whose
+    /// chunk states grow with their slice (a log of what they cannot yet interpret)
+    /// keeps them in the caches with smaller slices. Default: no bound.
+    fn max_auto_slice_bytes(&self) -> u64 {
+        u64::MAX
+    }
+
     /// Joins two adjacent states, `earlier` covering the time just before `later`.
     /// Must be associative.
     fn merge(&self, earlier: Self::State, later: Self::State) -> Self::State;
