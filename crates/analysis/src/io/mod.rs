@@ -642,7 +642,7 @@ impl Analysis for Io {
     /// A chunk's log holds about 2 bytes per byte of its slice (one 40-byte record per
     /// event of 20 bytes or more): slices of 16 MiB keep a log of about 32 MiB, which
     /// is written by one worker and replayed soon after, in the caches. (syn3g at
-    /// `-j 2`, 3 GB: 8 % less time than with the 64 MiB slices picked otherwise.)
+    /// `-j 2`, 3 GB: 2.109 s against 2.206 s with the 64 MiB slices picked otherwise.)
     fn max_auto_slice_bytes(&self) -> u64 {
         16 << 20
     }
