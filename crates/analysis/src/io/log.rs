@@ -238,7 +238,7 @@ impl Log {
             Some(Who::Tid(t)) => t,
         };
         match rec {
-            Rec::Entry { sc: sc @ (Sc::Read | Sc::Write), a0, path: None, .. } => self.push_rw_entry(t, sc, a0),
+            Rec::Entry { sc, a0, a1, a2, path: None, .. } => self.push_entry(t, Call { sc, a0, a1, a2 }),
             Rec::Entry { .. } => {
                 self.pend.remove(t);
                 self.recs.push(LRec::R(rec));
@@ -258,11 +258,14 @@ impl Log {
         self.recs.push(LRec::Rw { t, sc, fd, ret: None });
     }
 
-    /// [`Log::push`] of `Entry { who: Tid(t), path: None }` of `call`, which is not a
-    /// read or write (those go through [`Log::push_rw_entry`]).
+    /// [`Log::push`] of `Entry { who: Tid(t), path: None }` of `call` (a read or write
+    /// goes through [`Log::push_rw_entry`]).
     #[inline(always)]
     pub fn push_entry(&mut self, t: i32, call: Call) {
         let Call { sc, a0, a1, a2 } = call;
+        if let Sc::Read | Sc::Write = sc {
+            return self.push_rw_entry(t, sc, a0);
+        }
         self.pend.remove(t);
         self.recs.push(LRec::R(Rec::Entry { who: Who::Tid(t), sc, a0, a1, a2, path: None }));
     }

@@ -478,10 +478,7 @@ struct Logged<'a> {
 impl SyscallSink for Logged<'_> {
     #[inline(always)]
     fn enter(&mut self, call: Call) {
-        match call.sc {
-            Sc::Read | Sc::Write => self.log.push_rw_entry(self.tid, call.sc, call.a0),
-            _ => self.log.push_entry(self.tid, call),
-        }
+        self.log.push_entry(self.tid, call);
     }
 
     #[inline(always)]
