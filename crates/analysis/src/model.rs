@@ -361,6 +361,13 @@ impl Info {
     pub fn pid_of(&self, tid: i32) -> Option<i32> {
         self.get(tid).and_then(|i| i.pid)
     }
+    /// [`Info::pid_of`] and [`Info::comm_of`] of `tid`, with one look-up.
+    pub fn pid_and_comm(&self, tid: i32) -> (Option<i32>, &str) {
+        match self.get(tid) {
+            Some(i) => (i.pid, i.comm.as_deref().unwrap_or("")),
+            None => (None, ""),
+        }
+    }
     /// The name of `tid`, or `""`.
     pub fn comm_of(&self, tid: i32) -> &str {
         self.get(tid).and_then(|i| i.comm.as_deref()).unwrap_or("")

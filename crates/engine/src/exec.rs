@@ -899,16 +899,19 @@ fn earliest(live: &[(i64, usize)]) -> (usize, Lead) {
         return (0, Lead::ALONE);
     };
     let k0 = live[0].0;
+    // (`select_unpredictable`: a conditional move, where the compiler would otherwise
+    // branch on which stream is earlier, data that mispredicts.)
+    use std::hint::select_unpredictable as pick;
     let swap = k1 < k0;
-    let (mut best, mut best_key) = if swap { (1, k1) } else { (0, k0) };
-    let (mut second, mut second_key) = if swap { (0, k0) } else { (1, k1) };
+    let (mut best, mut best_key) = (usize::from(swap), pick(swap, k1, k0));
+    let (mut second, mut second_key) = (usize::from(!swap), pick(swap, k0, k1));
     for (j, &(k, _)) in live.iter().enumerate().skip(2) {
         let earlier = k < best_key;
         let before_second = k < second_key;
-        second = if earlier { best } else if before_second { j } else { second };
-        second_key = if earlier { best_key } else if before_second { k } else { second_key };
-        best = if earlier { j } else { best };
-        best_key = if earlier { k } else { best_key };
+        second = pick(earlier, best, pick(before_second, j, second));
+        second_key = pick(earlier, best_key, pick(before_second, k, second_key));
+        best = pick(earlier, j, best);
+        best_key = pick(earlier, k, best_key);
     }
     // (`best > second` with equal keys cannot be: the earlier position wins.)
     (best, Lead { last: second_key - i64::from(best > second) })
