@@ -103,6 +103,9 @@ fn running_in(cur: &[(Option<i32>, Option<i32>)], stream: usize) -> Option<i32> 
     cur.get(stream).and_then(|c| c.1)
 }
 
+/// Slots cached while a log is replayed ([`Io::replay_in_order`]).
+const RW_SLOT_CACHE: usize = 64;
+
 /// The io analysis.
 pub struct Io {
     layout: Layout,
@@ -293,9 +296,13 @@ impl Io {
         // that owns nothing).
         let mut done = 0;
         if a.log.is_empty() {
+            // (The threads of a log's read/write records are few at a time: their
+            // slots are cached, by tid, as a stream caches its running task's.)
+            let mut slots = [NO_CACHE; RW_SLOT_CACHE];
             for r in recs.iter_mut() {
                 if let LRec::Rw { t, sc, fd, ret } = *r {
-                    a.replay.apply_rw(t, sc, fd, ret);
+                    let i = a.replay.slot_cached(&mut slots[t as u32 as usize % RW_SLOT_CACHE], t);
+                    a.replay.apply_rw(i, sc, fd, ret);
                 } else {
                     let taken = resolve(std::mem::replace(r, LRec::Rw { t: 0, sc: Sc::Read, fd: 0, ret: None }));
                     if may_wait && taken.names_head() {

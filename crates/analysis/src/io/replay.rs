@@ -214,14 +214,16 @@ impl Replay {
     pub fn apply_l(&mut self, r: LRec) {
         match r {
             LRec::R(r) => self.apply(r, None),
-            LRec::Rw { t, sc, fd, ret } => self.apply_rw(t, sc, fd, ret),
+            LRec::Rw { t, sc, fd, ret } => {
+                let i = self.slot(t);
+                self.apply_rw(i, sc, fd, ret);
+            }
         }
     }
 
-    /// Interprets [`LRec::Rw`]`{ t, sc, fd, ret }`.
+    /// Interprets [`LRec::Rw`]`{ t, sc, fd, ret }` of the thread of slot `i` (`t`'s).
     #[inline(always)]
-    pub fn apply_rw(&mut self, t: i32, sc: Sc, fd: i32, ret: Option<i64>) {
-        let i = self.slot(t);
+    pub fn apply_rw(&mut self, i: usize, sc: Sc, fd: i32, ret: Option<i64>) {
         match ret {
             // The entry and its exit: the call ends; bytes moved are credited to the
             // file the fd named at entry. (Nothing else happened in between: the
