@@ -62,6 +62,18 @@ fn synth_truth_exact_with(background: u8) {
     for (pid, p) in &truth.processes {
         assert_eq!(pr.get(pid).copied().unwrap_or_default(), (p.read_bytes, p.write_bytes), "io pid {pid}");
     }
+    // Rows come by decreasing total bytes, then increasing id (ids are unique); a
+    // process row sums its threads' rows and every row's process has one.
+    let thread_keys: Vec<(std::cmp::Reverse<u64>, i32)> = io.threads.iter().map(|t| (std::cmp::Reverse(t.read_bytes + t.write_bytes), t.tid)).collect();
+    assert!(thread_keys.windows(2).all(|w| w[0] < w[1]), "thread rows out of order");
+    let proc_keys: Vec<(std::cmp::Reverse<u64>, i32)> = io.processes.iter().map(|p| (std::cmp::Reverse(p.read_bytes + p.write_bytes), p.pid)).collect();
+    assert!(proc_keys.windows(2).all(|w| w[0] < w[1]), "process rows out of order");
+    let mut sums: std::collections::BTreeMap<i32, (u64, u64)> = std::collections::BTreeMap::new();
+    for t in &io.threads {
+        let e = sums.entry(t.pid.unwrap_or(t.tid)).or_default();
+        (e.0, e.1) = (e.0 + t.read_bytes, e.1 + t.write_bytes);
+    }
+    assert_eq!(sums, pr);
 }
 
 /// Per-file bytes equal the truth, on several seeds. (Once 800 bytes short: the
