@@ -18,6 +18,7 @@ pub mod io;
 pub mod kernel;
 pub mod model;
 pub mod output;
+mod tid_index;
 
 use ctf::trace::TraceSet;
 pub use engine::{EngineError, Partition};

@@ -9,6 +9,7 @@ use ctf::plan::FieldHandle;
 use ctf::stream::{Copied, CopyRequest, EventRef};
 
 use crate::kernel::{comm_of_path, i32_of, EvClass, Kind};
+use crate::tid_index::TidIndex;
 
 /// A multiply-rotate hasher (as rustc's FxHash) for tids, pids and fds: keys come from
 /// the trace, not from an adversary, and SipHash costs more than the rest of the work.
@@ -140,7 +141,7 @@ pub(crate) enum Name<'a> {
 #[derive(Debug, Clone, Default)]
 pub struct Info {
     /// tid → index in `threads`.
-    slots: FxMap<i32, u32>,
+    slots: TidIndex,
     /// The threads, in the order first seen.
     threads: Vec<(i32, ThreadInfo)>,
     /// Per stream: the tid last named there and its index (`i32::MIN`: none).
@@ -160,12 +161,13 @@ impl Info {
     /// (see [`Info::merge_mapped`]).
     #[inline]
     pub fn slot(&mut self, tid: i32) -> usize {
-        let n = self.threads.len() as u32;
-        let i = *self.slots.entry(tid).or_insert(n);
-        if i == n {
-            self.threads.push((tid, ThreadInfo::default()));
+        if let Some(i) = self.slots.get(tid) {
+            return i as usize;
         }
-        i as usize
+        let i = self.threads.len();
+        self.slots.insert(tid, i as u32);
+        self.threads.push((tid, ThreadInfo::default()));
+        i
     }
     /// [`Info::slot`] of `tid`, seen on stream `stream` (cached per stream: the
     /// `prev_tid` of a stream's switch is usually the `next_tid` of its previous one).
@@ -193,7 +195,7 @@ impl Info {
         self.threads[i].0
     }
     fn get(&self, tid: i32) -> Option<&ThreadInfo> {
-        self.slots.get(&tid).map(|&i| &self.threads[i as usize].1)
+        self.slots.get(tid).map(|i| &self.threads[i as usize].1)
     }
     /// Names `tid` at version `v`, unless a later event named it already.
     #[inline(never)]

@@ -37,7 +37,8 @@ use serde::Serialize;
 use crate::cpu::HeadPolicy;
 use crate::fdtable::Call;
 use crate::kernel::{i32_of, EvClass, Kind, Layout, Sc, O_CLOEXEC};
-use crate::model::{switch_request, FxMap, Info, Span};
+use crate::model::{switch_request, Info, Span};
+use crate::tid_index::TidIndex;
 
 pub use log::{Rec, Who};
 use log::{LRec, Log};
@@ -739,14 +740,19 @@ impl Analysis for Io {
                 ThreadIoRow { tid, pid, comm: comm.to_string(), read_bytes: r, write_bytes: w }
             })
             .collect();
+        // (Pids are tids: indexed as tids are.)
         let mut procs: Vec<(i32, u64, u64)> = Vec::new();
-        let mut proc_of: FxMap<i32, usize> = FxMap::default();
+        let mut proc_of = TidIndex::default();
         for t in &threads {
             let pid = t.pid.unwrap_or(t.tid);
-            let i = *proc_of.entry(pid).or_insert_with(|| {
-                procs.push((pid, 0, 0));
-                procs.len() - 1
-            });
+            let i = match proc_of.get(pid) {
+                Some(i) => i as usize,
+                None => {
+                    proc_of.insert(pid, procs.len() as u32);
+                    procs.push((pid, 0, 0));
+                    procs.len() - 1
+                }
+            };
             procs[i].1 += t.read_bytes;
             procs[i].2 += t.write_bytes;
         }
