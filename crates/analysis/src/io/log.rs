@@ -2,7 +2,6 @@
 //! interpreted once the state before the chunk is known (see the module above).
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use crate::fdtable::Call;
 use crate::kernel::Sc;
@@ -16,10 +15,29 @@ pub enum Who {
     Head(u32),
 }
 
+/// A path as a chunk's log keeps it: behind one thin pointer, since the size of the
+/// largest record is the size of every record of a log (memory written, then read
+/// back), and paths are rare (opens, the statedump).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoggedPath(Box<String>);
+
+impl LoggedPath {
+    /// A copy of `p`.
+    pub fn new(p: &str) -> LoggedPath {
+        LoggedPath(Box::new(p.to_owned()))
+    }
+}
+
+impl AsRef<str> for LoggedPath {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
 /// One record of an event the io analysis interprets. `P` is the form of an open's
 /// path: borrowed from the trace while the event is at hand, owned in a chunk's log.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Rec<P = Arc<str>> {
+pub enum Rec<P = LoggedPath> {
     /// A syscall entry we understand.
     Entry { who: Who, sc: Sc, a0: i32, a1: i32, a2: i32, path: Option<P> },
     /// Entry of another syscall (forgets a pending entry).
@@ -63,13 +81,13 @@ impl Rec<Cow<'_, str>> {
     #[inline]
     pub fn into_owned(self) -> Rec {
         match self {
-            Rec::Entry { who, sc, a0, a1, a2, path } => Rec::Entry { who, sc, a0, a1, a2, path: path.map(|p| Arc::from(p.as_ref())) },
+            Rec::Entry { who, sc, a0, a1, a2, path } => Rec::Entry { who, sc, a0, a1, a2, path: path.map(|p| LoggedPath::new(p.as_ref())) },
             Rec::OtherEntry { who } => Rec::OtherEntry { who },
             Rec::Exit { who, sc, ret } => Rec::Exit { who, sc, ret },
             Rec::Fork { parent_tid, parent_pid, child_tid, child_pid } => Rec::Fork { parent_tid, parent_pid, child_tid, child_pid },
             Rec::Exec { tid } => Rec::Exec { tid },
             Rec::ProcState { tid, pid } => Rec::ProcState { tid, pid },
-            Rec::FdDump { pid, fd, path, cloexec } => Rec::FdDump { pid, fd, path: Arc::from(path.as_ref()), cloexec },
+            Rec::FdDump { pid, fd, path, cloexec } => Rec::FdDump { pid, fd, path: LoggedPath::new(path.as_ref()), cloexec },
         }
     }
 }
@@ -82,10 +100,12 @@ pub enum LRec {
     /// A read or write `Entry { who: Tid(t), sc, a0: fd }` and, once the log sees it
     /// (the thread's next syscall record), its matching `Exit { ret }`: replayed at the
     /// entry's place (the file is looked up there, as the entry would; bytes are sums,
-    /// so crediting them early is exact). With `ret: None` it replays as the entry
-    /// alone (its other arguments play no part in a read or write). The exit is
-    /// written in place, so the record holds nothing to drop.
-    Rw { t: i32, sc: Sc, fd: i32, ret: Option<i64> },
+    /// so crediting them early is exact). Until `exited` (then `ret` is the exit's) it
+    /// replays as the entry alone (its other arguments play no part in a read or
+    /// write). The exit is written in place, so the record holds nothing to drop. (Not
+    /// an `Option<i64>`: flat fields keep the record at 24 bytes, so that the enum is
+    /// as large as [`Rec`], 32.)
+    Rw { t: i32, sc: Sc, fd: i32, ret: i64, exited: bool },
 }
 
 impl LRec {
@@ -255,7 +275,7 @@ impl Log {
     pub fn push_rw_entry(&mut self, t: i32, sc: Sc, fd: i32) {
         debug_assert!(matches!(sc, Sc::Read | Sc::Write));
         self.pend.insert(t, Pend::Rw(self.recs.len()));
-        self.recs.push(LRec::Rw { t, sc, fd, ret: None });
+        self.recs.push(LRec::Rw { t, sc, fd, ret: 0, exited: false });
     }
 
     /// [`Log::push`] of `Entry { who: Tid(t), path: None }` of `call` (a read or write
@@ -285,8 +305,8 @@ impl Log {
             NOTHING => false,
             UNKNOWN => true,
             i => match self.recs.get_mut(i as usize) {
-                Some(LRec::Rw { sc: esc, ret: r @ None, .. }) if sc.is_none_or(|s| s == *esc) => {
-                    *r = Some(ret);
+                Some(LRec::Rw { sc: esc, ret: r, exited: e @ false, .. }) if sc.is_none_or(|s| s == *esc) => {
+                    (*r, *e) = (ret, true);
                     false
                 }
                 _ => true,
@@ -361,6 +381,6 @@ mod tests {
     #[test]
     fn records_stay_small() {
         // Logs hold millions of records: their size is memory traffic.
-        assert!(std::mem::size_of::<LRec>() <= 40, "{}", std::mem::size_of::<LRec>());
+        assert!(std::mem::size_of::<LRec>() <= 32, "{}", std::mem::size_of::<LRec>());
     }
 }

@@ -301,11 +301,11 @@ impl Io {
             // slots are cached, by tid, as a stream caches its running task's.)
             let mut slots = [NO_CACHE; RW_SLOT_CACHE];
             for r in recs.iter_mut() {
-                if let LRec::Rw { t, sc, fd, ret } = *r {
+                if let LRec::Rw { t, sc, fd, ret, exited } = *r {
                     let i = a.replay.slot_cached(&mut slots[t as u32 as usize % RW_SLOT_CACHE], t);
-                    a.replay.apply_rw(i, sc, fd, ret);
+                    a.replay.apply_rw(i, sc, fd, exited.then_some(ret));
                 } else {
-                    let taken = resolve(std::mem::replace(r, LRec::Rw { t: 0, sc: Sc::Read, fd: 0, ret: None }));
+                    let taken = resolve(std::mem::replace(r, LRec::Rw { t: 0, sc: Sc::Read, fd: 0, ret: 0, exited: false }));
                     if may_wait && taken.names_head() {
                         // (Resolved again below: resolving a record is idempotent.)
                         *r = taken;

@@ -189,14 +189,15 @@ impl Replay {
     pub fn apply_l(&mut self, r: LRec) {
         match r {
             LRec::R(r) => self.apply(r, None),
-            LRec::Rw { t, sc, fd, ret } => {
+            LRec::Rw { t, sc, fd, ret, exited } => {
                 let i = self.slot(t);
-                self.apply_rw(i, sc, fd, ret);
+                self.apply_rw(i, sc, fd, exited.then_some(ret));
             }
         }
     }
 
-    /// Interprets [`LRec::Rw`]`{ t, sc, fd, ret }` of the thread of slot `i` (`t`'s).
+    /// Interprets [`LRec::Rw`]`{ t, sc, fd, .. }` of the thread of slot `i` (`t`'s), `ret`
+    /// its exit's return value once it exited.
     #[inline(always)]
     pub fn apply_rw(&mut self, i: usize, sc: Sc, fd: i32, ret: Option<i64>) {
         match ret {
