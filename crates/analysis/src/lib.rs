@@ -140,7 +140,7 @@ pub fn run_with_progress(set: &TraceSet, which: AnalysisKind, opts: &RunOptions,
             Report::Cpu(r)
         }
         AnalysisKind::Io => {
-            let mut r = engine::run_with_progress(&io::Io::new(set, opts.head), set, &e, progress)?;
+            let mut r = engine::run_with_progress(&io::Io::new(set, opts.head).with_workers(e.worker_count()), set, &e, progress)?;
             r.threads.retain(|t| keep(t.tid));
             r.processes.retain(|p| keep(p.pid) || opts.tids.is_empty());
             r.threads.truncate(lim);

@@ -112,6 +112,8 @@ pub struct Io {
     layout: Layout,
     streams: usize,
     head: HeadPolicy,
+    /// Threads `finish` may use (the run's workers; see [`Io::with_workers`]).
+    workers: usize,
     /// Emptied chunk log buffers, handed to new chunk states: a log grown from nothing
     /// in fresh memory costs a page fault, a page zeroing and copies as it doubles.
     spare: Mutex<Vec<Vec<LRec>>>,
@@ -123,7 +125,15 @@ const SPARE_LOGS: usize = 16;
 impl Io {
     /// Prepares the io analysis for `set`.
     pub fn new(set: &TraceSet, head: HeadPolicy) -> Io {
-        Io { layout: Layout::new(set), streams: set.streams.len(), head, spare: Mutex::default() }
+        Io { layout: Layout::new(set), streams: set.streams.len(), head, workers: 1, spare: Mutex::default() }
+    }
+
+    /// Lets [`Analysis::finish`] use `workers` threads (a run's workers, idle by then):
+    /// the report of a trace of a few GB lists hundreds of thousands of threads and
+    /// processes, and making their rows is serial work after the parallel part.
+    pub fn with_workers(mut self, workers: usize) -> Io {
+        self.workers = workers.max(1);
+        self
     }
 
     /// `who` of a record of a chunk whose predecessor's tasks are `earlier`; `later`
@@ -733,36 +743,55 @@ impl Analysis for Io {
         let mut raw: Vec<(i32, u64, u64)> = st.replay.threads().collect();
         raw.sort_unstable_by_key(|&(tid, r, w)| (Reverse(r + w), tid));
         let info = &st.info;
-        let threads: Vec<ThreadIoRow> = raw
-            .iter()
-            .map(|&(tid, r, w)| {
-                let (pid, comm) = info.pid_and_comm(tid);
-                ThreadIoRow { tid, pid, comm: comm.to_string(), read_bytes: r, write_bytes: w }
+        // Thread rows and process rows each need every thread's pid: with a second
+        // worker, they are made side by side.
+        let (threads, processes) = if self.workers > 1 && raw.len() >= PARALLEL_ROWS {
+            std::thread::scope(|s| {
+                let procs = s.spawn(|| process_rows(&raw, info));
+                let threads = thread_rows(&raw, info);
+                (threads, procs.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             })
-            .collect();
-        // (Pids are tids: indexed as tids are.)
-        let mut procs: Vec<(i32, u64, u64)> = Vec::new();
-        let mut proc_of = TidIndex::default();
-        for t in &threads {
-            let pid = t.pid.unwrap_or(t.tid);
-            let i = match proc_of.get(pid) {
-                Some(i) => i as usize,
-                None => {
-                    proc_of.insert(pid, procs.len() as u32);
-                    procs.push((pid, 0, 0));
-                    procs.len() - 1
-                }
-            };
-            procs[i].1 += t.read_bytes;
-            procs[i].2 += t.write_bytes;
-        }
-        procs.sort_unstable_by_key(|&(pid, r, w)| (Reverse(r + w), pid));
-        let processes: Vec<ProcessIoRow> = procs
-            .into_iter()
-            .map(|(pid, r, w)| ProcessIoRow { pid, comm: info.comm_of(pid).to_string(), read_bytes: r, write_bytes: w })
-            .collect();
+        } else {
+            (thread_rows(&raw, info), process_rows(&raw, info))
+        };
         let mut files: Vec<FileIoRow> = st.replay.files().map(|(p, r, w)| FileIoRow { path: p.to_string(), read_bytes: r, write_bytes: w }).collect();
         files.sort_by(|x, y| (y.read_bytes + y.write_bytes).cmp(&(x.read_bytes + x.write_bytes)).then(x.path.cmp(&y.path)));
         IoReport { analysis: "io", begin_ns: st.span.begin(), end_ns: st.span.end(), threads, processes, files }
     }
+}
+
+/// Reports with fewer threads than this make their rows on one thread.
+const PARALLEL_ROWS: usize = 1 << 14;
+
+/// The rows of the threads `raw` lists (`(tid, read, written)`, in row order).
+fn thread_rows(raw: &[(i32, u64, u64)], info: &Info) -> Vec<ThreadIoRow> {
+    raw.iter()
+        .map(|&(tid, r, w)| {
+            let (pid, comm) = info.pid_and_comm(tid);
+            ThreadIoRow { tid, pid, comm: comm.to_string(), read_bytes: r, write_bytes: w }
+        })
+        .collect()
+}
+
+/// The rows of the processes of the threads `raw` lists (each thread's bytes summed
+/// under its pid, its tid when unknown), by decreasing total bytes then pid.
+fn process_rows(raw: &[(i32, u64, u64)], info: &Info) -> Vec<ProcessIoRow> {
+    // (Pids are tids: indexed as tids are.)
+    let mut procs: Vec<(i32, u64, u64)> = Vec::new();
+    let mut proc_of = TidIndex::default();
+    for &(tid, r, w) in raw {
+        let pid = info.pid_of(tid).unwrap_or(tid);
+        let i = match proc_of.get(pid) {
+            Some(i) => i as usize,
+            None => {
+                proc_of.insert(pid, procs.len() as u32);
+                procs.push((pid, 0, 0));
+                procs.len() - 1
+            }
+        };
+        procs[i].1 += r;
+        procs[i].2 += w;
+    }
+    procs.sort_unstable_by_key(|&(pid, r, w)| (Reverse(r + w), pid));
+    procs.into_iter().map(|(pid, r, w)| ProcessIoRow { pid, comm: info.comm_of(pid).to_string(), read_bytes: r, write_bytes: w }).collect()
 }
