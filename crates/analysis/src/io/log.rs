@@ -19,6 +19,7 @@ pub enum Who {
 /// largest record is the size of every record of a log (memory written, then read
 /// back), and paths are rare (opens, the statedump).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(clippy::box_collection, reason = "the box is the point: one thin pointer, where a `String` is three words")]
 pub struct LoggedPath(Box<String>);
 
 impl LoggedPath {
