@@ -1,5 +1,5 @@
 //! tid → slot, for the per-thread tables of the analyses ([`crate::model::Info`], io's
-//! replay): looked up on every `sched_switch`, and for each row of a report.
+//! process rows): looked up on every `sched_switch`, and for each row of a report.
 //!
 //! Linux tids are small non-negative numbers (below `pid_max`, at most 2^22) handed out
 //! about in order, so they are indexed directly, in pages of [`PAGE`] slots made when a
