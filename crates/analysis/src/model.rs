@@ -225,7 +225,8 @@ impl Info {
         }
         t.raw = raw;
     }
-    fn pid(&mut self, tid: i32, pid: i32, v: Version) {
+    /// Gives `tid` process `pid` at version `v`, unless a later event did.
+    pub(crate) fn pid(&mut self, tid: i32, pid: i32, v: Version) {
         let i = self.slot_on(tid, v.1);
         let t = &mut self.threads[i].1;
         if t.pid.is_none() || v >= t.at.0 {

@@ -743,17 +743,7 @@ impl Analysis for Io {
         let mut raw: Vec<(i32, u64, u64)> = st.replay.threads().collect();
         raw.sort_unstable_by_key(|&(tid, r, w)| (Reverse(r + w), tid));
         let info = &st.info;
-        // Thread rows and process rows each need every thread's pid: with a second
-        // worker, they are made side by side.
-        let (threads, processes) = if self.workers > 1 && raw.len() >= PARALLEL_ROWS {
-            std::thread::scope(|s| {
-                let procs = s.spawn(|| process_rows(&raw, info));
-                let threads = thread_rows(&raw, info);
-                (threads, procs.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            })
-        } else {
-            (thread_rows(&raw, info), process_rows(&raw, info))
-        };
+        let (threads, processes) = rows(&raw, info, self.workers > 1 && raw.len() >= PARALLEL_ROWS);
         let mut files: Vec<FileIoRow> = st.replay.files().map(|(p, r, w)| FileIoRow { path: p.to_string(), read_bytes: r, write_bytes: w }).collect();
         files.sort_by(|x, y| (y.read_bytes + y.write_bytes).cmp(&(x.read_bytes + x.write_bytes)).then(x.path.cmp(&y.path)));
         IoReport { analysis: "io", begin_ns: st.span.begin(), end_ns: st.span.end(), threads, processes, files }
@@ -762,6 +752,20 @@ impl Analysis for Io {
 
 /// Reports with fewer threads than this make their rows on one thread.
 const PARALLEL_ROWS: usize = 1 << 14;
+
+/// The thread rows and process rows of the threads `raw` lists (`(tid, read,
+/// written)`, in row order). Each needs every thread's pid: with `side_by_side`, they
+/// are made on two threads.
+fn rows(raw: &[(i32, u64, u64)], info: &Info, side_by_side: bool) -> (Vec<ThreadIoRow>, Vec<ProcessIoRow>) {
+    if !side_by_side {
+        return (thread_rows(raw, info), process_rows(raw, info));
+    }
+    std::thread::scope(|s| {
+        let procs = s.spawn(|| process_rows(raw, info));
+        let threads = thread_rows(raw, info);
+        (threads, procs.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    })
+}
 
 /// The rows of the threads `raw` lists (`(tid, read, written)`, in row order).
 fn thread_rows(raw: &[(i32, u64, u64)], info: &Info) -> Vec<ThreadIoRow> {
@@ -794,4 +798,29 @@ fn process_rows(raw: &[(i32, u64, u64)], info: &Info) -> Vec<ProcessIoRow> {
     }
     procs.sort_unstable_by_key(|&(pid, r, w)| (Reverse(r + w), pid));
     procs.into_iter().map(|(pid, r, w)| ProcessIoRow { pid, comm: info.comm_of(pid).to_string(), read_bytes: r, write_bytes: w }).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_side_by_side_equal_rows_made_in_turn() {
+        // 40 k threads of 3 k processes (some with no known pid), bytes that tie.
+        let mut info = Info::default();
+        let raw: Vec<(i32, u64, u64)> = (1..=40_000).map(|t| (t, (t % 7) as u64 * 100, (t % 5) as u64)).collect();
+        for &(t, ..) in &raw {
+            if t % 11 != 0 {
+                info.pid(t, 1 + t % 3000, (0, 0));
+            }
+        }
+        let serial = rows(&raw, &info, false);
+        assert_eq!(rows(&raw, &info, true), serial);
+        // Processes sum their threads, each counted once, in the documented order.
+        let total = |r: &[(i32, u64, u64)]| r.iter().map(|x| x.1 + x.2).sum::<u64>();
+        assert_eq!(serial.1.iter().map(|p| p.read_bytes + p.write_bytes).sum::<u64>(), total(&raw));
+        assert!(serial.1.windows(2).all(|w| (Reverse(w[0].read_bytes + w[0].write_bytes), w[0].pid) < (Reverse(w[1].read_bytes + w[1].write_bytes), w[1].pid)));
+        let keys: std::collections::HashSet<i32> = raw.iter().map(|&(t, ..)| info.pid_of(t).unwrap_or(t)).collect();
+        assert_eq!(serial.1.len(), keys.len());
+    }
 }
