@@ -758,10 +758,13 @@ const PARALLEL_ROWS: usize = 1 << 14;
 /// are made on two threads.
 fn rows(raw: &[(i32, u64, u64)], info: &Info, side_by_side: bool) -> (Vec<ThreadIoRow>, Vec<ProcessIoRow>) {
     if !side_by_side {
-        return (thread_rows(raw, info), process_rows(raw, info));
+        // (In turn, process rows take each pid from the thread rows: one look-up.)
+        let threads = thread_rows(raw, info);
+        let procs = process_rows(threads.iter().map(|t| (t.pid.unwrap_or(t.tid), t.read_bytes, t.write_bytes)), info);
+        return (threads, procs);
     }
     std::thread::scope(|s| {
-        let procs = s.spawn(|| process_rows(raw, info));
+        let procs = s.spawn(|| process_rows(raw.iter().map(|&(tid, r, w)| (info.pid_of(tid).unwrap_or(tid), r, w)), info));
         let threads = thread_rows(raw, info);
         (threads, procs.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
     })
@@ -777,14 +780,14 @@ fn thread_rows(raw: &[(i32, u64, u64)], info: &Info) -> Vec<ThreadIoRow> {
         .collect()
 }
 
-/// The rows of the processes of the threads `raw` lists (each thread's bytes summed
-/// under its pid, its tid when unknown), by decreasing total bytes then pid.
-fn process_rows(raw: &[(i32, u64, u64)], info: &Info) -> Vec<ProcessIoRow> {
+/// The rows of the processes of threads given as `(process, read, written)` (a
+/// thread's process: its pid, its tid when unknown), each summing its threads' bytes,
+/// by decreasing total bytes then pid.
+fn process_rows(threads: impl Iterator<Item = (i32, u64, u64)>, info: &Info) -> Vec<ProcessIoRow> {
     // (Pids are tids: indexed as tids are.)
     let mut procs: Vec<(i32, u64, u64)> = Vec::new();
     let mut proc_of = TidIndex::default();
-    for &(tid, r, w) in raw {
-        let pid = info.pid_of(tid).unwrap_or(tid);
+    for (pid, r, w) in threads {
         let i = match proc_of.get(pid) {
             Some(i) => i as usize,
             None => {
