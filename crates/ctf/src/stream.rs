@@ -345,6 +345,75 @@ impl<'t> StreamCursor<'t> {
         self.in_packet && self.next_packet >= self.last_packet && !self.report_stream_error
     }
 
+    /// For a reader whose last item lies after `ns` (ns from origin): whether, by the
+    /// packet index, nothing the cursor has yet to yield can have a time key at or
+    /// below `ns`. That is so when the packet last opened ends after `ns` and every
+    /// packet left in the range begins and ends after it: a stream's clock only grows,
+    /// so the open packet's later events lie past the last item, and a packet's notices
+    /// are keyed by its predecessor's end. False before any packet is opened, and when a
+    /// packet lacks index times or its trace a clock. The reader may then stop without
+    /// reading the rest: a range's end costs what the events before it cost.
+    pub fn rest_after(&self, ns: i64) -> bool {
+        let after = |p: &PacketRef, ts: Option<u64>| {
+            let t = &self.set.traces[p.trace as usize];
+            let conv = t.plan.stream(p.info.stream_class).and_then(|sp| sp.clock).and_then(|c| t.clocks.get(c));
+            matches!((conv, ts), (Some(conv), Some(c)) if conv.to_ns(c) > ns)
+        };
+        let Some(open) = self.packet.as_ref() else { return false };
+        let rest = self.stream.packets.get(self.next_packet..self.last_packet).unwrap_or_default();
+        after(open, open.info.ts_end) && rest.iter().all(|p| after(p, p.info.ts_begin) && after(p, p.info.ts_end))
+    }
+
+    /// Of packets `range` of stream `index` of `set`, the first that a reader wanting
+    /// only items at or after `ns` (ns from origin) must read: the packets before it
+    /// hold nothing it wants. That is so of the packets before packet `j` when `j`'s
+    /// first event lies before `ns` (a stream's clock only grows: every earlier event
+    /// does too) and, by the index, the packets before `j` and the one before them end
+    /// before `ns` (a packet's notices are keyed by its predecessor's end, or for the
+    /// first packet by its own times). Found by a binary search
+    /// that reads the first event of a few packets (each by a cursor of its own);
+    /// `range.start` when a packet read fails or lacks what the rule needs.
+    pub fn first_needed(set: &'t TraceSet, index: usize, range: std::ops::Range<usize>, ns: i64) -> usize {
+        let stream = &set.streams[index];
+        let first_event_before = |j: usize| -> bool {
+            let mut c = StreamCursor::with_packets(set, index, j..j + 1);
+            loop {
+                match c.next() {
+                    Ok(Some(Item::Event(e))) => return e.ts().is_some_and(|t| t < ns),
+                    Ok(Some(_)) => {}
+                    _ => return false,
+                }
+            }
+        };
+        let ends_before = |j: usize| -> bool {
+            let Some(p) = stream.packets.get(j) else { return false };
+            let t = &set.traces[p.trace as usize];
+            let conv = t.plan.stream(p.info.stream_class).and_then(|sp| sp.clock).and_then(|c| t.clocks.get(c));
+            matches!((conv, p.info.ts_end), (Some(conv), Some(c)) if conv.to_ns(c) < ns)
+        };
+        // The last packet whose first event lies before `ns` (the predicate holds on a
+        // prefix of the range, the stream's clock growing).
+        let (mut lo, mut hi) = (range.start, range.end.min(stream.packets.len()));
+        if hi.saturating_sub(lo) < 2 {
+            return range.start;
+        }
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if first_event_before(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        // The notices of the packets passed over must be out of reach too: back off
+        // while one is keyed at or after `ns`.
+        let mut j = lo;
+        while j > range.start && !(range.start.saturating_sub(1)..j).all(ends_before) {
+            j -= 1;
+        }
+        j
+    }
+
     /// Passes over the open packet's next events while the skimming loop of
     /// [`StreamCursor::next_wanted`] can (headers read by word loads, a fixed size or a
     /// [`StringSkim`] layout: [`StreamPlan::skim_by_id`]) and their clock values
@@ -1014,6 +1083,12 @@ impl<'t> StreamCursor<'t> {
         }
         self.enter_fixed::<FULL>(h, &w, class as u32, (start, at, end), f.starts);
         Some(class as u32)
+    }
+
+    /// The time (ns from origin) of the clock's current value: of the event last read
+    /// or passed over, else the packet's beginning.
+    pub fn clock_ns(&self) -> Option<i64> {
+        self.clock_ts()
     }
 
     /// The timestamp of the clock's current value (of the event being made current).

@@ -175,3 +175,42 @@ fn skimming_counts_what_decoding_yields_on_shared_traces() {
     }
     assert!(checked > 10, "only {checked} traces opened");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
+    /// The packet index lets a reader of a time range skip what lies outside it, exactly:
+    /// the packets [`StreamCursor::first_needed`] passes over hold only items before the
+    /// range's beginning (and on a well-formed trace it passes over all but at most one
+    /// of the packets that start before it); once a cursor has read past the range's
+    /// end, [`StreamCursor::rest_after`] says so (on a well-formed trace, always) and
+    /// every item left then lies past the end.
+    #[test]
+    fn range_bounds_skip_only_what_lies_outside(seed in 0u64..1000, f in 0.0f64..1.0) {
+        let dir = tempfile::tempdir().unwrap();
+        let set = synth_trace(dir.path(), seed);
+        for s in 0..set.streams.len() {
+            let n = set.streams[s].packets.len();
+            let whole = items(&set, s, 0..n);
+            let (t0, t1) = (whole.first().and_then(|i| i.1).unwrap(), whole.last().and_then(|i| i.1).unwrap());
+            let ns = t0 + ((t1 - t0) as f64 * f) as i64;
+            let j = StreamCursor::first_needed(&set, s, 0..n, ns);
+            prop_assert!(items(&set, s, 0..j).iter().all(|i| i.1.unwrap() < ns), "packets before {} hold an item at or after {}", j, ns);
+            let starting_before = (0..n).filter(|&k| items(&set, s, k..k + 1).first().is_some_and(|i| i.1.unwrap() < ns)).count();
+            prop_assert!(j + 2 >= starting_before, "only {} of {} packets starting before the range skipped", j, starting_before);
+            let mut c = StreamCursor::with_packets(&set, s, 0..n);
+            let mut read = 0;
+            while let Some(item) = c.next().unwrap() {
+                read += 1;
+                if let Item::Event(e) = item {
+                    if e.ts().unwrap() > ns {
+                        break;
+                    }
+                }
+            }
+            if read < whole.len() || whole.last().unwrap().1.unwrap() > ns {
+                prop_assert!(c.rest_after(ns), "past {} at item {} of {}", ns, read, whole.len());
+                prop_assert!(whole[read..].iter().all(|i| i.1.unwrap() > ns));
+            }
+        }
+    }
+}

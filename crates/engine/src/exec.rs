@@ -248,6 +248,8 @@ struct Head<'t> {
     stream: usize,
     /// The stream's class id.
     class_id: u64,
+    /// The packets the head reads: the chunk's, less those wholly before the range.
+    packets: Range<usize>,
     cur: StreamCursor<'t>,
     /// Time key of the current item.
     key: i64,
@@ -420,11 +422,14 @@ fn cycle_window(set: &TraceSet, trace: usize, stream_class: u64, bounds: (i64, i
 impl<'t> Head<'t> {
     fn new(set: &'t TraceSet, stream: usize, packets: Range<usize>, s: &Slice, range: (i64, i64)) -> Self {
         let hi = if s.hi == i64::MAX { i64::MAX } else { s.hi - 1 };
+        // A range beginning inside the slice: the packets wholly before it are not read.
+        let packets = if range.0 > s.lo { StreamCursor::first_needed(set, stream, packets.clone(), range.0)..packets.end } else { packets };
         Head {
             set,
             stream,
             class_id: set.streams[stream].class_id,
-            cur: StreamCursor::with_packets(set, stream, packets),
+            cur: StreamCursor::with_packets(set, stream, packets.clone()),
+            packets,
             key: i64::MIN,
             order: i64::MIN,
             bounds: (s.lo.max(range.0), hi.min(range.1)),
@@ -593,10 +598,12 @@ impl<'t> Head<'t> {
     /// For a current item outside the slice and range (not delivered): whether the head
     /// has more to deliver. Past the slice, so is every later event of the packet (a
     /// stream's clock only grows): in the last packet of the chunk the head ends (the
-    /// next slice reads the rest); in another packet (past the range's end) the rest of
-    /// the packet is passed over by its event headers. Before the slice (the part of a
+    /// next slice reads the rest), and so it does where the packet index shows that
+    /// nothing left in the chunk comes earlier ([`StreamCursor::rest_after`]: past the
+    /// range's end, the rest of the stream is not read); otherwise the rest of the
+    /// packet is passed over by its event headers. Before the slice (the part of a
     /// packet that the previous slice reads), the events up to the slice are passed over
-    /// by their headers; in a slice wholly outside the range, every packet's events are.
+    /// by their headers. A slice wholly outside the range delivers nothing: it ends.
     /// (See [`StreamCursor::pass_before`]: events it cannot pass that way, and any error,
     /// still go through the general decoder.)
     #[cold]
@@ -607,13 +614,13 @@ impl<'t> Head<'t> {
         }
         let (lo, hi) = self.bounds;
         let until = if self.key > hi {
-            if self.cur.in_last_packet() {
+            if self.cur.in_last_packet() || self.cur.rest_after(hi) {
                 return false;
             }
             u64::MAX
         } else if lo > hi {
             // A slice wholly outside the range: nothing of it is delivered.
-            u64::MAX
+            return false;
         } else {
             let trace = self.cur.trace_index();
             match self.interest.first(a, self.set, trace, self.class_id, self.bounds) {
@@ -816,8 +823,9 @@ pub fn process_slice_taking_over<A: Analysis>(
         .collect();
     if a.stream_order() == StreamOrder::PerStream {
         let mut buf = Vec::new();
-        for (h, (_, r)) in heads.iter_mut().zip(&s.chunks) {
-            run_stream(a, set, s, range, h, r.clone(), &mut st, &mut buf)?;
+        for h in heads.iter_mut() {
+            let r = h.packets.clone();
+            run_stream(a, set, s, range, h, r, &mut st, &mut buf)?;
         }
         return Ok(st);
     }
@@ -1018,6 +1026,10 @@ fn run_stream<A: Analysis>(
             count(a, st, h, next, w, buf, &mut buf_trace)?;
             open = ident(h.cur.packet());
             next += 1;
+            // Past the range's end, where nothing left comes earlier: done.
+            if h.cur.clock_ns().is_some_and(|t| t > bounds.1) && h.cur.rest_after(bounds.1) {
+                break;
+            }
             continue;
         }
         if !h.advance(a)? {
