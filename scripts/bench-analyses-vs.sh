@@ -22,7 +22,8 @@ if [ "${PEERS:-0}" = 1 ]; then
   /usr/bin/time -f "lttng-iousagetop-mi bg2m: %e s, %M KB" lttng-iousagetop-mi /tmp/bg2m/kernel >/dev/null
   hyperfine -N -r 3 "lttng-cputop-mi /tmp/mt/kernel" "lttng-iousagetop-mi /tmp/mt/kernel" 2>&1 | grep -E "Bench|Time"
 fi
-hyperfine -N -w 1 -r 5 --export-json $J/1.json "babeltrace2 /tmp/synbig -o dummy" "$OLD analyze /tmp/synbig -a count -j 1" "$NEW analyze /tmp/synbig -a count -j 1" 2>&1 | grep -E "Bench|Time"
+# (count's last line: the default, every core.)
+hyperfine -N -w 1 -r 5 --export-json $J/1.json "babeltrace2 /tmp/synbig -o dummy" "$OLD analyze /tmp/synbig -a count -j 1" "$NEW analyze /tmp/synbig -a count -j 1" "$NEW analyze /tmp/synbig -a count" 2>&1 | grep -E "Bench|Time"
 medians $J/1.json
 hyperfine -N -w 1 -r 10 --export-json $J/2.json "$OLD count /tmp/synbig" "$NEW count /tmp/synbig" \
   "$OLD analyze /tmp/synbig -a cpu -j 1" "$NEW analyze /tmp/synbig -a cpu -j 1" "$OLD analyze /tmp/synbig -a io -j 1" "$NEW analyze /tmp/synbig -a io -j 1" 2>&1 | grep -E "Bench|Time"

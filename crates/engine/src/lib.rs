@@ -26,7 +26,12 @@
 //! the packet cuts of the largest stream only (stream). With a time range
 //! (`--begin`/`--end`), [`run`] first drops ([`clip`]) the slices that do not meet it:
 //! none of their items would be delivered, so a range costs what the slices meeting it
-//! cost, not the whole trace.
+//! cost, not the whole trace. Inside a slice that the range's beginning cuts, a stream
+//! starts at the last packet whose first event lies before it
+//! ([`ctf::stream::StreamCursor::first_needed`]); past the range's end, a stream stops
+//! where the packet index shows that nothing it has left comes earlier
+//! ([`ctf::stream::StreamCursor::rest_after`]). Both rest on a stream's clock only
+//! growing, not on the index's packet times alone (tracers write events outside them).
 //!
 //! # What is decoded
 //! An analysis that reads only some event classes says so ([`Analysis::interest`]):
