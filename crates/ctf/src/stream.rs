@@ -350,10 +350,15 @@ impl<'t> StreamCursor<'t> {
     /// below `ns`. That is so when the packet last opened ends after `ns` and every
     /// packet left in the range begins and ends after it: a stream's clock only grows,
     /// so the open packet's later events lie past the last item, and a packet's notices
-    /// are keyed by its predecessor's end. False before any packet is opened, and when a
-    /// packet lacks index times or its trace a clock. The reader may then stop without
-    /// reading the rest: a range's end costs what the events before it cost.
+    /// are keyed by its predecessor's end. False before any packet is opened, when a
+    /// packet lacks index times or its trace a clock, and when the cursor has the
+    /// stream's indexing error to report at its end (that error stays reported whatever
+    /// part of the stream is read). The reader may then stop without reading the rest: a
+    /// range's end costs what the events before it cost.
     pub fn rest_after(&self, ns: i64) -> bool {
+        if self.report_stream_error && self.stream.error.is_some() {
+            return false;
+        }
         let after = |p: &PacketRef, ts: Option<u64>| {
             let t = &self.set.traces[p.trace as usize];
             let conv = t.plan.stream(p.info.stream_class).and_then(|sp| sp.clock).and_then(|c| t.clocks.get(c));

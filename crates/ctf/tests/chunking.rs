@@ -214,3 +214,35 @@ proptest! {
         }
     }
 }
+
+/// A stream whose indexing met an error keeps it reported at its end: a reader past the
+/// time it wants is not told that it may stop there (`bt-invalid-packet-size`: its one
+/// packet claims more bytes than the file holds), so a time range ending at its first
+/// event still ends on that error.
+#[test]
+fn a_stream_error_is_not_passed_over_by_a_range() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/invalid/bt-invalid-packet-size");
+    if !dir.exists() {
+        return;
+    }
+    let set = TraceSet::open(&dir).expect("the index holds the good part");
+    let s = (0..set.streams.len()).find(|&s| set.stream_error(&set.streams[s]).is_some()).expect("a stream with an error");
+    let mut c = StreamCursor::new(&set, s);
+    let first = loop {
+        match c.next().expect("the first events decode") {
+            Some(Item::Event(e)) => break e.ts().unwrap(),
+            Some(_) => {}
+            None => panic!("no event"),
+        }
+    };
+    assert!(matches!(c.next(), Ok(Some(Item::Event(e))) if e.ts().unwrap() > first), "a second event, past the first");
+    assert!(!c.rest_after(first), "the stream's error is still to be reported");
+    let mut end = Ok(None);
+    for _ in 0..1000 {
+        end = c.next().map(|i| i.map(|_| ()));
+        if !matches!(end, Ok(Some(()))) {
+            break;
+        }
+    }
+    assert!(end.is_err(), "the stream ends on its error");
+}
