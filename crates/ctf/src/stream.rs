@@ -135,6 +135,15 @@ impl Wanted {
     }
 }
 
+/// The time (ns from origin) of clock value `cycles` of packet `p`'s stream, by the
+/// clock of `p`'s trace (`None` without a clock or a value): for judging packets by
+/// their index times.
+fn packet_ns(set: &TraceSet, p: &PacketRef, cycles: Option<u64>) -> Option<i64> {
+    let t = set.traces.get(p.trace as usize)?;
+    let conv = t.clocks.get(t.plan.stream(p.info.stream_class)?.clock?)?;
+    Some(conv.to_ns(cycles?))
+}
+
 /// The event the cursor is on.
 #[derive(Debug, Clone, Copy, Default)]
 struct EventPos {
@@ -359,11 +368,7 @@ impl<'t> StreamCursor<'t> {
         if self.report_stream_error && self.stream.error.is_some() {
             return false;
         }
-        let after = |p: &PacketRef, ts: Option<u64>| {
-            let t = &self.set.traces[p.trace as usize];
-            let conv = t.plan.stream(p.info.stream_class).and_then(|sp| sp.clock).and_then(|c| t.clocks.get(c));
-            matches!((conv, ts), (Some(conv), Some(c)) if conv.to_ns(c) > ns)
-        };
+        let after = |p: &PacketRef, ts: Option<u64>| packet_ns(self.set, p, ts).is_some_and(|t| t > ns);
         let Some(open) = self.packet.as_ref() else { return false };
         let rest = self.stream.packets.get(self.next_packet..self.last_packet).unwrap_or_default();
         after(open, open.info.ts_end) && rest.iter().all(|p| after(p, p.info.ts_begin) && after(p, p.info.ts_end))
@@ -390,12 +395,7 @@ impl<'t> StreamCursor<'t> {
                 }
             }
         };
-        let ends_before = |j: usize| -> bool {
-            let Some(p) = stream.packets.get(j) else { return false };
-            let t = &set.traces[p.trace as usize];
-            let conv = t.plan.stream(p.info.stream_class).and_then(|sp| sp.clock).and_then(|c| t.clocks.get(c));
-            matches!((conv, p.info.ts_end), (Some(conv), Some(c)) if conv.to_ns(c) < ns)
-        };
+        let ends_before = |j: usize| stream.packets.get(j).is_some_and(|p| packet_ns(set, p, p.info.ts_end).is_some_and(|t| t < ns));
         // The last packet whose first event lies before `ns` (the predicate holds on a
         // prefix of the range, the stream's clock growing).
         let (mut lo, mut hi) = (range.start, range.end.min(stream.packets.len()));
@@ -410,13 +410,13 @@ impl<'t> StreamCursor<'t> {
                 hi = mid;
             }
         }
-        // The notices of the packets passed over must be out of reach too: back off
-        // while one is keyed at or after `ns`.
-        let mut j = lo;
-        while j > range.start && !(range.start.saturating_sub(1)..j).all(ends_before) {
-            j -= 1;
+        // The notices of the packets passed over must be out of reach too: start no
+        // later than the first of them (or the packet before them) that ends at or
+        // after `ns`.
+        match (range.start.saturating_sub(1)..lo).find(|&k| !ends_before(k)) {
+            Some(k) => k.max(range.start),
+            None => lo,
         }
-        j
     }
 
     /// Passes over the open packet's next events while the skimming loop of
