@@ -135,15 +135,6 @@ impl Wanted {
     }
 }
 
-/// The time (ns from origin) of clock value `cycles` of packet `p`'s stream, by the
-/// clock of `p`'s trace (`None` without a clock or a value): for judging packets by
-/// their index times.
-fn packet_ns(set: &TraceSet, p: &PacketRef, cycles: Option<u64>) -> Option<i64> {
-    let t = set.traces.get(p.trace as usize)?;
-    let conv = t.clocks.get(t.plan.stream(p.info.stream_class)?.clock?)?;
-    Some(conv.to_ns(cycles?))
-}
-
 /// The event the cursor is on.
 #[derive(Debug, Clone, Copy, Default)]
 struct EventPos {
@@ -368,7 +359,7 @@ impl<'t> StreamCursor<'t> {
         if self.report_stream_error && self.stream.error.is_some() {
             return false;
         }
-        let after = |p: &PacketRef, ts: Option<u64>| packet_ns(self.set, p, ts).is_some_and(|t| t > ns);
+        let after = |p: &PacketRef, ts: Option<u64>| self.set.packet_ns(p, ts).is_some_and(|t| t > ns);
         let Some(open) = self.packet.as_ref() else { return false };
         let rest = self.stream.packets.get(self.next_packet..self.last_packet).unwrap_or_default();
         after(open, open.info.ts_end) && rest.iter().all(|p| after(p, p.info.ts_begin) && after(p, p.info.ts_end))
@@ -395,7 +386,7 @@ impl<'t> StreamCursor<'t> {
                 }
             }
         };
-        let ends_before = |j: usize| stream.packets.get(j).is_some_and(|p| packet_ns(set, p, p.info.ts_end).is_some_and(|t| t < ns));
+        let ends_before = |j: usize| stream.packets.get(j).is_some_and(|p| set.packet_ns(p, p.info.ts_end).is_some_and(|t| t < ns));
         // The last packet whose first event lies before `ns` (the predicate holds on a
         // prefix of the range, the stream's clock growing).
         let (mut lo, mut hi) = (range.start, range.end.min(stream.packets.len()));

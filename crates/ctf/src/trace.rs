@@ -164,6 +164,15 @@ impl TraceSet {
         s.error.and_then(|(t, f)| self.traces[t as usize].files[f as usize].error.as_ref())
     }
 
+    /// The time (ns from origin) of clock value `cycles` of packet `p`'s stream, by the
+    /// default clock of its stream class in `p`'s trace (`None` without a clock or a
+    /// value): for judging packets by their index times.
+    pub fn packet_ns(&self, p: &PacketRef, cycles: Option<u64>) -> Option<i64> {
+        let t = self.traces.get(p.trace as usize)?;
+        let conv = t.clocks.get(t.plan.stream(p.info.stream_class)?.clock?)?;
+        Some(conv.to_ns(cycles?))
+    }
+
     /// Total number of packets.
     pub fn packet_count(&self) -> usize {
         self.streams.iter().map(|s| s.packets.len()).sum()

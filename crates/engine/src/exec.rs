@@ -824,8 +824,7 @@ pub fn process_slice_taking_over<A: Analysis>(
     if a.stream_order() == StreamOrder::PerStream {
         let mut buf = Vec::new();
         for h in heads.iter_mut() {
-            let r = h.packets.clone();
-            run_stream(a, set, s, range, h, r, &mut st, &mut buf)?;
+            run_stream(a, set, s, range, h, &mut st, &mut buf)?;
         }
         return Ok(st);
     }
@@ -948,18 +947,18 @@ fn packet_countable(pk: &[PacketRef], j: usize) -> bool {
 /// Reads one stream of a slice for a [`StreamOrder::PerStream`] analysis: packets that
 /// imply no notice are counted when the analysis accepts it ([`Analysis::packet_counts`]),
 /// only their events inside the slice and range (by clock value: see
-/// [`ClockConv::cycle_window`]); the others are delivered event by event.
-#[allow(clippy::too_many_arguments)]
+/// [`ClockConv::cycle_window`]); the others are delivered event by event. The packets
+/// read are the head's ([`Head::packets`]).
 fn run_stream<A: Analysis>(
     a: &A,
     set: &TraceSet,
     s: &Slice,
     range: (i64, i64),
     h: &mut Head<'_>,
-    r: Range<usize>,
     st: &mut A::State,
     buf: &mut Vec<u64>,
 ) -> Result<(), EngineError> {
+    let r = h.packets.clone();
     let stream = &set.streams[h.stream];
     let pk = &stream.packets[..];
     let class_id = stream.class_id;

@@ -67,10 +67,7 @@ fn packet_times(set: &TraceSet) -> Option<Vec<Vec<(i64, i64, u64)>>> {
     for s in &set.streams {
         let mut v = Vec::with_capacity(s.packets.len());
         for p in &s.packets {
-            let t = set.traces.get(p.trace as usize)?;
-            let sp = t.plan.stream(p.info.stream_class)?;
-            let conv = t.clocks.get(sp.clock?)?;
-            let (b, e) = (conv.to_ns(p.info.ts_begin?), conv.to_ns(p.info.ts_end?));
+            let (b, e) = (set.packet_ns(p, p.info.ts_begin)?, set.packet_ns(p, p.info.ts_end)?);
             v.push((b, e.max(b), p.info.total_bits / 8));
         }
         out.push(v);
