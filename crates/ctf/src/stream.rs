@@ -14,8 +14,10 @@ use crate::plan::{EventPlan, ExtForm, FieldHandle, HeaderLayout, Node, Plan, Sco
 use crate::trace::{PacketRef, Stream, TraceSet};
 
 mod ahead;
+mod pair;
 
 pub use ahead::{Ahead, AheadBuf, Copied, CopyRequest, CopySpec, AHEAD_ROOM, COPY_WINDOW, MAX_COPIES};
+pub use pair::PairCount;
 
 /// Events discarded by the tracer, or packets lost, between two points in time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -437,8 +439,12 @@ impl<'t> StreamCursor<'t> {
     /// Counts the remaining events per event class (`per_class[class_index] += 1`) and
     /// returns the discarded events and lost packets noticed, decoding exactly what
     /// [`StreamCursor::next`] decodes (every bound checked) without yielding items.
+    /// Whole packets are counted two at a time where they can be
+    /// ([`StreamCursor::count_pair`]).
     pub fn count(&mut self, per_class: &mut [u64]) -> Result<(u64, u64)> {
         let (mut discarded, mut lost) = (0, 0);
+        // Reads the second packet of each pair ([`StreamCursor::count_pair`]).
+        let mut twin = None;
         loop {
             while let Some((is_lost, n)) = self.pending.pop() {
                 if is_lost { lost += n.count } else { discarded += n.count }
@@ -446,6 +452,15 @@ impl<'t> StreamCursor<'t> {
             if self.in_packet {
                 self.skim_rest(per_class).map_err(|e| self.stream_error(e))?;
                 self.in_packet = false;
+            }
+            if !self.done && self.next_packet + 1 < self.last_packet {
+                let twin = twin.get_or_insert_with(|| self.twin());
+                if let Some((first, second)) = self.count_pair(twin, per_class, (0, u64::MAX))? {
+                    let second = second?;
+                    discarded += first.discarded + second.discarded;
+                    lost += first.lost + second.lost;
+                    continue;
+                }
             }
             match self.advance() {
                 Ok(None) => return Ok((discarded, lost)),
@@ -492,11 +507,7 @@ impl<'t> StreamCursor<'t> {
                 return Err(e);
             }
         }
-        let mut out = PacketCount { packet: self.packet.expect("a packet is open"), ..Default::default() };
-        for (is_lost, n) in self.pending.drain(..) {
-            if is_lost { out.lost += n.count } else { out.discarded += n.count }
-        }
-        let info = &out.packet.info;
+        let info = &self.packet.expect("a packet is open").info;
         let inside = match (info.ts_begin, info.ts_end) {
             (Some(b), Some(e)) => b >= window.0 && e <= window.1,
             _ => false,
@@ -505,16 +516,12 @@ impl<'t> StreamCursor<'t> {
             // Every event counts (the packet's events lie within its context's time
             // range, as the packet index assumes): the tight loop, first and last clock
             // values read around it.
-            if self.cur.pos < self.cur.end {
-                let class = self.skim_event().map_err(|e| self.fail(e))?;
-                tally(per_class, class);
-                out.first_cycles = Some(self.dec.clock);
-                let n = self.skim_rest(per_class).map_err(|e| self.fail(e))?;
-                out.events = 1 + n;
-                out.last_cycles = Some(self.dec.clock);
-            }
-            self.in_packet = false;
-            return Ok(Some(out));
+            let out = self.begin_count(per_class)?;
+            return self.end_count(out, per_class).map(Some);
+        }
+        let mut out = PacketCount { packet: self.packet.expect("a packet is open"), ..Default::default() };
+        for (is_lost, n) in self.pending.drain(..) {
+            if is_lost { out.lost += n.count } else { out.discarded += n.count }
         }
         let seen = self.skim_each(|class, cycles| {
             if cycles >= window.0 && cycles <= window.1 {

@@ -148,20 +148,27 @@ fn counts_both_ways(set: &TraceSet) -> Vec<(StreamCounts, StreamCounts)> {
         .collect()
 }
 
-/// Skimming (one-load headers of both forms, strings passed over by size) counts what
-/// full decoding yields on every real trace, and fails where it fails (a packet's
-/// events are counted only when the whole packet decodes).
-#[test]
-fn skimming_counts_what_decoding_yields_on_shared_traces() {
+/// The directories of the shared real traces, the invalid ones too; `None` (said on
+/// stderr) when `../shared` is absent.
+fn shared_trace_dirs() -> Option<Vec<std::path::PathBuf>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
     let Ok(entries) = std::fs::read_dir(&root) else {
         eprintln!("skipped: {} absent", root.display());
-        return;
+        return None;
     };
     let mut dirs: Vec<_> = entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
     if let Ok(inv) = std::fs::read_dir(root.join("invalid")) {
         dirs.extend(inv.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
     }
+    Some(dirs)
+}
+
+/// Skimming (one-load headers of both forms, strings passed over by size) counts what
+/// full decoding yields on every real trace, and fails where it fails (a packet's
+/// events are counted only when the whole packet decodes).
+#[test]
+fn skimming_counts_what_decoding_yields_on_shared_traces() {
+    let Some(dirs) = shared_trace_dirs() else { return };
     let mut checked = 0;
     for dir in dirs {
         let Ok(set) = TraceSet::open(&dir) else { continue };
@@ -245,4 +252,98 @@ fn a_stream_error_is_not_passed_over_by_a_range() {
         }
     }
     assert!(end.is_err(), "the stream ends on its error");
+}
+
+/// What counting a stream packet by packet gives: per-class counts, each packet's count
+/// (events, first and last clock values, discarded events, lost packets), and the
+/// error that ended it, if any.
+type PacketCounts = (Vec<u64>, Vec<(u64, Option<u64>, Option<u64>, u64, u64)>, Option<String>);
+
+/// Counts stream `s` of `set` inside `window` with [`StreamCursor::count_packet_in`],
+/// and with `pairs` two packets at once by [`StreamCursor::count_pair`] wherever it
+/// applies.
+fn count_by_packets(set: &TraceSet, s: usize, window: (u64, u64), pairs: bool) -> PacketCounts {
+    let mut c = StreamCursor::new(set, s);
+    let mut twin = c.twin();
+    let mut per = vec![0u64; c.stream_plan().events.len()];
+    let mut out = Vec::new();
+    let row = |pc: &ctf::stream::PacketCount| (pc.events, pc.first_cycles, pc.last_cycles, pc.discarded, pc.lost);
+    let err = loop {
+        if pairs {
+            match c.count_pair(&mut twin, &mut per, window) {
+                Ok(Some((first, second))) => {
+                    out.push(row(&first));
+                    match second {
+                        Ok(second) => out.push(row(&second)),
+                        Err(e) => break Some(e.to_string()),
+                    }
+                    continue;
+                }
+                Ok(None) => {}
+                Err(e) => break Some(e.to_string()),
+            }
+        }
+        match c.count_packet_in(&mut per, window) {
+            Ok(Some(pc)) => out.push(row(&pc)),
+            Ok(None) => break None,
+            Err(e) => break Some(e.to_string()),
+        }
+    };
+    (per, out, err)
+}
+
+/// Counting two packets at once gives what counting them in turn gives, packet by
+/// packet, on every real trace (those whose packets fail too, with the same error),
+/// and so does [`StreamCursor::count`], which counts in pairs.
+#[test]
+fn counting_in_pairs_equals_counting_in_turn_on_shared_traces() {
+    let Some(dirs) = shared_trace_dirs() else { return };
+    let (mut checked, mut paired) = (0, 0);
+    for dir in dirs {
+        let Ok(set) = TraceSet::open(&dir) else { continue };
+        for s in 0..set.streams.len() {
+            let in_turn = count_by_packets(&set, s, (0, u64::MAX), false);
+            let in_pairs = count_by_packets(&set, s, (0, u64::MAX), true);
+            assert_eq!(in_pairs, in_turn, "{} stream {s}", dir.display());
+            let mut c = StreamCursor::new(&set, s);
+            let mut per = vec![0u64; c.stream_plan().events.len()];
+            match c.count(&mut per) {
+                Ok((discarded, lost)) => {
+                    assert_eq!(in_turn.2, None, "{} stream {s}", dir.display());
+                    assert_eq!(per, in_turn.0, "{} stream {s}", dir.display());
+                    assert_eq!(discarded, in_turn.1.iter().map(|r| r.3).sum::<u64>(), "{} stream {s}", dir.display());
+                    assert_eq!(lost, in_turn.1.iter().map(|r| r.4).sum::<u64>(), "{} stream {s}", dir.display());
+                }
+                Err(e) => assert_eq!(Some(e.to_string()), in_turn.2, "{} stream {s}", dir.display()),
+            }
+            let mut c = StreamCursor::new(&set, s);
+            let mut twin = c.twin();
+            paired += usize::from(matches!(c.count_pair(&mut twin, &mut per, (0, u64::MAX)), Ok(Some(_))));
+        }
+        checked += 1;
+    }
+    assert!(checked > 10, "only {checked} traces opened");
+    assert!(paired > 10, "only {paired} streams counted in pairs");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+    /// On synthesized traces of small packets, counting in pairs equals counting in
+    /// turn for any window of clock values (packets the window cuts are counted one by
+    /// one, the others in pairs where two follow each other).
+    #[test]
+    fn counting_in_pairs_equals_counting_in_turn_in_any_window(seed in 0u64..1000, lo in 0.0f64..1.0, len in 0.0f64..1.2) {
+        let dir = tempfile::tempdir().unwrap();
+        let set = synth_trace(dir.path(), seed);
+        for s in 0..set.streams.len() {
+            let pk = &set.streams[s].packets;
+            let (first, last) = (pk[0].info.ts_begin.unwrap(), pk[pk.len() - 1].info.ts_end.unwrap());
+            let span = (last - first) as f64;
+            let w0 = first + (span * lo) as u64;
+            let window = (w0, w0.saturating_add((span * len) as u64));
+            for w in [window, (0, u64::MAX)] {
+                prop_assert_eq!(count_by_packets(&set, s, w, true), count_by_packets(&set, s, w, false));
+            }
+        }
+    }
 }

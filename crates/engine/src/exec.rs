@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
 
 use ctf::clock::ClockConv;
-use ctf::stream::{Ahead, AheadBuf, Item, Passed, StreamCursor, Wanted};
+use ctf::stream::{Ahead, AheadBuf, Item, PacketCount, Passed, StreamCursor, Wanted};
 use ctf::trace::{PacketRef, TraceSet};
 
 use crate::partition::{clip, partition, Slice};
@@ -947,14 +947,15 @@ fn packet_countable(pk: &[PacketRef], j: usize) -> bool {
 /// Reads one stream of a slice for a [`StreamOrder::PerStream`] analysis: packets that
 /// imply no notice are counted when the analysis accepts it ([`Analysis::packet_counts`]),
 /// only their events inside the slice and range (by clock value: see
-/// [`ClockConv::cycle_window`]); the others are delivered event by event. The packets
-/// read are the head's ([`Head::packets`]).
-fn run_stream<A: Analysis>(
+/// [`ClockConv::cycle_window`]), two in one loop where two such packets follow each
+/// other and lie wholly inside ([`StreamCursor::count_pair`]); the others are delivered
+/// event by event. The packets read are the head's ([`Head::packets`]).
+fn run_stream<'t, A: Analysis>(
     a: &A,
     set: &TraceSet,
     s: &Slice,
     range: (i64, i64),
-    h: &mut Head<'_>,
+    h: &mut Head<'t>,
     st: &mut A::State,
     buf: &mut Vec<u64>,
 ) -> Result<(), EngineError> {
@@ -993,9 +994,8 @@ fn run_stream<A: Analysis>(
             buf.iter_mut().for_each(|n| *n = 0);
         }
     };
-    // Counts the (rest of the) packet `j`, which the cursor opens or has open, inside
-    // `window`.
-    let count = |a: &A, st: &mut A::State, h: &mut Head<'_>, j: usize, window: (u64, u64), buf: &mut Vec<u64>, buf_trace: &mut Option<u32>| -> Result<(), EngineError> {
+    // Has `buf` count the classes of packet `j`'s trace.
+    let count_into = |a: &A, st: &mut A::State, j: usize, buf: &mut Vec<u64>, buf_trace: &mut Option<u32>| {
         let t = pk[j].trace;
         if *buf_trace != Some(t) {
             flush(a, st, buf, *buf_trace);
@@ -1004,17 +1004,40 @@ fn run_stream<A: Analysis>(
             buf.clear();
             buf.resize(n, 0);
         }
+    };
+    // Hands the count `pc` of the packet `cur` has open to the analysis.
+    let counted = |a: &A, st: &mut A::State, h: &mut Head<'_>, cur: Option<&StreamCursor<'_>>, pc: &PacketCount| {
+        if let Some(ns) = pc.last_cycles.and_then(|c| h.cur.cycles_to_ns(c)) {
+            h.key = ns;
+        }
+        h.order = h.order.max(h.key);
+        let ctx = Ctx { stream: h.stream, order: h.order };
+        a.on_packet(st, cur.unwrap_or(&h.cur), pc, &ctx);
+    };
+    // Counts the (rest of the) packet `j`, which the cursor opens or has open, inside
+    // `window`.
+    let count = |a: &A, st: &mut A::State, h: &mut Head<'_>, j: usize, window: (u64, u64), buf: &mut Vec<u64>, buf_trace: &mut Option<u32>| -> Result<(), EngineError> {
+        count_into(a, st, j, buf, buf_trace);
         let pc = h.cur.count_packet_in(buf, window).map_err(|source| EngineError::Decode { stream: h.stream, source })?;
         if let Some(pc) = pc {
-            if let Some(ns) = pc.last_cycles.and_then(|c| h.cur.cycles_to_ns(c)) {
-                h.key = ns;
-            }
-            h.order = h.order.max(h.key);
-            let ctx = Ctx { stream: h.stream, order: h.order };
-            a.on_packet(st, &h.cur, &pc, &ctx);
+            counted(a, st, h, None, &pc);
         }
         Ok(())
     };
+    // Counts packets `j` and `j + 1` in one loop ([`StreamCursor::count_pair`]) when
+    // both are counted whole in `window`, the second read by `twin`; false where that
+    // does not apply (nothing read).
+    let count_pair = |a: &A, st: &mut A::State, h: &mut Head<'t>, twin: &mut StreamCursor<'t>, j: usize, window: (u64, u64), buf: &mut Vec<u64>, buf_trace: &mut Option<u32>| -> Result<bool, EngineError> {
+        count_into(a, st, j, buf, buf_trace);
+        let decode = |source| EngineError::Decode { stream: h.stream, source };
+        let Some((first, second)) = h.cur.count_pair(twin, buf, window).map_err(decode)? else { return Ok(false) };
+        counted(a, st, h, None, &first);
+        let second = second.map_err(|source| EngineError::Decode { stream: h.stream, source })?;
+        counted(a, st, h, Some(twin), &second);
+        Ok(true)
+    };
+    // The cursor that reads the second packet of a pair, made at the first pair.
+    let mut twin: Option<StreamCursor<'t>> = None;
     let ident = |p: Option<&PacketRef>| p.map(|p| (p.trace, p.file, p.info.offset));
     // Index of the next packet the cursor will open; identity of the open packet.
     let mut next = r.start;
@@ -1022,6 +1045,18 @@ fn run_stream<A: Analysis>(
     let mut between = true;
     loop {
         if let Some(w) = countable(next).filter(|_| between) {
+            // Two packets at once where the next one is counted whole too.
+            let tw = if countable(next + 1) == Some(w) { Some(twin.get_or_insert_with(|| h.cur.twin())) } else { None };
+            if let Some(tw) = tw.filter(|_| pk[next].trace == pk[next + 1].trace) {
+                if count_pair(a, st, h, tw, next, w, buf, &mut buf_trace)? {
+                    open = ident(tw.packet());
+                    next += 2;
+                    if h.cur.clock_ns().is_some_and(|t| t > bounds.1) && h.cur.rest_after(bounds.1) {
+                        break;
+                    }
+                    continue;
+                }
+            }
             count(a, st, h, next, w, buf, &mut buf_trace)?;
             open = ident(h.cur.packet());
             next += 1;

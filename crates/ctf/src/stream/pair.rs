@@ -1,0 +1,282 @@
+//! Counting two packets of a stream in one loop ([`StreamCursor::count_pair`]).
+//!
+//! Passing over events is one chain of dependent loads: a header's id picks the entry
+//! that gives where the next header starts. A core runs two such chains side by side
+//! in little more time than one, so two packets counted in one loop, a step of each
+//! per turn, take less time than the two counted in turn (see BENCHMARKS.md, session
+//! 32). The second packet is read by a second cursor over the same stream (the
+//! "twin", [`StreamCursor::twin`]), which the caller keeps between calls: it has its
+//! own decoder, so each cursor holds its own packet's fields for
+//! [`StreamCursor::packet_uint`].
+
+use crate::decode::extend_clock_masked;
+use crate::error::Result;
+use crate::ir::Role;
+use crate::plan::{align_up, low_mask, FastHeader, Node, StringSkim, TAKE};
+use crate::trace::PacketRef;
+
+use super::{string_end, tally, PacketCount, StreamCursor};
+
+/// What [`StreamCursor::count_pair`] counted: the first packet, and the second or the
+/// error met in it (after the first was counted, as reading them in turn would have).
+pub type PairCount = (PacketCount, Result<PacketCount>);
+
+impl<'t> StreamCursor<'t> {
+    /// A cursor over the same stream, reading nothing yet, to hand to
+    /// [`StreamCursor::count_pair`] (which points it at the packet it counts).
+    pub fn twin(&self) -> StreamCursor<'t> {
+        let index = self.set.streams.iter().position(|s| std::ptr::eq(s, self.stream)).unwrap_or(0);
+        let n = self.stream.packets.len();
+        StreamCursor::with_packets(self.set, index, n..n)
+    }
+
+    /// Points this cursor at packet `first` of its stream alone, as
+    /// [`StreamCursor::with_packets`] with `first..first + 1` would, but keeping its
+    /// decoder (sized by the metadata: large for kernel traces) and reporting no stream
+    /// error at its end.
+    fn retarget(&mut self, first: usize) {
+        let prev = first.checked_sub(1).and_then(|i| self.stream.packets.get(i)).copied();
+        self.next_packet = first;
+        self.last_packet = (first + 1).min(self.stream.packets.len());
+        self.prev = prev;
+        self.prev_discarded = prev.and_then(|p| p.info.discarded);
+        self.in_packet = false;
+        self.pending.clear();
+        self.current = None;
+        self.done = false;
+        self.report_stream_error = false;
+    }
+
+    /// Counts the next two packets of this cursor's range per event class into
+    /// `per_class`, as two calls of [`StreamCursor::count_packet_in`] would, their
+    /// events passed over side by side. Both must lie in `window` (by their index
+    /// times) or `window` be everything: they are counted whole. The second is read by
+    /// `twin` (from [`StreamCursor::twin`]), which is left on it (for its packet's
+    /// fields); this cursor moves on past it, as if it had read it.
+    ///
+    /// `None`, with nothing moved, where that does not apply: the cursor inside a packet
+    /// or with notices to yield, fewer than two packets left, either outside `window`,
+    /// of another trace than the open one, a header that word loads do not read, or a
+    /// packet context that does not set the clock whatever it was (its events would then
+    /// depend on the packet before).
+    pub fn count_pair(&mut self, twin: &mut StreamCursor<'t>, per_class: &mut [u64], window: (u64, u64)) -> Result<Option<PairCount>> {
+        let j = self.next_packet;
+        if self.in_packet || self.done || !self.pending.is_empty() || j + 1 >= self.last_packet || !std::ptr::eq(twin.stream, self.stream) {
+            return Ok(None);
+        }
+        let (a, b) = (self.stream.packets[j], self.stream.packets[j + 1]);
+        let inside = |p: &PacketRef| match (p.info.ts_begin, p.info.ts_end) {
+            _ if window == (0, u64::MAX) => true,
+            (Some(b), Some(e)) => b >= window.0 && e <= window.1,
+            _ => false,
+        };
+        let same_trace = a.trace == self.trace && b.trace == self.trace && twin.trace == self.trace;
+        if !same_trace || !inside(&a) || !inside(&b) || self.sp.fast_header.is_none() || !context_sets_clock(self) {
+            return Ok(None);
+        }
+        self.next_packet += 1;
+        if let Err(e) = self.open_packet(a) {
+            self.done = true;
+            return Err(e);
+        }
+        let mut pa = self.begin_count(per_class)?;
+        twin.retarget(j + 1);
+        twin.populated = self.populated;
+        twin.next_packet += 1;
+        let pb = match twin.open_packet(b) {
+            Ok(()) => twin.begin_count(per_class),
+            Err(e) => {
+                twin.done = true;
+                Err(e)
+            }
+        };
+        self.populated = twin.populated;
+        let mut pb = pb;
+        if let (Some(h), Some(th), Ok(c)) = (self.sp.fast_header.as_ref(), twin.sp.fast_header.as_ref(), &pb) {
+            if pa.events > 0 && c.events > 0 {
+                let (na, nb) = pass_side_by_side(self, twin, (h, th), per_class);
+                pa.events += na;
+                if let Ok(c) = &mut pb {
+                    c.events += nb;
+                }
+            }
+        }
+        let a_count = self.end_count(pa, per_class)?;
+        let b_count = pb.and_then(|c| twin.end_count(c, per_class));
+        // This cursor moves on past the second packet, its clock and the counters its
+        // notices are computed from too, as reading it would have moved them.
+        self.next_packet += 1;
+        self.prev = twin.prev;
+        self.prev_discarded = twin.prev_discarded;
+        self.dec.clock = twin.dec.clock;
+        if b_count.is_err() {
+            self.done = true;
+        }
+        Ok(Some((a_count, b_count)))
+    }
+
+    /// Starts counting the packet just opened: its notices drained, its first event,
+    /// if any, counted into `per_class` (read by the general path, which reports any
+    /// error).
+    pub(super) fn begin_count(&mut self, per_class: &mut [u64]) -> Result<PacketCount> {
+        let mut out = PacketCount { packet: self.packet.expect("a packet is open"), ..Default::default() };
+        for (is_lost, n) in self.pending.drain(..) {
+            if is_lost { out.lost += n.count } else { out.discarded += n.count }
+        }
+        if self.cur.pos < self.cur.end {
+            let class = self.skim_event().map_err(|e| self.fail(e))?;
+            tally(per_class, class);
+            out.first_cycles = Some(self.dec.clock);
+            out.events = 1;
+        }
+        Ok(out)
+    }
+
+    /// Ends counting the open packet begun with [`StreamCursor::begin_count`]: the
+    /// rest of its events counted into `per_class` and added to `out`.
+    pub(super) fn end_count(&mut self, mut out: PacketCount, per_class: &mut [u64]) -> Result<PacketCount> {
+        if out.events > 0 {
+            let n = self.skim_rest(per_class).map_err(|e| self.fail(e))?;
+            out.events += n;
+            out.last_cycles = Some(self.dec.clock);
+        }
+        self.in_packet = false;
+        Ok(out)
+    }
+}
+
+/// Where one of the two chains of [`pass_side_by_side`] stands: its packet's bytes, the
+/// next event's bit, the content's end and the clock, in locals.
+struct Chain<'b> {
+    buf: &'b [u8],
+    pos: u64,
+    end: u64,
+    clock: u64,
+    /// The masks of the header's short and extended timestamps.
+    masks: (u64, u64),
+}
+
+impl Chain<'_> {
+    /// Passes over the event at `pos` when `table` (a [`StreamPlan::skim_by_id`])
+    /// passes it over (a fixed size, or a string found by its NUL) and it ends inside
+    /// the packet, counting its class into `per_class`; false, with nothing moved,
+    /// otherwise (the general path then reads it).
+    ///
+    /// [`StreamPlan::skim_by_id`]: crate::plan::StreamPlan::skim_by_id
+    #[inline(always)]
+    fn pass_one(&mut self, h: &FastHeader, table: &[u64], per_class: &mut [u64]) -> bool {
+        let base = align_up(self.pos, u64::from(h.align));
+        let Some(w) = h.peek(self.buf, base, self.end) else { return false };
+        let Some(&e) = table.get(w.id as usize) else { return false };
+        let at = base + w.bits;
+        if e & TAKE != 0 || !at.is_multiple_of(8) {
+            return false;
+        }
+        let (from, end) = ((at / 8) as usize, (self.end / 8) as usize);
+        let next = if e & StringSkim::FLAG != 0 {
+            match string_end(self.buf, from, end, StringSkim::of_entry(e)) {
+                Some(n) => n,
+                None => return false,
+            }
+        } else {
+            from + (e & 0xffff_ffff) as usize
+        };
+        if next > end {
+            return false;
+        }
+        // (As `Decoder::take_header` moves the clock.)
+        self.clock = extend_clock_masked(self.clock, w.ts, if w.ext { self.masks.1 } else { self.masks.0 });
+        self.pos = next as u64 * 8;
+        tally(per_class, (e >> 32) as u32);
+        true
+    }
+}
+
+/// Passes over the events of `a`'s and `b`'s open packets, a step of each per turn
+/// (headers read by `h.0` and `h.1`), counting their classes into `per_class`; an
+/// event the loop does not pass over is read by the general path before the loop goes
+/// on. Returns how many events each passed over, when either packet ends or the
+/// general path meets an error (its cursor then stands before the event, for the
+/// reader after it to report).
+#[inline(never)]
+fn pass_side_by_side<'t>(a: &mut StreamCursor<'t>, b: &mut StreamCursor<'t>, h: (&FastHeader, &FastHeader), per_class: &mut [u64]) -> (u64, u64) {
+    let (ta, tb) = (&a.sp.skim_by_id, &b.sp.skim_by_id);
+    let (mut na, mut nb) = (0, 0);
+    loop {
+        let masks = |h: &FastHeader| (low_mask(h.short_ts.bits), low_mask(h.ext_ts.bits));
+        let mut ca = Chain { buf: a.cur.buf, pos: a.cur.pos, end: a.cur.end, clock: a.dec.clock, masks: masks(h.0) };
+        let mut cb = Chain { buf: b.cur.buf, pos: b.cur.pos, end: b.cur.end, clock: b.dec.clock, masks: masks(h.1) };
+        let (stopped_a, stopped_b) = loop {
+            let stepped_a = ca.pass_one(h.0, ta, per_class);
+            let stepped_b = cb.pass_one(h.1, tb, per_class);
+            na += u64::from(stepped_a);
+            nb += u64::from(stepped_b);
+            if !(stepped_a && stepped_b) {
+                break (!stepped_a, !stepped_b);
+            }
+        };
+        (a.cur.pos, a.dec.clock) = (ca.pos, ca.clock);
+        (b.cur.pos, b.dec.clock) = (cb.pos, cb.clock);
+        if stopped_a {
+            if !general_step(a, per_class) {
+                return (na, nb);
+            }
+            na += 1;
+        }
+        if stopped_b {
+            if !general_step(b, per_class) {
+                return (na, nb);
+            }
+            nb += 1;
+        }
+    }
+}
+
+/// Reads the event at `c`'s position by the general path, counting its class into
+/// `per_class`; false at the packet's end, or with the cursor put back where it was on
+/// an error (for the reader after to meet it again and report it).
+fn general_step(c: &mut StreamCursor<'_>, per_class: &mut [u64]) -> bool {
+    if c.cur.pos >= c.cur.end {
+        return false;
+    }
+    let (pos, clock) = (c.cur.pos, c.dec.clock);
+    match c.skim_event() {
+        Ok(class) => {
+            tally(per_class, class);
+            true
+        }
+        Err(_) => {
+            (c.cur.pos, c.dec.clock) = (pos, clock);
+            false
+        }
+    }
+}
+
+/// Whether a packet's context sets the clock whatever its value before: its members are
+/// all integers, among them a clock field, and every clock field in it (but the end
+/// timestamp, which does not move the clock) is 64 bits wide; the packet header holds
+/// no clock field nor structure. A packet's events then read the same whether or not
+/// the packet before it was read first.
+fn context_sets_clock(c: &StreamCursor<'_>) -> bool {
+    let plan = c.plan;
+    let members = |n| match *plan.node(n) {
+        Node::Struct { first, count, .. } => Some(plan.struct_members(first, count)),
+        _ => None,
+    };
+    if let Some(h) = plan.packet_header {
+        let Some(ms) = members(h) else { return false };
+        if ms.iter().any(|m| matches!(*plan.node(m.node), Node::Int { clock: true, .. } | Node::Struct { .. } | Node::Variant { .. })) {
+            return false;
+        }
+    }
+    let Some(ms) = c.sp.packet_context.and_then(members) else { return false };
+    let mut sets = false;
+    for m in ms {
+        match *plan.node(m.node) {
+            Node::Int { clock: true, role: Some(Role::PacketEndTimestamp), .. } | Node::Int { clock: false, .. } => {}
+            Node::Int { clock: true, bits: 64, .. } => sets = true,
+            _ => return false,
+        }
+    }
+    sets
+}
