@@ -58,7 +58,8 @@ impl<'t> StreamCursor<'t> {
     /// or with notices to yield, fewer than two packets left, either outside `window`,
     /// of another trace than the open one, a header that word loads do not read, or a
     /// packet context that does not set the clock whatever it was (its events would then
-    /// depend on the packet before).
+    /// depend on the packet before). After an error in the first packet, `per_class`
+    /// also holds what was counted of the second.
     pub fn count_pair(&mut self, twin: &mut StreamCursor<'t>, per_class: &mut [u64], window: (u64, u64)) -> Result<Option<PairCount>> {
         let j = self.next_packet;
         if self.in_packet || self.done || !self.pending.is_empty() || j + 1 >= self.last_packet || !std::ptr::eq(twin.stream, self.stream) {
@@ -70,7 +71,7 @@ impl<'t> StreamCursor<'t> {
             (Some(b), Some(e)) => b >= window.0 && e <= window.1,
             _ => false,
         };
-        let same_trace = a.trace == self.trace && b.trace == self.trace && twin.trace == self.trace;
+        let same_trace = a.trace == self.trace && b.trace == self.trace;
         if !same_trace || !inside(&a) || !inside(&b) || self.sp.fast_header.is_none() || !context_sets_clock(self) {
             return Ok(None);
         }
@@ -83,7 +84,7 @@ impl<'t> StreamCursor<'t> {
         twin.retarget(j + 1);
         twin.populated = self.populated;
         twin.next_packet += 1;
-        let pb = match twin.open_packet(b) {
+        let mut pb = match twin.open_packet(b) {
             Ok(()) => twin.begin_count(per_class),
             Err(e) => {
                 twin.done = true;
@@ -91,7 +92,6 @@ impl<'t> StreamCursor<'t> {
             }
         };
         self.populated = twin.populated;
-        let mut pb = pb;
         if let (Some(h), Some(th), Ok(c)) = (self.sp.fast_header.as_ref(), twin.sp.fast_header.as_ref(), &pb) {
             if pa.events > 0 && c.events > 0 {
                 let (na, nb) = pass_side_by_side(self, twin, (h, th), per_class);
