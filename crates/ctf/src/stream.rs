@@ -507,22 +507,14 @@ impl<'t> StreamCursor<'t> {
                 return Err(e);
             }
         }
-        let info = &self.packet.expect("a packet is open").info;
-        let inside = match (info.ts_begin, info.ts_end) {
-            (Some(b), Some(e)) => b >= window.0 && e <= window.1,
-            _ => false,
-        };
-        if window == (0, u64::MAX) || inside {
+        if counted_whole(&self.packet.expect("a packet is open").info, window) {
             // Every event counts (the packet's events lie within its context's time
             // range, as the packet index assumes): the tight loop, first and last clock
             // values read around it.
             let out = self.begin_count(per_class)?;
             return self.end_count(out, per_class).map(Some);
         }
-        let mut out = PacketCount { packet: self.packet.expect("a packet is open"), ..Default::default() };
-        for (is_lost, n) in self.pending.drain(..) {
-            if is_lost { out.lost += n.count } else { out.discarded += n.count }
-        }
+        let mut out = self.count_of_open_packet();
         let seen = self.skim_each(|class, cycles| {
             if cycles >= window.0 && cycles <= window.1 {
                 tally(per_class, class);
@@ -1382,6 +1374,17 @@ impl<'c, 't> EventRef<'c, 't> {
         self.c.dec.apply_roles = true;
         self.c.dec.epoch = epoch;
         r.map(|_| true)
+    }
+}
+
+/// Whether a packet of index entry `info` is counted whole in `window` (clock values):
+/// `window` is everything, or the packet's index times lie inside it (its events lie
+/// within its context's time range, as the packet index assumes).
+fn counted_whole(info: &crate::index::PacketInfo, window: (u64, u64)) -> bool {
+    match (info.ts_begin, info.ts_end) {
+        _ if window == (0, u64::MAX) => true,
+        (Some(b), Some(e)) => b >= window.0 && e <= window.1,
+        _ => false,
     }
 }
 

@@ -328,13 +328,17 @@ fn counting_in_pairs_equals_counting_in_turn_on_shared_traces() {
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
-    /// On synthesized traces of small packets, counting in pairs equals counting in
-    /// turn for any window of clock values (packets the window cuts are counted one by
-    /// one, the others in pairs where two follow each other).
+    /// On synthesized traces of small packets, with either LTTng header and with or
+    /// without background events (some with a string), counting in pairs equals
+    /// counting in turn for any window of clock values (packets the window cuts are
+    /// counted one by one, the others in pairs where two follow each other).
     #[test]
-    fn counting_in_pairs_equals_counting_in_turn_in_any_window(seed in 0u64..1000, lo in 0.0f64..1.0, len in 0.0f64..1.2) {
+    fn counting_in_pairs_equals_counting_in_turn_in_any_window(seed in 0u64..1000, large in any::<bool>(), background in prop_oneof![Just(0u8), Just(60)], lo in 0.0f64..1.0, len in 0.0f64..1.2) {
         let dir = tempfile::tempdir().unwrap();
-        let set = synth_trace(dir.path(), seed);
+        let header = if large { synth::EventHeaderKind::Large } else { synth::EventHeaderKind::Compact };
+        let cfg = synth::SynthConfig { cpus: 2, events: 20_000, seed, packet_size: 4096, header, background, ..Default::default() };
+        synth::generate(&cfg, dir.path()).expect("synthesize");
+        let set = TraceSet::open(dir.path()).expect("open");
         for s in 0..set.streams.len() {
             let pk = &set.streams[s].packets;
             let (first, last) = (pk[0].info.ts_begin.unwrap(), pk[pk.len() - 1].info.ts_end.unwrap());

@@ -1029,11 +1029,11 @@ fn run_stream<'t, A: Analysis>(
     // does not apply (nothing read).
     let count_pair = |a: &A, st: &mut A::State, h: &mut Head<'t>, twin: &mut StreamCursor<'t>, j: usize, window: (u64, u64), buf: &mut Vec<u64>, buf_trace: &mut Option<u32>| -> Result<bool, EngineError> {
         count_into(a, st, j, buf, buf_trace);
-        let decode = |source| EngineError::Decode { stream: h.stream, source };
+        let stream = h.stream;
+        let decode = |source| EngineError::Decode { stream, source };
         let Some((first, second)) = h.cur.count_pair(twin, buf, window).map_err(decode)? else { return Ok(false) };
         counted(a, st, h, None, &first);
-        let second = second.map_err(|source| EngineError::Decode { stream: h.stream, source })?;
-        counted(a, st, h, Some(twin), &second);
+        counted(a, st, h, Some(twin), &second.map_err(decode)?);
         Ok(true)
     };
     // The cursor that reads the second packet of a pair, made at the first pair.
@@ -1047,19 +1047,18 @@ fn run_stream<'t, A: Analysis>(
         if let Some(w) = countable(next).filter(|_| between) {
             // Two packets at once where the next one is counted whole too.
             let tw = if countable(next + 1) == Some(w) { Some(twin.get_or_insert_with(|| h.cur.twin())) } else { None };
-            if let Some(tw) = tw.filter(|_| pk[next].trace == pk[next + 1].trace) {
-                if count_pair(a, st, h, tw, next, w, buf, &mut buf_trace)? {
-                    open = ident(tw.packet());
-                    next += 2;
-                    if h.cur.clock_ns().is_some_and(|t| t > bounds.1) && h.cur.rest_after(bounds.1) {
-                        break;
-                    }
-                    continue;
-                }
+            let paired = match tw {
+                Some(tw) => count_pair(a, st, h, tw, next, w, buf, &mut buf_trace)?.then(|| ident(tw.packet())),
+                None => None,
+            };
+            if let Some(second) = paired {
+                open = second;
+                next += 2;
+            } else {
+                count(a, st, h, next, w, buf, &mut buf_trace)?;
+                open = ident(h.cur.packet());
+                next += 1;
             }
-            count(a, st, h, next, w, buf, &mut buf_trace)?;
-            open = ident(h.cur.packet());
-            next += 1;
             // Past the range's end, where nothing left comes earlier: done.
             if h.cur.clock_ns().is_some_and(|t| t > bounds.1) && h.cur.rest_after(bounds.1) {
                 break;

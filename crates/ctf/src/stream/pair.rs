@@ -13,9 +13,8 @@ use crate::decode::extend_clock_masked;
 use crate::error::Result;
 use crate::ir::Role;
 use crate::plan::{align_up, low_mask, FastHeader, Node, StringSkim, TAKE};
-use crate::trace::PacketRef;
 
-use super::{string_end, tally, PacketCount, StreamCursor};
+use super::{counted_whole, string_end, tally, PacketCount, StreamCursor};
 
 /// What [`StreamCursor::count_pair`] counted: the first packet, and the second or the
 /// error met in it (after the first was counted, as reading them in turn would have).
@@ -66,13 +65,8 @@ impl<'t> StreamCursor<'t> {
             return Ok(None);
         }
         let (a, b) = (self.stream.packets[j], self.stream.packets[j + 1]);
-        let inside = |p: &PacketRef| match (p.info.ts_begin, p.info.ts_end) {
-            _ if window == (0, u64::MAX) => true,
-            (Some(b), Some(e)) => b >= window.0 && e <= window.1,
-            _ => false,
-        };
         let same_trace = a.trace == self.trace && b.trace == self.trace;
-        if !same_trace || !inside(&a) || !inside(&b) || self.sp.fast_header.is_none() || !context_sets_clock(self) {
+        if !same_trace || !counted_whole(&a.info, window) || !counted_whole(&b.info, window) || self.sp.fast_header.is_none() || !context_sets_clock(self) {
             return Ok(None);
         }
         self.next_packet += 1;
@@ -115,14 +109,21 @@ impl<'t> StreamCursor<'t> {
         Ok(Some((a_count, b_count)))
     }
 
-    /// Starts counting the packet just opened: its notices drained, its first event,
-    /// if any, counted into `per_class` (read by the general path, which reports any
-    /// error).
-    pub(super) fn begin_count(&mut self, per_class: &mut [u64]) -> Result<PacketCount> {
+    /// The count of the packet just opened before any of its events: its notices,
+    /// drained (counted, not yielded).
+    pub(super) fn count_of_open_packet(&mut self) -> PacketCount {
         let mut out = PacketCount { packet: self.packet.expect("a packet is open"), ..Default::default() };
         for (is_lost, n) in self.pending.drain(..) {
             if is_lost { out.lost += n.count } else { out.discarded += n.count }
         }
+        out
+    }
+
+    /// Starts counting the packet just opened: its notices drained, its first event,
+    /// if any, counted into `per_class` (read by the general path, which reports any
+    /// error).
+    pub(super) fn begin_count(&mut self, per_class: &mut [u64]) -> Result<PacketCount> {
+        let mut out = self.count_of_open_packet();
         if self.cur.pos < self.cur.end {
             let class = self.skim_event().map_err(|e| self.fail(e))?;
             tally(per_class, class);
