@@ -14,6 +14,16 @@ medians() {
 for r in json.load(open(sys.argv[1]))["results"]:
     print("  median %9.2f ms  [%.2f, %.2f]  %s" % (r["median"]*1e3, r["min"]*1e3, r["max"]*1e3, r["command"]))' "$1"
 }
+# FRESH=1: first drops the traces from the page cache and has NEW read each once, so
+# that every run below finds the page cache as tracecube's own first read leaves it (in
+# 2 MiB folios where the kernel can: BENCHMARKS.md, session 33).
+if [ "${FRESH:-0}" = 1 ]; then
+  for t in /tmp/synbig /tmp/syn2m /tmp/bg2m; do
+    find "$t/" -type f -exec dd if={} iflag=nocache count=0 status=none \;
+    "$NEW" analyze "$t" -a count -j 1 >/dev/null
+  done
+  grep FileHugePages /proc/meminfo
+fi
 uptime
 if [ "${PEERS:-0}" = 1 ]; then
   /usr/bin/time -f "lttng-cputop-mi syn2m: %e s, %M KB" lttng-cputop-mi /tmp/syn2m/kernel >/dev/null

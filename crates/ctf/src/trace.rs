@@ -48,7 +48,15 @@ impl FileBytes {
         }
         // SAFETY: read-only mapping of a file we do not modify; see the type's docs.
         match unsafe { memmap2::Mmap::map(&f) } {
-            Ok(m) => Ok(FileBytes::Mapped(m)),
+            Ok(m) => {
+                // Where the kernel reads these pages in (a trace not in the page cache),
+                // it may then keep them in 2 MiB folios, which this and every later run
+                // map in a step each rather than 512 (BENCHMARKS.md, session 33). Only a
+                // hint: without transparent huge pages it fails and changes nothing.
+                #[cfg(target_os = "linux")]
+                let _ = m.advise(memmap2::Advice::HugePage);
+                Ok(FileBytes::Mapped(m))
+            }
             Err(_) => Ok(FileBytes::Owned(std::fs::read(path).map_err(io)?)),
         }
     }
