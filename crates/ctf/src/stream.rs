@@ -15,6 +15,7 @@ use crate::trace::{PacketRef, Stream, TraceSet};
 
 mod ahead;
 mod pair;
+mod replay;
 
 pub use ahead::{Ahead, AheadBuf, Copied, CopyRequest, CopySpec, AHEAD_ROOM, COPY_WINDOW, MAX_COPIES};
 pub use pair::PairCount;
@@ -196,6 +197,12 @@ pub struct StreamCursor<'t> {
     /// The file (trace and file index) whose bytes are populated up to byte `.2`
     /// ([`StreamCursor::populate_ahead`]).
     populated: (u32, u32, u64),
+    /// What reading packets in pairs keeps (made at the first pair: see `replay.rs`).
+    pairing: Option<Box<replay::Pairing<'t>>>,
+    /// Whether the open packet's wanted events come from `pairing`.
+    replaying: bool,
+    /// Whether skimming reads whole packets in pairs ([`StreamCursor::read_in_pairs`]).
+    pairs: bool,
 }
 
 impl<'t> StreamCursor<'t> {
@@ -239,6 +246,9 @@ impl<'t> StreamCursor<'t> {
             done: false,
             report_stream_error: report,
             populated: (u32::MAX, u32::MAX, 0),
+            pairing: None,
+            replaying: false,
+            pairs: true,
         }
     }
 
@@ -260,6 +270,7 @@ impl<'t> StreamCursor<'t> {
     /// Advances to the next item. After an error, the cursor yields `None`.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Item<'_, 't>>> {
+        self.leave_replay();
         match self.advance() {
             Ok(Some(Step::Notice(n))) => {
                 self.current = Some(n);
@@ -287,8 +298,22 @@ impl<'t> StreamCursor<'t> {
     #[inline(always)]
     pub fn next_wanted(&mut self, wanted: &Wanted, trace: usize, window: (u64, u64), skim: bool, passed: &mut Passed) -> Result<Option<Item<'_, 't>>> {
         let is_wanted = |class: u32| wanted.has(class as usize);
+        if self.replaying && (!skim || self.trace as usize != trace) {
+            self.leave_replay();
+        }
         loop {
             if self.in_packet && !self.done && self.pending.is_empty() && self.trace as usize == trace {
+                if self.replaying {
+                    match self.replay_step(wanted, passed)? {
+                        replay::Replayed::Event => {
+                            self.current = None;
+                            return Ok(Some(Item::Event(EventRef { c: self })));
+                        }
+                        // The packet found with it is open: its notices first.
+                        replay::Replayed::Opened => continue,
+                        replay::Replayed::Done => {}
+                    }
+                }
                 // The tight loop: the rest of the packet, event by event.
                 while self.cur.pos < self.cur.end {
                     if skim {
@@ -317,6 +342,10 @@ impl<'t> StreamCursor<'t> {
                     passed.see(self.dec.clock, window);
                 }
                 self.in_packet = false;
+            }
+            // The next two packets read in a pair where they can be.
+            if skim && self.start_pair(wanted, trace, window)? {
+                continue;
             }
             match self.advance() {
                 Ok(Some(Step::Notice(n))) => {
@@ -422,6 +451,7 @@ impl<'t> StreamCursor<'t> {
     /// The event it stops before is read as usual next (with any error it holds).
     #[inline(never)]
     pub fn pass_before(&mut self, lo: u64) -> Option<u64> {
+        self.leave_replay();
         if !self.in_packet || !self.pending.is_empty() || self.done {
             return None;
         }
@@ -442,6 +472,7 @@ impl<'t> StreamCursor<'t> {
     /// Whole packets are counted two at a time where they can be
     /// ([`StreamCursor::count_pair`]).
     pub fn count(&mut self, per_class: &mut [u64]) -> Result<(u64, u64)> {
+        self.leave_replay();
         let (mut discarded, mut lost) = (0, 0);
         // Reads the second packet of each pair ([`StreamCursor::count_pair`]).
         let mut twin = None;
@@ -489,6 +520,7 @@ impl<'t> StreamCursor<'t> {
     /// in `window` (inclusive; all are decoded); `first_cycles` and `last_cycles` are
     /// those of the counted events.
     pub fn count_packet_in(&mut self, per_class: &mut [u64], window: (u64, u64)) -> Result<Option<PacketCount>> {
+        self.leave_replay();
         if !self.in_packet {
             if self.done || self.next_packet >= self.last_packet {
                 // Let `advance` report the stream's error (if any) and finish.

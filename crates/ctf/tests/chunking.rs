@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use common::items;
-use ctf::stream::{Item, StreamCursor};
+use ctf::stream::{Item, Passed, StreamCursor, Wanted};
 use ctf::trace::TraceSet;
 use proptest::prelude::*;
 
@@ -324,6 +324,55 @@ fn counting_in_pairs_equals_counting_in_turn_on_shared_traces() {
     }
     assert!(checked > 10, "only {checked} traces opened");
     assert!(paired > 10, "only {paired} streams counted in pairs");
+}
+
+/// What skimming stream `s` of `set` yields with the classes of `mask` wanted: each
+/// item as (class index or `usize::MAX` for a notice, clock value, what was passed over
+/// before it), and the error that ended it, if any; with `pairs`, whole packets read in
+/// pairs ([`StreamCursor::read_in_pairs`]). Also returns whether a pair was read.
+fn skimmed(set: &TraceSet, s: usize, mask: &[bool], pairs: bool) -> (Vec<(usize, u64, Passed)>, Option<String>, bool) {
+    let mut c = StreamCursor::new(set, s);
+    c.read_in_pairs(pairs);
+    let wanted = Wanted::new(c.stream_plan(), mask.to_vec());
+    let trace = c.trace_index();
+    let (mut out, mut paired) = (Vec::new(), false);
+    let err = loop {
+        let mut passed = Passed::default();
+        match c.next_wanted(&wanted, trace, (0, u64::MAX), true, &mut passed) {
+            Ok(None) => break None,
+            Ok(Some(Item::Event(e))) => out.push((e.class_index(), e.cycles(), passed)),
+            Ok(Some(_)) => out.push((usize::MAX, 0, passed)),
+            Err(e) => break Some(e.to_string()),
+        }
+        paired |= c.replaying();
+    };
+    (out, err, paired)
+}
+
+/// Skimming whole packets in pairs (their wanted events found side by side, then
+/// delivered) yields what skimming them in turn yields, item by item with the same
+/// events passed over, on every real trace (those whose packets fail too, with the
+/// same error after the same items), for sparse and dense choices of classes.
+#[test]
+fn skimming_in_pairs_equals_skimming_in_turn_on_shared_traces() {
+    let Some(dirs) = shared_trace_dirs() else { return };
+    let (mut checked, mut paired) = (0, 0);
+    for dir in dirs {
+        let Ok(set) = TraceSet::open(&dir) else { continue };
+        for s in 0..set.streams.len() {
+            for m in [2, 5, 40] {
+                let mask: Vec<bool> = (0..4096).map(|i| i % m == 1).collect();
+                let in_turn = skimmed(&set, s, &mask, false);
+                let in_pairs = skimmed(&set, s, &mask, true);
+                assert!(!in_turn.2, "pairs read where they are off");
+                assert_eq!((&in_pairs.0, &in_pairs.1), (&in_turn.0, &in_turn.1), "{} stream {s}, every {m}th class", dir.display());
+                paired += usize::from(in_pairs.2);
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked > 10, "only {checked} traces opened");
+    assert!(paired > 10, "only {paired} streams skimmed in pairs");
 }
 
 proptest! {

@@ -325,6 +325,18 @@ impl Density {
         }
     }
 
+    /// The cursor found `taken` wanted events and passed over `passed` in a pair of
+    /// packets ([`StreamCursor::take_pair_sample`]): a sample as a read-ahead run's,
+    /// and, where most were passed over, skimming goes on at least until they are
+    /// delivered.
+    #[cold]
+    fn paired(&mut self, taken: usize, passed: usize) {
+        self.ran(taken, passed);
+        if self.skims_left > 0 {
+            self.skims_left = self.skims_left.max(Self::SKIMS.saturating_add(taken as u32));
+        }
+    }
+
     /// An item taken by skimming.
     #[inline(always)]
     fn skimmed(&mut self) {
@@ -529,7 +541,9 @@ impl<'t> Head<'t> {
             // Read ahead where most events are delivered (when few are, the cursor's
             // skimming loop passes over the rest at less cost): where the analysis wants
             // most classes, or fewer but most events all the same ([`Density`]).
-            if let Some(f) = filter.filter(|f| !f.skim || self.density.reads_ahead()) {
+            // (Not while the cursor delivers the events it found in a pair of packets:
+            // those measure the density too.)
+            if let Some(f) = filter.filter(|f| !f.skim || (self.density.reads_ahead() && !self.cur.replaying())) {
                 self.ahead.clear();
                 self.ahead_at = 0;
                 let passed_over = self.cur.read_ahead(&f.wanted, trace, f.window, &mut passed, &mut self.ahead, AHEAD);
@@ -547,6 +561,10 @@ impl<'t> Head<'t> {
             }
             let next = match filter {
                 Some(f) => {
+                    // (The events of the last pair of packets the cursor read, if any.)
+                    if let Some((found, passed_over)) = self.cur.take_pair_sample() {
+                        self.density.paired(found, passed_over);
+                    }
                     // Where most events are wanted, each is decoded once.
                     let skim = f.skim && !self.density.reads_ahead();
                     if skim {

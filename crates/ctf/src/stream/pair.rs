@@ -33,7 +33,7 @@ impl<'t> StreamCursor<'t> {
     /// [`StreamCursor::with_packets`] with `first..first + 1` would, but keeping its
     /// decoder (sized by the metadata: large for kernel traces) and reporting no stream
     /// error at its end.
-    fn retarget(&mut self, first: usize) {
+    pub(super) fn retarget(&mut self, first: usize) {
         let prev = first.checked_sub(1).and_then(|i| self.stream.packets.get(i)).copied();
         self.next_packet = first;
         self.last_packet = (first + 1).min(self.stream.packets.len());
@@ -60,6 +60,7 @@ impl<'t> StreamCursor<'t> {
     /// depend on the packet before). After an error in the first packet, `per_class`
     /// also holds what was counted of the second.
     pub fn count_pair(&mut self, twin: &mut StreamCursor<'t>, per_class: &mut [u64], window: (u64, u64)) -> Result<Option<PairCount>> {
+        self.leave_replay();
         let j = self.next_packet;
         if self.in_packet || self.done || !self.pending.is_empty() || j + 1 >= self.last_packet || !std::ptr::eq(twin.stream, self.stream) {
             return Ok(None);
@@ -258,7 +259,7 @@ fn general_step(c: &mut StreamCursor<'_>, per_class: &mut [u64]) -> bool {
 /// timestamp, which does not move the clock) is 64 bits wide; the packet header holds
 /// no clock field nor structure. A packet's events then read the same whether or not
 /// the packet before it was read first.
-fn context_sets_clock(c: &StreamCursor<'_>) -> bool {
+pub(super) fn context_sets_clock(c: &StreamCursor<'_>) -> bool {
     let plan = c.plan;
     let members = |n| match *plan.node(n) {
         Node::Struct { first, count, .. } => Some(plan.struct_members(first, count)),

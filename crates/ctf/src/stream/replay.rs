@@ -1,0 +1,448 @@
+//! Finding a reader's wanted events in two packets side by side, then delivering them
+//! in order ([`StreamCursor::next_wanted`] with `skim`).
+//!
+//! A reader that wants few events spends its time passing over the others: one chain
+//! of dependent loads per packet, each header's id giving where the next one starts
+//! (see `pair.rs`, which counts two packets so). Where the next two packets of a
+//! stream are read whole, the cursor passes over both side by side, the second through
+//! a twin cursor, and notes for each wanted event where it starts, the clock before it
+//! and the clock values passed over since the one before (its "spot"). It then
+//! delivers those events one by one, each decoded again from its spot, and reports the
+//! events passed over between them: the same items, the same [`Passed`] values, the
+//! same position and clock after each item as reading in turn gives. Between two
+//! items the cursor stands where reading in turn would, so a reader that turns to
+//! another way of reading mid-packet ([`StreamCursor::leave_replay`]) reads on from
+//! there.
+
+use crate::decode::extend_clock_masked;
+use crate::error::Result;
+use crate::plan::{align_up, low_mask, ExtForm, FastHeader, HeaderLayout, ShortForm, StringSkim, TAKE};
+
+use super::pair::context_sets_clock;
+use super::{counted_whole, string_end, Passed, StreamCursor, Wanted};
+
+/// A wanted event found by a [`Finder`], or where its packet's chain ended.
+#[derive(Debug, Clone, Copy, Default)]
+struct Spot {
+    /// Bit position of its start.
+    pos: u64,
+    /// The clock before it.
+    clock: u64,
+    /// The span of the clock values of the events passed over since the spot before
+    /// (`lo > hi`: none).
+    run: (u64, u64),
+}
+
+/// The spots of one packet: its wanted events, and where its chain ended (`end`: the
+/// packet's end, unless the general path met an error there, or the packet's start
+/// where its clock values do not allow the replay).
+#[derive(Debug, Default)]
+struct PacketSpots {
+    spots: Vec<Spot>,
+    /// The next spot to deliver.
+    at: usize,
+    end: Spot,
+}
+
+/// What a cursor keeps to read packets in pairs: the twin that reads the second, and
+/// the spots of both.
+pub(super) struct Pairing<'t> {
+    twin: StreamCursor<'t>,
+    /// The spots of the packet being delivered.
+    open: PacketSpots,
+    /// The spots of the packet after it, found with it (`None`: none were, or they are
+    /// delivered).
+    next: Option<PacketSpots>,
+    /// A spot list delivered, kept for its allocation.
+    spare: Vec<Spot>,
+    /// The table the spots were found with (by address: a reader that changes tables
+    /// reads on from where it stands).
+    table: usize,
+    /// Wanted events found and events passed over since the reader last asked
+    /// ([`StreamCursor::take_pair_sample`]).
+    sample: Option<(usize, usize)>,
+}
+
+/// How a step of [`StreamCursor::replay_step`] ended.
+pub(super) enum Replayed {
+    /// The next wanted event is the current one.
+    Event,
+    /// The packet's spots are all delivered and the packet after it, whose spots
+    /// follow, is open: its notices, if any, come first.
+    Opened,
+    /// The spots are all delivered: the cursor stands where the chain ended and reads
+    /// on from there.
+    Done,
+}
+
+impl<'t> StreamCursor<'t> {
+    /// Whether the cursor delivers the wanted events of a pair of packets found side by
+    /// side (see the module's docs).
+    #[inline(always)]
+    pub fn replaying(&self) -> bool {
+        self.replaying
+    }
+
+    /// Stops delivering found events: the cursor reads on, in turn, from after the
+    /// last event it delivered (where reading in turn would stand).
+    #[inline(always)]
+    pub(super) fn leave_replay(&mut self) {
+        self.replaying = false;
+    }
+
+    /// Whether [`StreamCursor::next_wanted`], skimming, reads whole packets in pairs
+    /// (the default; see the module's docs), or each in turn: the items and what is
+    /// passed over are the same either way.
+    pub fn read_in_pairs(&mut self, yes: bool) {
+        self.pairs = yes;
+        self.leave_replay();
+    }
+
+    /// The wanted events found and the events passed over by the packets read in pairs
+    /// since the last call (a measure of how dense the wanted events are), if any were.
+    pub fn take_pair_sample(&mut self) -> Option<(usize, usize)> {
+        self.pairing.as_mut()?.sample.take()
+    }
+
+    /// Opens the next packet and, where it and the one after it can be read in a pair
+    /// (both in the cursor's range, of trace `trace`, read whole in `window`, headers
+    /// that word loads read, a packet context that sets the clock whatever it was),
+    /// finds the wanted events of both side by side, the second read by the twin; the
+    /// cursor then delivers them ([`StreamCursor::replay_step`]). False, with nothing
+    /// moved, where that does not apply; an error opening the first packet ends the
+    /// cursor.
+    pub(super) fn start_pair(&mut self, wanted: &Wanted, trace: usize, window: (u64, u64)) -> Result<bool> {
+        let j = self.next_packet;
+        if !self.pairs || self.in_packet || self.done || !self.pending.is_empty() || j + 1 >= self.last_packet || self.trace as usize != trace {
+            return Ok(false);
+        }
+        let (a, b) = (self.stream.packets[j], self.stream.packets[j + 1]);
+        let same_trace = a.trace == self.trace && b.trace == self.trace;
+        if !same_trace || !counted_whole(&a.info, window) || !counted_whole(&b.info, window) {
+            return Ok(false);
+        }
+        let Some(h) = self.sp.fast_header.as_ref() else { return Ok(false) };
+        if !context_sets_clock(self) {
+            return Ok(false);
+        }
+        let mut p = match self.pairing.take() {
+            Some(p) => p,
+            None => Box::new(Pairing { twin: self.twin(), open: PacketSpots::default(), next: None, spare: Vec::new(), table: 0, sample: None }),
+        };
+        self.next_packet += 1;
+        if let Err(e) = self.open_packet(a) {
+            self.done = true;
+            self.pairing = Some(p);
+            return Err(e);
+        }
+        let twin = &mut p.twin;
+        twin.retarget(j + 1);
+        twin.populated = self.populated;
+        twin.next_packet += 1;
+        // (A second packet that does not open is opened again, and its error met, by
+        // this cursor when it reads it in turn.)
+        let second = twin.open_packet(b).is_ok();
+        self.populated = twin.populated;
+        let table = &wanted.skim_by_id[..];
+        // (A packet found but not delivered: a reader that read on otherwise.)
+        let spare = p.next.take().map_or_else(|| std::mem::take(&mut p.spare), |n| n.spots);
+        let mut next = PacketSpots::default();
+        let mut fa = Finder::new(self, window, std::mem::take(&mut p.open.spots));
+        let mut passed = 0;
+        if second {
+            let mut fb = Finder::new(twin, window, spare);
+            find_side_by_side(self, &mut fa, twin, &mut fb, h, wanted);
+            fb.find_rest(twin, h, wanted);
+            passed += fb.passed();
+            next = fb.into_spots();
+        }
+        fa.find_rest(self, h, wanted);
+        passed += fa.passed();
+        p.open = fa.into_spots();
+        let found = p.open.spots.len() + if second { next.spots.len() } else { 0 };
+        let (f0, p0) = p.sample.unwrap_or((0, 0));
+        p.sample = Some((f0 + found, p0 + passed));
+        p.next = second.then_some(next);
+        p.table = table.as_ptr() as usize;
+        self.pairing = Some(p);
+        self.replaying = true;
+        Ok(true)
+    }
+
+    /// Delivers the next event found for the open packet, reporting the events passed
+    /// over before it to `passed`; once all are delivered, moves to where the packet's
+    /// chain ended and opens the packet found with it, if any.
+    #[inline(never)]
+    pub(super) fn replay_step(&mut self, wanted: &Wanted, passed: &mut Passed) -> Result<Replayed> {
+        let Some(p) = self.pairing.as_mut().filter(|p| p.table == wanted.skim_by_id.as_ptr() as usize) else {
+            self.replaying = false;
+            return Ok(Replayed::Done);
+        };
+        let open = &mut p.open;
+        // (The clock values of a chain whose spots are used never go back and lie in
+        // the window: events were passed over where the span is not empty, the last at
+        // the clock before the spot.)
+        let see = |passed: &mut Passed, s: &Spot| passed.see_run((s.run.0 <= s.run.1).then_some(s.clock), s.run);
+        if let Some(&s) = open.spots.get(open.at) {
+            see(passed, &s);
+            open.at += 1;
+            (self.cur.pos, self.dec.clock) = (s.pos, s.clock);
+            self.decode_event().map_err(|e| self.fail(e))?;
+            return Ok(Replayed::Event);
+        }
+        let e = open.end;
+        see(passed, &e);
+        (self.cur.pos, self.dec.clock) = (e.pos, e.clock);
+        let second = if e.pos >= self.cur.end { p.next.take() } else { None };
+        let Some(second) = second else {
+            self.replaying = false;
+            return Ok(Replayed::Done);
+        };
+        p.spare = std::mem::replace(&mut p.open, second).spots;
+        self.in_packet = false;
+        let b = self.stream.packets[self.next_packet];
+        self.next_packet += 1;
+        if let Err(e) = self.open_packet(b) {
+            self.done = true;
+            self.replaying = false;
+            return Err(e);
+        }
+        Ok(Replayed::Opened)
+    }
+}
+
+/// Where one chain of [`find_side_by_side`] stands: the next event's byte, the clock,
+/// how many events it has read, the span of the clock values passed over since the
+/// last spot, and whether a clock value went back or past the window (the chain's
+/// spots are then not used).
+#[derive(Debug, Clone, Copy)]
+struct ChainAt {
+    pos: usize,
+    clock: u64,
+    n: u32,
+    run: (u64, u64),
+    bad: bool,
+}
+
+/// One chain of [`find_side_by_side`]: its packet's bytes and content's end (bytes),
+/// where it stands, and the spots found so far.
+struct Finder<'b> {
+    buf: &'b [u8],
+    end: usize,
+    at: ChainAt,
+    /// The window's last clock value.
+    last: u64,
+    /// Where the chain started (bit, clock), for a chain whose spots are not used.
+    start: (u64, u64),
+    spots: Vec<Spot>,
+}
+
+impl ChainAt {
+    /// Moves past an event that ends at byte `next` with clock value `clock`, noting it
+    /// in `spots` when `take`, else as passed over.
+    #[inline(always)]
+    fn moved(&mut self, next: usize, clock: u64, take: bool, last: u64, spots: &mut Vec<Spot>) {
+        if take {
+            spots.push(Spot { pos: self.pos as u64 * 8, clock: self.clock, run: self.run });
+            self.run = (u64::MAX, 0);
+        } else {
+            self.run = (self.run.0.min(clock), clock);
+        }
+        self.bad |= clock > last;
+        (self.pos, self.clock, self.n) = (next, clock, self.n + 1);
+    }
+}
+
+impl<'b> Finder<'b> {
+    /// A chain from `c`'s position and clock (a packet just opened), filling `spots`
+    /// (cleared), for `window`.
+    fn new(c: &StreamCursor<'b>, window: (u64, u64), mut spots: Vec<Spot>) -> Finder<'b> {
+        spots.clear();
+        let (pos, clock) = (c.cur.pos, c.dec.clock);
+        // (A chain that starts off a byte, or before the window, finds nothing.)
+        let bad = !pos.is_multiple_of(8) || clock < window.0;
+        let at = ChainAt { pos: (pos / 8) as usize, clock, n: 0, run: (u64::MAX, 0), bad };
+        let end = if bad { 0 } else { (c.cur.end / 8) as usize };
+        Finder { buf: c.cur.buf, end, at, last: window.1, start: (pos, clock), spots }
+    }
+
+    /// Moves past the event at `at.pos` when `table` (a [`Wanted`] table) gives its
+    /// size (a fixed size, or a string found by its NUL) and it ends inside the packet,
+    /// noting it as a spot when wanted; false, with nothing moved, otherwise (the
+    /// general path then reads it). Headers are read by [`FastHeader::peek`].
+    #[inline(always)]
+    fn step(&mut self, h: &FastHeader, table: &[u64]) -> bool {
+        let at = &mut self.at;
+        let base = align_up(at.pos as u64 * 8, u64::from(h.align));
+        let Some(w) = h.peek(self.buf, base, self.end as u64 * 8) else { return false };
+        let hend = base + w.bits;
+        if !hend.is_multiple_of(8) {
+            return false;
+        }
+        let clock = extend_clock_masked(at.clock, w.ts, if w.ext { low_mask(h.ext_ts.bits) } else { low_mask(h.short_ts.bits) });
+        at.bad |= clock < at.clock;
+        step_on(at, self.buf, self.end, (hend / 8) as usize, w.id, clock, table, self.last, &mut self.spots)
+    }
+
+    /// [`Finder::step`] for a little-endian header whose short form is `form` and
+    /// whose extended form `x` has its id and timestamp in its first 16 bytes (LTTng's
+    /// layouts, their constants then folded in): one 16-byte load reads either form.
+    #[inline(always)]
+    fn step_in_block(&mut self, form: ShortForm, x: ExtForm, table: &[u64]) -> bool {
+        let at = &mut self.at;
+        let sw = form.word;
+        let am = (form.align / 8) as usize - 1;
+        let base = (at.pos + am) & !am;
+        let Some(b) = self.buf.get(base..base + 16).and_then(|b| <&[u8; 16]>::try_from(b).ok()) else { return false };
+        let word_in = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
+        let word = word_in(0);
+        let tag = (word >> sw.id.0) & sw.id.1;
+        let (id, from, clock) = if tag.wrapping_sub(form.range.0) <= form.range.1.wrapping_sub(form.range.0) {
+            (tag, base + (sw.bits / 8) as usize, extend_clock_masked(at.clock, (word >> sw.ts.0) & sw.ts.1, sw.ts.1))
+        } else if tag.wrapping_sub(x.range.0) <= x.range.1.wrapping_sub(x.range.0) {
+            let w = x.words;
+            let clock = extend_clock_masked(at.clock, (word_in(w.ts.0) >> w.ts.1) & w.ts.2, w.ts.2);
+            // (The extended form's timestamp may go back; the short form's cannot.)
+            at.bad |= clock < at.clock;
+            ((word_in(w.id.0) >> w.id.1) & w.id.2, base + (w.bits / 8) as usize, clock)
+        } else {
+            return false;
+        };
+        step_on(at, self.buf, self.end, from, id, clock, table, self.last, &mut self.spots)
+    }
+
+    /// Reads the event at `at.pos` by `c`'s general path, noting it as a spot when
+    /// `wanted`; false at the packet's end, or on an error or an event that ends off a
+    /// byte (the chain then ends before the event, for the reader to read it).
+    fn general(&mut self, c: &mut StreamCursor<'_>, wanted: &Wanted) -> bool {
+        let at = &mut self.at;
+        if at.pos >= self.end {
+            return false;
+        }
+        (c.cur.pos, c.dec.clock) = (at.pos as u64 * 8, at.clock);
+        match c.skim_event() {
+            Ok(class) if c.cur.pos.is_multiple_of(8) => {
+                at.bad |= c.dec.clock < at.clock;
+                at.moved((c.cur.pos / 8) as usize, c.dec.clock, wanted.has(class as usize), self.last, &mut self.spots);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Finds the rest of the packet's spots alone.
+    fn find_rest(&mut self, c: &mut StreamCursor<'_>, h: &FastHeader, wanted: &Wanted) {
+        match h.layout {
+            HeaderLayout::LttngCompactLe => self.find_rest_by(c, wanted, &InBlock(ShortForm::LTTNG_COMPACT_LE, ExtForm::LTTNG_COMPACT_LE)),
+            HeaderLayout::LttngLargeLe => self.find_rest_by(c, wanted, &InBlock(ShortForm::LTTNG_LARGE_LE, ExtForm::LTTNG_LARGE_LE)),
+            HeaderLayout::Other => self.find_rest_by(c, wanted, h),
+        }
+    }
+
+    /// [`Finder::find_rest`] with the steps of `s`.
+    #[inline(always)]
+    fn find_rest_by(&mut self, c: &mut StreamCursor<'_>, wanted: &Wanted, s: &impl Step) {
+        let table = &wanted.skim_by_id[..];
+        while s.step(self, table) || self.general(c, wanted) {}
+    }
+
+    /// Events passed over.
+    fn passed(&self) -> usize {
+        self.at.n as usize - self.spots.len()
+    }
+
+    /// The spots found and where the chain ended; none, and the chain's start, where
+    /// a clock value went back or outside the window.
+    fn into_spots(mut self) -> PacketSpots {
+        let a = self.at;
+        if a.bad {
+            self.spots.clear();
+            let end = Spot { pos: self.start.0, clock: self.start.1, run: (u64::MAX, 0) };
+            return PacketSpots { spots: self.spots, at: 0, end };
+        }
+        let end = Spot { pos: a.pos as u64 * 8, clock: a.clock, run: a.run };
+        PacketSpots { spots: self.spots, at: 0, end }
+    }
+}
+
+/// The rest of a step past the header (which ends at byte `from`) of an event of id
+/// `id` and clock value `clock`: its size from `table`, then [`ChainAt::moved`]; false
+/// where `table` does not give it or it ends past `end`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn step_on(at: &mut ChainAt, buf: &[u8], end: usize, from: usize, id: u64, clock: u64, table: &[u64], last: u64, spots: &mut Vec<Spot>) -> bool {
+    let Some(&e) = table.get(id as usize) else { return false };
+    if e == u64::MAX {
+        return false;
+    }
+    let next = if e & TAKE == 0 && e & StringSkim::FLAG != 0 {
+        match string_end(buf, from, end, StringSkim::of_entry(e)) {
+            Some(n) => n,
+            None => return false,
+        }
+    } else {
+        from + (e & 0xffff_ffff) as usize
+    };
+    if next > end {
+        return false;
+    }
+    at.moved(next, clock, e & TAKE != 0, last, spots);
+    true
+}
+
+/// Finds the spots of `a`'s and `b`'s open packets, a step of each per turn; an event
+/// the loop does not pass over is read by its cursor's general path before the loop
+/// goes on. Returns when either chain ends.
+#[inline(never)]
+fn find_side_by_side(a: &mut StreamCursor<'_>, fa: &mut Finder<'_>, b: &mut StreamCursor<'_>, fb: &mut Finder<'_>, h: &FastHeader, wanted: &Wanted) {
+    match h.layout {
+        HeaderLayout::LttngCompactLe => side_by_side(a, fa, b, fb, wanted, &InBlock(ShortForm::LTTNG_COMPACT_LE, ExtForm::LTTNG_COMPACT_LE)),
+        HeaderLayout::LttngLargeLe => side_by_side(a, fa, b, fb, wanted, &InBlock(ShortForm::LTTNG_LARGE_LE, ExtForm::LTTNG_LARGE_LE)),
+        HeaderLayout::Other => side_by_side(a, fa, b, fb, wanted, h),
+    }
+}
+
+/// How a chain reads headers: [`Finder::step_in_block`] with a layout's constants, or
+/// [`Finder::step`] through a [`FastHeader`].
+trait Step {
+    /// One step of `f` (see [`Finder::step`]).
+    fn step(&self, f: &mut Finder<'_>, table: &[u64]) -> bool;
+}
+
+/// LTTng's little-endian layouts: [`Finder::step_in_block`].
+struct InBlock(ShortForm, ExtForm);
+
+impl Step for InBlock {
+    #[inline(always)]
+    fn step(&self, f: &mut Finder<'_>, table: &[u64]) -> bool {
+        f.step_in_block(self.0, self.1, table)
+    }
+}
+
+impl Step for FastHeader {
+    #[inline(always)]
+    fn step(&self, f: &mut Finder<'_>, table: &[u64]) -> bool {
+        f.step(self, table)
+    }
+}
+
+/// [`find_side_by_side`] with the steps of `s`.
+#[inline(always)]
+fn side_by_side(a: &mut StreamCursor<'_>, fa: &mut Finder<'_>, b: &mut StreamCursor<'_>, fb: &mut Finder<'_>, wanted: &Wanted, s: &impl Step) {
+    let table = &wanted.skim_by_id[..];
+    loop {
+        let (stepped_a, stepped_b) = loop {
+            let stepped_a = s.step(fa, table);
+            let stepped_b = s.step(fb, table);
+            if !(stepped_a && stepped_b) {
+                break (stepped_a, stepped_b);
+            }
+        };
+        if !stepped_a && !fa.general(a, wanted) {
+            return;
+        }
+        if !stepped_b && !fb.general(b, wanted) {
+            return;
+        }
+    }
+}
