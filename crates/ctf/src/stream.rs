@@ -294,7 +294,8 @@ impl<'t> StreamCursor<'t> {
     /// their clock values go to `passed`. Events of another trace are yielded whatever
     /// their class, so that the caller may change masks. `skim`: pass over events by
     /// their header and sizes only, decoding a wanted one a second time (cheaper when
-    /// most events are passed over); else decode every event fully.
+    /// most events are passed over), two whole packets side by side where they can be
+    /// ([`StreamCursor::read_in_pairs`]); else decode every event fully.
     #[inline(always)]
     pub fn next_wanted(&mut self, wanted: &Wanted, trace: usize, window: (u64, u64), skim: bool, passed: &mut Passed) -> Result<Option<Item<'_, 't>>> {
         let is_wanted = |class: u32| wanted.has(class as usize);
@@ -359,7 +360,12 @@ impl<'t> StreamCursor<'t> {
                     }
                     passed.see(self.ev.cycles, window);
                 }
-                Ok(None) => return Ok(None),
+                Ok(None) => {
+                    // (What reading in pairs kept goes back to the allocator, for the
+                    // next stream's cursor.)
+                    self.pairing = None;
+                    return Ok(None);
+                }
                 Err(e) => {
                     self.done = true;
                     return Err(e);

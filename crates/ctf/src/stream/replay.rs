@@ -18,19 +18,42 @@ use crate::decode::extend_clock_masked;
 use crate::error::Result;
 use crate::plan::{align_up, low_mask, ExtForm, FastHeader, HeaderLayout, ShortForm, StringSkim, TAKE};
 
+use super::ahead::EXTENDED;
 use super::pair::context_sets_clock;
-use super::{counted_whole, string_end, Passed, StreamCursor, Wanted};
+use super::{counted_whole, string_end, HeaderCopy, Passed, StreamCursor, Wanted};
 
 /// A wanted event found by a [`Finder`], or where its packet's chain ended.
 #[derive(Debug, Clone, Copy, Default)]
 struct Spot {
     /// Bit position of its start.
     pos: u64,
-    /// The clock before it.
+    /// The clock value: the event's, for one of fixed size; before it, for one the
+    /// general path reads again, and at the chain's end.
     clock: u64,
     /// The span of the clock values of the events passed over since the spot before
-    /// (`lo > hi`: none).
+    /// (`lo > hi`: none; `hi`: the last one's).
     run: (u64, u64),
+    /// The rest of an event of fixed size, to make it the current one without reading
+    /// it again.
+    head: SpotHead,
+}
+
+/// What makes an event of fixed size the current one: its header's tag, its class
+/// (`u32::MAX`: an event the general path reads again), where its scopes start (bits
+/// from its start, with [`EXTENDED`] for the extended header form) and its size past
+/// the header (bytes).
+#[derive(Debug, Clone, Copy)]
+struct SpotHead {
+    tag: u64,
+    class: u32,
+    lead: u32,
+    size: u32,
+}
+
+impl Default for SpotHead {
+    fn default() -> SpotHead {
+        SpotHead { tag: 0, class: u32::MAX, lead: 0, size: 0 }
+    }
 }
 
 /// The spots of one packet: its wanted events, and where its chain ended (`end`: the
@@ -182,12 +205,22 @@ impl<'t> StreamCursor<'t> {
         // (The clock values of a chain whose spots are used never go back and lie in
         // the window: events were passed over where the span is not empty, the last at
         // the clock before the spot.)
-        let see = |passed: &mut Passed, s: &Spot| passed.see_run((s.run.0 <= s.run.1).then_some(s.clock), s.run);
+        let see = |passed: &mut Passed, s: &Spot| passed.see_run((s.run.0 <= s.run.1).then_some(s.run.1), s.run);
         if let Some(&s) = open.spots.get(open.at) {
             see(passed, &s);
             open.at += 1;
-            (self.cur.pos, self.dec.clock) = (s.pos, s.clock);
-            self.decode_event().map_err(|e| self.fail(e))?;
+            let h = s.head;
+            if h.class == u32::MAX {
+                (self.cur.pos, self.dec.clock) = (s.pos, s.clock);
+                self.decode_event().map_err(|e| self.fail(e))?;
+            } else {
+                // As `take_stopped` makes an event the skimming loop stopped before the
+                // current one.
+                let at = s.pos + u64::from(h.lead & !EXTENDED);
+                (self.cur.pos, self.dec.clock) = (at + u64::from(h.size) * 8, s.clock);
+                let starts = self.sp.fixed.get(h.class as usize).map_or([0; 3], |f| f.starts);
+                self.set_current_fixed(HeaderCopy::new(h.tag, h.lead & EXTENDED != 0), h.class, (s.pos, at), starts, s.clock, self.clock_ts());
+            }
             return Ok(Replayed::Event);
         }
         let e = open.end;
@@ -239,11 +272,12 @@ struct Finder<'b> {
 
 impl ChainAt {
     /// Moves past an event that ends at byte `next` with clock value `clock`, noting it
-    /// in `spots` when `take`, else as passed over.
+    /// in `spots` when `take` (with `head`), else as passed over.
     #[inline(always)]
-    fn moved(&mut self, next: usize, clock: u64, take: bool, last: u64, spots: &mut Vec<Spot>) {
+    fn moved(&mut self, next: usize, clock: u64, take: bool, head: SpotHead, last: u64, spots: &mut Vec<Spot>) {
         if take {
-            spots.push(Spot { pos: self.pos as u64 * 8, clock: self.clock, run: self.run });
+            let spot_clock = if head.class == u32::MAX { self.clock } else { clock };
+            spots.push(Spot { pos: self.pos as u64 * 8, clock: spot_clock, run: self.run, head });
             self.run = (u64::MAX, 0);
         } else {
             self.run = (self.run.0.min(clock), clock);
@@ -281,7 +315,8 @@ impl<'b> Finder<'b> {
         }
         let clock = extend_clock_masked(at.clock, w.ts, if w.ext { low_mask(h.ext_ts.bits) } else { low_mask(h.short_ts.bits) });
         at.bad |= clock < at.clock;
-        step_on(at, self.buf, self.end, (hend / 8) as usize, w.id, clock, table, self.last, &mut self.spots)
+        let lead = (hend - at.pos as u64 * 8) as u32 | if w.ext { EXTENDED } else { 0 };
+        step_on(at, self.buf, self.end, (hend / 8) as usize, (w.id, w.tag, lead), clock, table, self.last, &mut self.spots)
     }
 
     /// [`Finder::step`] for a little-endian header whose short form is `form` and
@@ -297,18 +332,19 @@ impl<'b> Finder<'b> {
         let word_in = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
         let word = word_in(0);
         let tag = (word >> sw.id.0) & sw.id.1;
-        let (id, from, clock) = if tag.wrapping_sub(form.range.0) <= form.range.1.wrapping_sub(form.range.0) {
-            (tag, base + (sw.bits / 8) as usize, extend_clock_masked(at.clock, (word >> sw.ts.0) & sw.ts.1, sw.ts.1))
+        let (id, from, clock, ext) = if tag.wrapping_sub(form.range.0) <= form.range.1.wrapping_sub(form.range.0) {
+            (tag, base + (sw.bits / 8) as usize, extend_clock_masked(at.clock, (word >> sw.ts.0) & sw.ts.1, sw.ts.1), 0)
         } else if tag.wrapping_sub(x.range.0) <= x.range.1.wrapping_sub(x.range.0) {
             let w = x.words;
             let clock = extend_clock_masked(at.clock, (word_in(w.ts.0) >> w.ts.1) & w.ts.2, w.ts.2);
             // (The extended form's timestamp may go back; the short form's cannot.)
             at.bad |= clock < at.clock;
-            ((word_in(w.id.0) >> w.id.1) & w.id.2, base + (w.bits / 8) as usize, clock)
+            ((word_in(w.id.0) >> w.id.1) & w.id.2, base + (w.bits / 8) as usize, clock, EXTENDED)
         } else {
             return false;
         };
-        step_on(at, self.buf, self.end, from, id, clock, table, self.last, &mut self.spots)
+        let lead = ((from - at.pos) * 8) as u32 | ext;
+        step_on(at, self.buf, self.end, from, (id, tag, lead), clock, table, self.last, &mut self.spots)
     }
 
     /// Reads the event at `at.pos` by `c`'s general path, noting it as a spot when
@@ -323,7 +359,7 @@ impl<'b> Finder<'b> {
         match c.skim_event() {
             Ok(class) if c.cur.pos.is_multiple_of(8) => {
                 at.bad |= c.dec.clock < at.clock;
-                at.moved((c.cur.pos / 8) as usize, c.dec.clock, wanted.has(class as usize), self.last, &mut self.spots);
+                at.moved((c.cur.pos / 8) as usize, c.dec.clock, wanted.has(class as usize), SpotHead::default(), self.last, &mut self.spots);
                 true
             }
             _ => false,
@@ -357,20 +393,21 @@ impl<'b> Finder<'b> {
         let a = self.at;
         if a.bad {
             self.spots.clear();
-            let end = Spot { pos: self.start.0, clock: self.start.1, run: (u64::MAX, 0) };
+            let end = Spot { pos: self.start.0, clock: self.start.1, run: (u64::MAX, 0), head: SpotHead::default() };
             return PacketSpots { spots: self.spots, at: 0, end };
         }
-        let end = Spot { pos: a.pos as u64 * 8, clock: a.clock, run: a.run };
+        let end = Spot { pos: a.pos as u64 * 8, clock: a.clock, run: a.run, head: SpotHead::default() };
         PacketSpots { spots: self.spots, at: 0, end }
     }
 }
 
-/// The rest of a step past the header (which ends at byte `from`) of an event of id
-/// `id` and clock value `clock`: its size from `table`, then [`ChainAt::moved`]; false
-/// where `table` does not give it or it ends past `end`.
+/// The rest of a step past the header (which ends at byte `from`) of an event of id,
+/// header tag and lead (see [`SpotHead`]) `(id, tag, lead)` and clock value `clock`: its
+/// size from `table`, then [`ChainAt::moved`]; false where `table` does not give it or
+/// it ends past `end`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn step_on(at: &mut ChainAt, buf: &[u8], end: usize, from: usize, id: u64, clock: u64, table: &[u64], last: u64, spots: &mut Vec<Spot>) -> bool {
+fn step_on(at: &mut ChainAt, buf: &[u8], end: usize, from: usize, (id, tag, lead): (u64, u64, u32), clock: u64, table: &[u64], last: u64, spots: &mut Vec<Spot>) -> bool {
     let Some(&e) = table.get(id as usize) else { return false };
     if e == u64::MAX {
         return false;
@@ -386,7 +423,9 @@ fn step_on(at: &mut ChainAt, buf: &[u8], end: usize, from: usize, id: u64, clock
     if next > end {
         return false;
     }
-    at.moved(next, clock, e & TAKE != 0, last, spots);
+    let take = e & TAKE != 0;
+    let head = SpotHead { tag, class: ((e & !TAKE) >> 32) as u32, lead, size: (e & 0xffff_ffff) as u32 };
+    at.moved(next, clock, take, head, last, spots);
     true
 }
 
