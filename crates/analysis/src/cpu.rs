@@ -290,22 +290,19 @@ impl Analysis for Cpu {
         }
         let cpus: Vec<CpuRow> = cpus.into_iter().map(|(cpu, busy_ns)| CpuRow { cpu, busy_ns, usage: ratio(busy_ns) }).collect();
         let total_usage = if cpus.is_empty() { 0.0 } else { cpus.iter().map(|c| c.usage).sum::<f64>() / cpus.len() as f64 };
-        let mut threads: Vec<ThreadCpuRow> = st
-            .threads
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| a.listed)
-            .map(|(i, a)| (st.info.tid_of_slot(i), a))
-            .map(|(tid, a)| ThreadCpuRow {
-                tid,
-                pid: st.info.pid_of(tid),
-                comm: st.info.comm_of(tid).to_string(),
-                cpu_ns: a.cpu_ns,
-                usage: ratio(a.cpu_ns),
-                migrations: a.migrations,
+        // Sorted by time (most first), then tid, as keys (tids are unique: an unstable
+        // sort gives the one order), before the rows are made in that order: a trace
+        // may list hundreds of thousands of threads.
+        let mut order: Vec<(std::cmp::Reverse<u64>, i32, usize)> =
+            st.threads.iter().enumerate().filter(|(_, a)| a.listed).map(|(i, a)| (std::cmp::Reverse(a.cpu_ns), st.info.tid_of_slot(i), i)).collect();
+        order.sort_unstable();
+        let threads: Vec<ThreadCpuRow> = order
+            .into_iter()
+            .map(|(_, tid, i)| {
+                let a = &st.threads[i];
+                ThreadCpuRow { tid, pid: st.info.pid_of(tid), comm: st.info.comm_of(tid).to_string(), cpu_ns: a.cpu_ns, usage: ratio(a.cpu_ns), migrations: a.migrations }
             })
             .collect();
-        threads.sort_by(|x, y| y.cpu_ns.cmp(&x.cpu_ns).then(x.tid.cmp(&y.tid)));
         CpuReport { analysis: "cpu", begin_ns: st.span.begin(), end_ns: st.span.end(), cpus, threads, total_usage }
     }
 }
