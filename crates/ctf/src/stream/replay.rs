@@ -203,8 +203,8 @@ impl<'t> StreamCursor<'t> {
         };
         let open = &mut p.open;
         // (The clock values of a chain whose spots are used never go back and lie in
-        // the window: events were passed over where the span is not empty, the last at
-        // the clock before the spot.)
+        // the window: events were passed over where the span is not empty, the last
+        // one at the span's end.)
         let see = |passed: &mut Passed, s: &Spot| passed.see_run((s.run.0 <= s.run.1).then_some(s.run.1), s.run);
         if let Some(&s) = open.spots.get(open.at) {
             see(passed, &s);
