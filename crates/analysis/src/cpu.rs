@@ -292,16 +292,22 @@ impl Analysis for Cpu {
         let total_usage = if cpus.is_empty() { 0.0 } else { cpus.iter().map(|c| c.usage).sum::<f64>() / cpus.len() as f64 };
         // Sorted by time (most first), then tid, as keys (tids are unique: an unstable
         // sort gives the one order), before the rows are made in that order: a trace
-        // may list hundreds of thousands of threads.
-        let mut order: Vec<(std::cmp::Reverse<u64>, i32, usize)> =
-            st.threads.iter().enumerate().filter(|(_, a)| a.listed).map(|(i, a)| (std::cmp::Reverse(a.cpu_ns), st.info.tid_of_slot(i), i)).collect();
-        order.sort_unstable();
+        // may list hundreds of thousands of threads. What the rows need is taken in the
+        // pass over the slots, in their order.
+        let mut order: Vec<_> = st
+            .threads
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.listed)
+            .map(|(i, a)| {
+                let (pid, comm) = st.info.pid_and_comm_of_slot(i);
+                (std::cmp::Reverse(a.cpu_ns), st.info.tid_of_slot(i), pid, comm, a.migrations)
+            })
+            .collect();
+        order.sort_unstable_by_key(|&(time, tid, ..)| (time, tid));
         let threads: Vec<ThreadCpuRow> = order
             .into_iter()
-            .map(|(_, tid, i)| {
-                let a = &st.threads[i];
-                ThreadCpuRow { tid, pid: st.info.pid_of(tid), comm: st.info.comm_of(tid).to_string(), cpu_ns: a.cpu_ns, usage: ratio(a.cpu_ns), migrations: a.migrations }
-            })
+            .map(|(time, tid, pid, comm, migrations)| ThreadCpuRow { tid, pid, comm: comm.to_string(), cpu_ns: time.0, usage: ratio(time.0), migrations })
             .collect();
         CpuReport { analysis: "cpu", begin_ns: st.span.begin(), end_ns: st.span.end(), cpus, threads, total_usage }
     }

@@ -366,10 +366,12 @@ impl Info {
     }
     /// [`Info::pid_of`] and [`Info::comm_of`] of `tid`, with one look-up.
     pub fn pid_and_comm(&self, tid: i32) -> (Option<i32>, &str) {
-        match self.get(tid) {
-            Some(i) => (i.pid, i.comm.as_deref().unwrap_or("")),
-            None => (None, ""),
-        }
+        self.slots.get(tid).map_or((None, ""), |i| self.pid_and_comm_of_slot(i as usize))
+    }
+    /// [`Info::pid_and_comm`] of the thread in slot `i` (no look-up).
+    pub fn pid_and_comm_of_slot(&self, i: usize) -> (Option<i32>, &str) {
+        let t = &self.threads[i].1;
+        (t.pid, t.comm.as_deref().unwrap_or(""))
     }
     /// The name of `tid`, or `""`.
     pub fn comm_of(&self, tid: i32) -> &str {
