@@ -1426,6 +1426,17 @@ fn counted_whole(info: &crate::index::PacketInfo, window: (u64, u64)) -> bool {
     }
 }
 
+/// Where an event whose scopes start at byte `from` ends, by its entry `e` in a
+/// skimming table ([`StreamPlan::skim_by_id`], or a [`Wanted`] table whose [`TAKE`]
+/// entries are of fixed size): a fixed size, or a [`StringSkim`] layout's string found by
+/// its NUL; `None` where it ends past `end`. (The skimming loop keeps its own copy of
+/// this step: sharing it changed that loop's machine code, BENCHMARKS.md, session 32.)
+#[inline(always)]
+fn entry_end(buf: &[u8], from: usize, end: usize, e: u64) -> Option<usize> {
+    let next = if e & TAKE == 0 && e & StringSkim::FLAG != 0 { string_end(buf, from, end, StringSkim::of_entry(e))? } else { from + (e & 0xffff_ffff) as usize };
+    (next <= end).then_some(next)
+}
+
 /// Counts one event of class index `class` (classes beyond `per_class` are not counted).
 #[inline(always)]
 fn tally(per_class: &mut [u64], class: u32) {

@@ -12,9 +12,10 @@
 use crate::decode::extend_clock_masked;
 use crate::error::Result;
 use crate::ir::Role;
-use crate::plan::{align_up, low_mask, FastHeader, Node, StringSkim, TAKE};
+use crate::plan::{align_up, low_mask, FastHeader, Node, TAKE};
+use crate::trace::PacketRef;
 
-use super::{counted_whole, string_end, tally, PacketCount, StreamCursor};
+use super::{counted_whole, entry_end, tally, PacketCount, StreamCursor};
 
 /// What [`StreamCursor::count_pair`] counted: the first packet, and the second or the
 /// error met in it (after the first was counted, as reading them in turn would have).
@@ -61,32 +62,17 @@ impl<'t> StreamCursor<'t> {
     /// also holds what was counted of the second.
     pub fn count_pair(&mut self, twin: &mut StreamCursor<'t>, per_class: &mut [u64], window: (u64, u64)) -> Result<Option<PairCount>> {
         self.leave_replay();
-        let j = self.next_packet;
-        if self.in_packet || self.done || !self.pending.is_empty() || j + 1 >= self.last_packet || !std::ptr::eq(twin.stream, self.stream) {
+        if !std::ptr::eq(twin.stream, self.stream) {
             return Ok(None);
         }
-        let (a, b) = (self.stream.packets[j], self.stream.packets[j + 1]);
-        let same_trace = a.trace == self.trace && b.trace == self.trace;
-        if !same_trace || !counted_whole(&a.info, window) || !counted_whole(&b.info, window) || self.sp.fast_header.is_none() || !context_sets_clock(self) {
-            return Ok(None);
-        }
+        let Some((a, b)) = self.next_two_whole(window) else { return Ok(None) };
         self.next_packet += 1;
         if let Err(e) = self.open_packet(a) {
             self.done = true;
             return Err(e);
         }
         let mut pa = self.begin_count(per_class)?;
-        twin.retarget(j + 1);
-        twin.populated = self.populated;
-        twin.next_packet += 1;
-        let mut pb = match twin.open_packet(b) {
-            Ok(()) => twin.begin_count(per_class),
-            Err(e) => {
-                twin.done = true;
-                Err(e)
-            }
-        };
-        self.populated = twin.populated;
+        let mut pb = self.open_in_twin(twin, b).and_then(|()| twin.begin_count(per_class));
         if let (Some(h), Some(th), Ok(c)) = (self.sp.fast_header.as_ref(), twin.sp.fast_header.as_ref(), &pb) {
             if pa.events > 0 && c.events > 0 {
                 let (na, nb) = pass_side_by_side(self, twin, (h, th), per_class);
@@ -108,6 +94,39 @@ impl<'t> StreamCursor<'t> {
             self.done = true;
         }
         Ok(Some((a_count, b_count)))
+    }
+
+    /// The next two packets of the cursor's range, where both can be read at once
+    /// (count's and skimming's pairs): the cursor between packets with no notice to
+    /// yield, both of its open trace and read whole in `window`, a header that word
+    /// loads read, and a packet context that sets the clock whatever it was (so that
+    /// the second reads the same before the first is done).
+    pub(super) fn next_two_whole(&self, window: (u64, u64)) -> Option<(PacketRef, PacketRef)> {
+        let j = self.next_packet;
+        if self.in_packet || self.done || !self.pending.is_empty() || j + 1 >= self.last_packet {
+            return None;
+        }
+        let (a, b) = (self.stream.packets[j], self.stream.packets[j + 1]);
+        let same_trace = a.trace == self.trace && b.trace == self.trace;
+        if !same_trace || !counted_whole(&a.info, window) || !counted_whole(&b.info, window) || self.sp.fast_header.is_none() || !context_sets_clock(self) {
+            return None;
+        }
+        Some((a, b))
+    }
+
+    /// Has `twin` open packet `b`, the one after the packet this cursor just opened,
+    /// alone (see [`StreamCursor::retarget`]), sharing what this cursor has populated;
+    /// an error leaves the twin done.
+    pub(super) fn open_in_twin(&mut self, twin: &mut StreamCursor<'t>, b: PacketRef) -> Result<()> {
+        twin.retarget(self.next_packet);
+        twin.populated = self.populated;
+        twin.next_packet += 1;
+        let opened = twin.open_packet(b);
+        if opened.is_err() {
+            twin.done = true;
+        }
+        self.populated = twin.populated;
+        opened
     }
 
     /// The count of the packet just opened before any of its events: its notices,
@@ -174,18 +193,7 @@ impl Chain<'_> {
         if e & TAKE != 0 || !at.is_multiple_of(8) {
             return false;
         }
-        let (from, end) = ((at / 8) as usize, (self.end / 8) as usize);
-        let next = if e & StringSkim::FLAG != 0 {
-            match string_end(self.buf, from, end, StringSkim::of_entry(e)) {
-                Some(n) => n,
-                None => return false,
-            }
-        } else {
-            from + (e & 0xffff_ffff) as usize
-        };
-        if next > end {
-            return false;
-        }
+        let Some(next) = entry_end(self.buf, (at / 8) as usize, (self.end / 8) as usize, e) else { return false };
         // (As `Decoder::take_header` moves the clock.)
         self.clock = extend_clock_masked(self.clock, w.ts, if w.ext { self.masks.1 } else { self.masks.0 });
         self.pos = next as u64 * 8;
@@ -259,7 +267,7 @@ fn general_step(c: &mut StreamCursor<'_>, per_class: &mut [u64]) -> bool {
 /// timestamp, which does not move the clock) is 64 bits wide; the packet header holds
 /// no clock field nor structure. A packet's events then read the same whether or not
 /// the packet before it was read first.
-pub(super) fn context_sets_clock(c: &StreamCursor<'_>) -> bool {
+fn context_sets_clock(c: &StreamCursor<'_>) -> bool {
     let plan = c.plan;
     let members = |n| match *plan.node(n) {
         Node::Struct { first, count, .. } => Some(plan.struct_members(first, count)),

@@ -16,11 +16,10 @@
 
 use crate::decode::extend_clock_masked;
 use crate::error::Result;
-use crate::plan::{align_up, low_mask, ExtForm, FastHeader, HeaderLayout, ShortForm, StringSkim, TAKE};
+use crate::plan::{align_up, low_mask, ExtForm, FastHeader, HeaderLayout, ShortForm, TAKE};
 
 use super::ahead::EXTENDED;
-use super::pair::context_sets_clock;
-use super::{counted_whole, string_end, HeaderCopy, Passed, StreamCursor, Wanted};
+use super::{entry_end, HeaderCopy, Passed, StreamCursor, Wanted};
 
 /// A wanted event found by a [`Finder`], or where its packet's chain ended.
 #[derive(Debug, Clone, Copy, Default)]
@@ -135,19 +134,11 @@ impl<'t> StreamCursor<'t> {
     /// moved, where that does not apply; an error opening the first packet ends the
     /// cursor.
     pub(super) fn start_pair(&mut self, wanted: &Wanted, trace: usize, window: (u64, u64)) -> Result<bool> {
-        let j = self.next_packet;
-        if !self.pairs || self.in_packet || self.done || !self.pending.is_empty() || j + 1 >= self.last_packet || self.trace as usize != trace {
+        if !self.pairs || self.trace as usize != trace {
             return Ok(false);
         }
-        let (a, b) = (self.stream.packets[j], self.stream.packets[j + 1]);
-        let same_trace = a.trace == self.trace && b.trace == self.trace;
-        if !same_trace || !counted_whole(&a.info, window) || !counted_whole(&b.info, window) {
-            return Ok(false);
-        }
+        let Some((a, b)) = self.next_two_whole(window) else { return Ok(false) };
         let Some(h) = self.sp.fast_header.as_ref() else { return Ok(false) };
-        if !context_sets_clock(self) {
-            return Ok(false);
-        }
         let mut p = match self.pairing.take() {
             Some(p) => p,
             None => Box::new(Pairing { twin: self.twin(), open: PacketSpots::default(), next: None, spare: Vec::new(), table: 0, sample: None }),
@@ -158,14 +149,10 @@ impl<'t> StreamCursor<'t> {
             self.pairing = Some(p);
             return Err(e);
         }
-        let twin = &mut p.twin;
-        twin.retarget(j + 1);
-        twin.populated = self.populated;
-        twin.next_packet += 1;
         // (A second packet that does not open is opened again, and its error met, by
         // this cursor when it reads it in turn.)
-        let second = twin.open_packet(b).is_ok();
-        self.populated = twin.populated;
+        let second = self.open_in_twin(&mut p.twin, b).is_ok();
+        let twin = &mut p.twin;
         let table = &wanted.skim_by_id[..];
         // (A packet found but not delivered: a reader that read on otherwise.)
         let spare = p.next.take().map_or_else(|| std::mem::take(&mut p.spare), |n| n.spots);
@@ -412,17 +399,7 @@ fn step_on(at: &mut ChainAt, buf: &[u8], end: usize, from: usize, (id, tag, lead
     if e == u64::MAX {
         return false;
     }
-    let next = if e & TAKE == 0 && e & StringSkim::FLAG != 0 {
-        match string_end(buf, from, end, StringSkim::of_entry(e)) {
-            Some(n) => n,
-            None => return false,
-        }
-    } else {
-        from + (e & 0xffff_ffff) as usize
-    };
-    if next > end {
-        return false;
-    }
+    let Some(next) = entry_end(buf, from, end, e) else { return false };
     let take = e & TAKE != 0;
     let head = SpotHead { tag, class: ((e & !TAKE) >> 32) as u32, lead, size: (e & 0xffff_ffff) as u32 };
     at.moved(next, clock, take, head, last, spots);
