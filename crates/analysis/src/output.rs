@@ -104,12 +104,13 @@ pub fn to_lami(r: &Report) -> Value {
     json!({ "results": results })
 }
 
-/// Readable tables in the manner of lttng-analyses, written to `w` (a string, say:
-/// columns are padded a character at a time, which an `io::Write` pays per call).
+/// Readable tables in the manner of lttng-analyses, written to `w` a line at a time.
+/// (Rows are laid out by [`Line`], as `{:<w}` and `{:>w}` would pad them: a report
+/// may list hundreds of thousands of threads, and the formatting machinery pays per
+/// padding character.)
 pub fn write_text(r: &Report, w: &mut impl std::fmt::Write) -> std::fmt::Result {
-    // "comm (tid)" of a row, padded as one column: built in one buffer reused by every
-    // row (a report may list thousands of threads).
-    let mut who = String::new();
+    use std::fmt::Write as _;
+    let mut line = Line::default();
     match r {
         Report::Count(c) => {
             writeln!(w, "Events: {}  Discarded: {}\nPer name:", c.events, c.discarded)?;
@@ -124,7 +125,10 @@ pub fn write_text(r: &Report, w: &mut impl std::fmt::Write) -> std::fmt::Result 
         Report::Cpu(c) => {
             writeln!(w, "Per-TID Usage                     Process                   Migrations")?;
             for t in &c.threads {
-                writeln!(w, "{:>8.2} %   {:<24} {:>10}", t.usage * 100.0, label(&mut who, &t.comm, t.tid), t.migrations)?;
+                line.clear();
+                write!(line.0, "{:>8.2} %   ", t.usage * 100.0)?;
+                line.label(&t.comm, t.tid, 24).push(" ").uint(u64::from(t.migrations), 10);
+                w.write_str(line.end())?;
             }
             writeln!(w, "\nPer-CPU Usage")?;
             for x in &c.cpus {
@@ -135,27 +139,91 @@ pub fn write_text(r: &Report, w: &mut impl std::fmt::Write) -> std::fmt::Result 
         Report::Io(c) => {
             writeln!(w, "Per-thread I/O                    Read (B)      Written (B)")?;
             for t in &c.threads {
-                writeln!(w, "{:<30} {:>12} {:>14}", label(&mut who, &t.comm, t.tid), t.read_bytes, t.write_bytes)?;
+                line.clear();
+                line.label(&t.comm, t.tid, 30).bytes(t.read_bytes, t.write_bytes);
+                w.write_str(line.end())?;
             }
             writeln!(w, "\nPer-process I/O")?;
             for p in &c.processes {
-                writeln!(w, "{:<30} {:>12} {:>14}", label(&mut who, &p.comm, p.pid), p.read_bytes, p.write_bytes)?;
+                line.clear();
+                line.label(&p.comm, p.pid, 30).bytes(p.read_bytes, p.write_bytes);
+                w.write_str(line.end())?;
             }
             writeln!(w, "\nPer-file I/O")?;
             for f in &c.files {
-                writeln!(w, "{:<50} {:>12} {:>14}", f.path, f.read_bytes, f.write_bytes)?;
+                line.clear();
+                line.left(&f.path, 50).bytes(f.read_bytes, f.write_bytes);
+                w.write_str(line.end())?;
             }
         }
     }
     Ok(())
 }
 
-/// `comm (id)`, written into `buf` (emptied first).
-fn label<'b>(buf: &'b mut String, comm: &str, id: i32) -> &'b str {
-    use std::fmt::Write as _;
-    buf.clear();
-    let _ = write!(buf, "{comm} ({id})");
-    buf
+/// One line of a text table, built column by column, padded as `format!`'s `{:<w}` and
+/// `{:>w}` pad (to a width in characters).
+#[derive(Default)]
+struct Line(String);
+
+impl Line {
+    /// Empties it.
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// Appends `s` as it is.
+    fn push(&mut self, s: &str) -> &mut Line {
+        self.0.push_str(s);
+        self
+    }
+
+    /// Appends `s` left-aligned in `width` characters (`{:<width}`).
+    fn left(&mut self, s: &str, width: usize) -> &mut Line {
+        self.0.push_str(s);
+        self.pad(chars(s), width)
+    }
+
+    /// Appends `v` right-aligned in `width` characters (`{:>width}`).
+    fn uint(&mut self, v: u64, width: usize) -> &mut Line {
+        let mut b = itoa::Buffer::new();
+        let s = b.format(v);
+        self.pad(s.len(), width);
+        self.push(s)
+    }
+
+    /// Appends `comm (id)` left-aligned in `width` characters.
+    fn label(&mut self, comm: &str, id: i32, width: usize) -> &mut Line {
+        let mut b = itoa::Buffer::new();
+        let id = b.format(id);
+        self.0.extend([comm, " (", id, ")"]);
+        self.pad(chars(comm) + id.len() + 3, width)
+    }
+
+    /// Appends the read and written columns of an io row: ` {read:>12} {written:>14}`.
+    fn bytes(&mut self, read: u64, written: u64) -> &mut Line {
+        self.push(" ").uint(read, 12).push(" ").uint(written, 14)
+    }
+
+    /// Spaces after text of `len` characters up to `width`.
+    fn pad(&mut self, len: usize, width: usize) -> &mut Line {
+        self.0.extend(std::iter::repeat_n(' ', width.saturating_sub(len)));
+        self
+    }
+
+    /// The line, ended.
+    fn end(&mut self) -> &str {
+        self.0.push('\n');
+        &self.0
+    }
+}
+
+/// Characters of `s`, as padding counts them.
+fn chars(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
+    }
 }
 
 /// [`write_text`]'s text as a string.
@@ -164,4 +232,26 @@ pub fn to_text(r: &Report) -> String {
     // Writing into a string cannot fail.
     let _ = write_text(r, &mut out);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// [`Line`] pads as `format!` does: names of any characters (wider or
+        /// narrower than their width, multi-byte ones included), any numbers.
+        #[test]
+        fn lines_pad_as_format_does(comm in "\\PC{0,40}", id in any::<i32>(), read in any::<u64>(), written in any::<u64>(), migrations in any::<u64>()) {
+            let mut line = Line::default();
+            line.label(&comm, id, 30).bytes(read, written);
+            let want = format!("{:<30} {:>12} {:>14}\n", format!("{comm} ({id})"), read, written);
+            prop_assert_eq!(line.end(), want.as_str());
+            line.clear();
+            line.left(&comm, 24).push(" ").uint(migrations, 10);
+            let want = format!("{comm:<24} {migrations:>10}\n");
+            prop_assert_eq!(line.end(), want.as_str());
+        }
+    }
 }

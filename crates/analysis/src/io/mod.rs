@@ -339,7 +339,7 @@ impl Io {
             None => Who::Head(ctx.stream as u32),
         };
         let g = |h| int_or(ev, &h);
-        let path = |h: Option<ctf::plan::FieldHandle>| h.and_then(|h| ev.bytes(h)).map(String::from_utf8_lossy);
+        let path = |h: Option<ctf::plan::FieldHandle>| h.and_then(|h| ev.bytes(h)).map(text_of);
         Some(match &c.kind {
             Kind::Other | Kind::Migrate { .. } => return None,
             Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => {
@@ -513,6 +513,16 @@ impl SyscallSink for Logged<'_> {
     #[inline(always)]
     fn exit(&mut self, sc: Option<Sc>, ret: i64) {
         self.log.push_exit(self.tid, sc, ret);
+    }
+}
+
+/// Bytes as text, invalid UTF-8 replaced (as [`String::from_utf8_lossy`] gives it; valid
+/// text, the common case, is checked by the faster [`std::str::from_utf8`]).
+#[inline]
+fn text_of(b: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(b) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(b),
     }
 }
 
