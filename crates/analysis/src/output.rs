@@ -127,7 +127,7 @@ pub fn write_text(r: &Report, w: &mut impl std::fmt::Write) -> std::fmt::Result 
             for t in &c.threads {
                 line.clear();
                 write!(line.0, "{:>8.2} %   ", t.usage * 100.0)?;
-                line.label(&t.comm, t.tid, 24).push(" ").uint(u64::from(t.migrations), 10);
+                line.label(&t.comm, t.tid, 24).push(" ").uint(t.migrations, 10);
                 w.write_str(line.end())?;
             }
             writeln!(w, "\nPer-CPU Usage")?;
