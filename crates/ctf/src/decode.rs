@@ -8,7 +8,7 @@
 use crate::bits::{read_be, read_le, sign_extend};
 use crate::error::{DecodeError, DecodeErrorKind as K};
 use crate::ir::Role;
-use crate::plan::{FastHeader, HeaderLayout, Node, NodeId, Plan, ShortForm};
+use crate::plan::{FastHeader, FlatOp, HeaderLayout, Node, NodeId, Plan, ShortForm};
 
 /// A bounded view of one packet's bytes and a bit position in it.
 #[derive(Debug, Clone, Copy)]
@@ -70,6 +70,22 @@ impl<'a> Cursor<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Reads an integer as [`Cursor::read_uint`] would, by one 8-byte load, where that
+    /// applies: little-endian, of whole bytes, the cursor on a byte already aligned to
+    /// `align`, inside the content, and 8 bytes of the buffer from there. `None`, with
+    /// nothing moved, otherwise.
+    #[inline(always)]
+    fn word_at_aligned_byte(&mut self, align: u32, bits: u32, be: bool) -> Option<u64> {
+        let p = self.pos;
+        if be || !bits.is_multiple_of(8) || p & (u64::from(align.max(8)) - 1) != 0 || self.end - p < u64::from(bits) {
+            return None;
+        }
+        let b = (p >> 3) as usize;
+        let w = u64::from_le_bytes(self.buf.get(b..b.checked_add(8)?)?.try_into().ok()?);
+        self.pos = p + u64::from(bits);
+        Some(w & crate::plan::low_mask(bits))
     }
 
     /// Reads an integer of `bits` bits after aligning to `align` bits.
@@ -381,6 +397,29 @@ impl Decoder {
     #[inline]
     pub fn clear_roles(&mut self) {
         self.roles = [None; ROLE_COUNT];
+    }
+
+    /// Decodes a scope by its [`FlatOp`]s at the cursor into the slots, as
+    /// [`Decoder::decode`] of its root with [`SlotsOnly`] would.
+    pub fn decode_flat(&mut self, ops: &[FlatOp], cur: &mut Cursor<'_>) -> Result<(), DecodeError> {
+        for op in ops {
+            match *op {
+                FlatOp::Align(a) => cur.align(a)?,
+                FlatOp::Int { node, align, bits, signed, be } => {
+                    let raw = match cur.word_at_aligned_byte(align, bits, be) {
+                        Some(v) => v,
+                        None => cur.read_uint(align, bits, be)?,
+                    };
+                    self.set(node, if signed { sign_extend(raw, bits) as u64 } else { raw });
+                }
+                FlatOp::CStr(node) => {
+                    cur.align(8)?;
+                    self.set(node, cur.pos);
+                    cur.read_cstr()?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Decodes node `id` at the cursor.

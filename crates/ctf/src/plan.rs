@@ -215,6 +215,35 @@ pub struct EventPlan {
     /// slots, when its fields are plain fixed-size fields and byte strings (see
     /// [`SkimOp`]). Used by loops that only count or pass over events.
     pub skim: [Option<Box<[SkimOp]>>; 3],
+    /// Per scope decoded through the interpreter: how to decode it into the slots
+    /// without walking its tree, when it holds only structures, integers without a
+    /// role or clock, and byte strings (see [`FlatOp`]). The general path of events of
+    /// variable size (`openat` and its path, say) takes this.
+    pub flat: [Option<Box<[FlatOp]>>; 3],
+}
+
+/// One step of decoding a scope of plain fields into the decoder's slots, as the
+/// interpreter would (the same slots written with the same values, the same errors at
+/// the same positions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlatOp {
+    /// Align to `align` bits (a structure's start).
+    Align(u32),
+    /// Integer node `node`: its slot gets its value (sign-extended when signed).
+    Int {
+        /// The node.
+        node: NodeId,
+        /// Alignment in bits.
+        align: u32,
+        /// Size in bits.
+        bits: u32,
+        /// Signed.
+        signed: bool,
+        /// Big-endian.
+        be: bool,
+    },
+    /// Byte string node `node`: its slot gets its start.
+    CStr(NodeId),
 }
 
 /// One step of passing over a scope by sizes alone.
@@ -662,7 +691,7 @@ impl Plan {
                 let mut roots = roots.clone();
                 let context = root(&mut p, &ec.context, Scope::EventSpecificContext, &mut roots)?;
                 let payload = root(&mut p, &ec.payload, Scope::EventPayload, &mut roots)?;
-                events.push(EventPlan { id: ec.id, name: ec.name.as_str().into(), context, payload, steps: [ScopeStep::Absent; 3], skip_all: None, skim: Default::default() });
+                events.push(EventPlan { id: ec.id, name: ec.name.as_str().into(), context, payload, steps: [ScopeStep::Absent; 3], skip_all: None, skim: Default::default(), flat: Default::default() });
             }
             let max = events.iter().map(|e| e.id).max().unwrap_or(0);
             let by_id = if max < 1 << 16 {
@@ -691,6 +720,11 @@ impl Plan {
                     _ => None,
                 });
                 p.streams[si].events[ei].skim = skim;
+                let flat = [0, 1, 2].map(|k| match steps[k] {
+                    ScopeStep::Decode(_) => roots[k].and_then(|r| p.flat_ops(r)),
+                    _ => None,
+                });
+                p.streams[si].events[ei].flat = flat;
             }
             p.streams[si].fixed = p.streams[si].events.iter().map(|e| FixedSize::of(e.skip_all.as_ref())).collect();
             let sp = &p.streams[si];
@@ -738,6 +772,28 @@ impl Plan {
                 Node::Str { unit: 1, .. } => out.push(SkimOp::CStr),
                 Node::Struct { first, count, .. } => {
                     out.push(SkimOp::Fixed { align: node_align(p.node(id)), bits: 0 });
+                    for m in p.struct_members(first, count) {
+                        walk(p, m.node, out)?;
+                    }
+                }
+                _ => return None,
+            }
+            Some(())
+        }
+        let mut out = Vec::new();
+        walk(self, root, &mut out)?;
+        Some(out.into_boxed_slice())
+    }
+
+    /// The [`FlatOp`]s decoding node `root`, when it holds only structures, integers
+    /// without a role or clock, and byte strings.
+    fn flat_ops(&self, root: NodeId) -> Option<Box<[FlatOp]>> {
+        fn walk(p: &Plan, id: NodeId, out: &mut Vec<FlatOp>) -> Option<()> {
+            match *p.node(id) {
+                Node::Int { align, bits, signed, be, role: None, clock: false, .. } => out.push(FlatOp::Int { node: id, align, bits, signed, be }),
+                Node::Str { unit: 1, .. } => out.push(FlatOp::CStr(id)),
+                Node::Struct { first, count, .. } => {
+                    out.push(FlatOp::Align(node_align(p.node(id))));
                     for m in p.struct_members(first, count) {
                         walk(p, m.node, out)?;
                     }

@@ -832,8 +832,9 @@ impl<'t> StreamCursor<'t> {
                     ScopeStep::Decode(root) => {
                         self.cur.align(crate::decode::node_align(plan.node(root)))?;
                         scopes[k] = self.cur.pos;
-                        match &class.skim[k] {
-                            Some(ops) if !FULL => self.cur.skim(ops)?,
+                        match (&class.skim[k], &class.flat[k]) {
+                            (Some(ops), _) if !FULL => self.cur.skim(ops)?,
+                            (_, Some(ops)) => self.dec.decode_flat(ops, &mut self.cur)?,
                             _ => self.dec.decode(plan, root, &mut self.cur, &mut SlotsOnly)?,
                         }
                     }

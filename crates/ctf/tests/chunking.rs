@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::items;
+use common::{items, shared_trace_dirs};
 use ctf::stream::{Item, Passed, StreamCursor, Wanted};
 use ctf::trace::TraceSet;
 use proptest::prelude::*;
@@ -146,21 +146,6 @@ fn counts_both_ways(set: &TraceSet) -> Vec<(StreamCounts, StreamCounts)> {
             ((per_a, failed_a), (per_b, failed_b))
         })
         .collect()
-}
-
-/// The directories of the shared real traces, the invalid ones too; `None` (said on
-/// stderr) when `../shared` is absent.
-fn shared_trace_dirs() -> Option<Vec<std::path::PathBuf>> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
-    let Ok(entries) = std::fs::read_dir(&root) else {
-        eprintln!("skipped: {} absent", root.display());
-        return None;
-    };
-    let mut dirs: Vec<_> = entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
-    if let Ok(inv) = std::fs::read_dir(root.join("invalid")) {
-        dirs.extend(inv.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
-    }
-    Some(dirs)
 }
 
 /// Skimming (one-load headers of both forms, strings passed over by size) counts what

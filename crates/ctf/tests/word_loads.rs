@@ -371,3 +371,60 @@ proptest! {
         prop_assert!(paired || !turns.iter().all(|&t| t < 2) || mask.iter().all(|&m| m), "no pair read");
     }
 }
+
+/// `set` with the flat decoding of scopes turned off: every scope the interpreter
+/// decodes walks its tree.
+fn tree_decoded(mut set: TraceSet) -> TraceSet {
+    for t in &mut set.traces {
+        for sp in &mut t.plan.streams {
+            for ev in &mut sp.events {
+                ev.flat = Default::default();
+            }
+        }
+    }
+    set
+}
+
+/// Scopes decoded by their flat steps (`EventPlan::flat`: events of variable size, such
+/// as `openat` and its path) read as the tree walk reads them: every top-level field of
+/// the specific context and the payload of every event of every shared trace (the
+/// invalid ones too) has the same integer value and the same bytes, and both ways
+/// fail at the same item with the same error.
+#[test]
+fn flat_decoding_equals_the_tree_decoder_on_shared_traces() {
+    let Some(dirs) = common::shared_trace_dirs() else { return };
+    let mut flat_events = 0;
+    for dir in dirs {
+        let (Ok(flat), Ok(tree)) = (TraceSet::open(&dir), TraceSet::open(&dir)) else { continue };
+        let tree = tree_decoded(tree);
+        for s in 0..flat.streams.len() {
+            let n = flat.streams[s].packets.len();
+            let (mut a, mut b) = (StreamCursor::with_packets(&flat, s, 0..n), StreamCursor::with_packets(&tree, s, 0..n));
+            loop {
+                let (x, y) = (a.next(), b.next());
+                let (x, y) = match (x, y) {
+                    (Ok(Some(x)), Ok(Some(y))) => (x, y),
+                    (Ok(None), Ok(None)) => break,
+                    (Err(e), Err(f)) => {
+                        assert_eq!(e.to_string(), f.to_string(), "{}", dir.display());
+                        break;
+                    }
+                    (x, y) => panic!("{}: {:?} against {:?}", dir.display(), x.map(|i| i.is_some()), y.map(|i| i.is_some())),
+                };
+                let (Item::Event(x), Item::Event(y)) = (x, y) else { continue };
+                let plan = x.plan();
+                let (sp, ev) = (x.stream_plan(), &x.stream_plan().events[x.class_index()]);
+                flat_events += usize::from(ev.flat.iter().any(Option::is_some));
+                for root in [ev.context, ev.payload].into_iter().flatten() {
+                    let ctf::plan::Node::Struct { first, count, .. } = *plan.node(root) else { continue };
+                    for m in plan.struct_members(first, count) {
+                        let Some(h) = plan.event_field(sp, ev, &[&m.name]) else { continue };
+                        assert_eq!((x.uint(h), x.bytes(h)), (y.uint(h), y.bytes(h)), "{}: {} of {}", dir.display(), m.name, ev.name);
+                    }
+                }
+            }
+        }
+    }
+    // (The kernel traces' `openat`, `execve`, statedump and `irq_handler_entry` events.)
+    assert!(flat_events > 1000, "{flat_events} events decoded flat");
+}
