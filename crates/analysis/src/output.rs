@@ -206,7 +206,13 @@ impl Line {
 
     /// Spaces after text of `len` characters up to `width`.
     fn pad(&mut self, len: usize, width: usize) -> &mut Line {
-        self.0.extend(std::iter::repeat_n(' ', width.saturating_sub(len)));
+        const SPACES: &str = "                                                                ";
+        let mut n = width.saturating_sub(len);
+        while n > 0 {
+            let k = n.min(SPACES.len());
+            self.0.push_str(&SPACES[..k]);
+            n -= k;
+        }
         self
     }
 
@@ -228,7 +234,14 @@ fn chars(s: &str) -> usize {
 
 /// [`write_text`]'s text as a string.
 pub fn to_text(r: &Report) -> String {
-    let mut out = String::new();
+    // (Sized for its rows at once: the text of a large trace's rows runs to tens of
+    // megabytes, which growing by doubling would copy again and again.)
+    let rows = match r {
+        Report::Count(c) => c.by_name.len() + c.by_cpu.len(),
+        Report::Cpu(c) => c.threads.len() + c.cpus.len(),
+        Report::Io(c) => c.threads.len() + c.processes.len() + c.files.len(),
+    };
+    let mut out = String::with_capacity(64 * (rows + 8));
     // Writing into a string cannot fail.
     let _ = write_text(r, &mut out);
     out

@@ -745,14 +745,23 @@ impl Analysis for Io {
         for r in st.log.take() {
             st.replay.apply_l(r);
         }
-        // Rows are sorted by their numbers before any name is copied, and each sort is
-        // on a small key: tids and pids are unique, so an unstable sort gives the one
+        // Each thread's pid and name are taken as the replay lists its threads, in its
+        // slot order (the thread table, filled in much the same order, is then read
+        // mostly in order, not in the rows' order), then the rows are sorted before any
+        // name is copied: tids and pids are unique, so an unstable sort gives the one
         // order (decreasing total bytes, then increasing id). (A trace of 3 GB lists
         // 223 k threads and 138 k processes: this work is serial, after the parallel
         // part.)
-        let mut raw: Vec<(i32, u64, u64)> = st.replay.threads().collect();
-        raw.sort_unstable_by_key(|&(tid, r, w)| (Reverse(r + w), tid));
         let info = &st.info;
+        let mut raw: Vec<ThreadIo<'_>> = st
+            .replay
+            .threads()
+            .map(|(tid, r, w)| {
+                let (pid, comm) = info.pid_and_comm(tid);
+                (tid, r, w, pid, comm)
+            })
+            .collect();
+        raw.sort_unstable_by_key(|&(tid, r, w, ..)| (Reverse(r + w), tid));
         let (threads, processes) = rows(&raw, info, self.workers > 1 && raw.len() >= PARALLEL_ROWS);
         let mut files: Vec<FileIoRow> = st.replay.files().map(|(p, r, w)| FileIoRow { path: p.to_string(), read_bytes: r, write_bytes: w }).collect();
         files.sort_by(|x, y| (y.read_bytes + y.write_bytes).cmp(&(x.read_bytes + x.write_bytes)).then(x.path.cmp(&y.path)));
@@ -763,31 +772,27 @@ impl Analysis for Io {
 /// Reports with fewer threads than this make their rows on one thread.
 const PARALLEL_ROWS: usize = 1 << 14;
 
-/// The thread rows and process rows of the threads `raw` lists (`(tid, read,
-/// written)`, in row order). Each needs every thread's pid: with `side_by_side`, they
-/// are made on two threads.
-fn rows(raw: &[(i32, u64, u64)], info: &Info, side_by_side: bool) -> (Vec<ThreadIoRow>, Vec<ProcessIoRow>) {
+/// A thread's numbers and names, as its rows need them: `(tid, read, written, pid,
+/// name)`.
+type ThreadIo<'i> = (i32, u64, u64, Option<i32>, &'i str);
+
+/// The thread rows and process rows of the threads `raw` lists (in row order): with
+/// `side_by_side`, made on two threads.
+fn rows(raw: &[ThreadIo<'_>], info: &Info, side_by_side: bool) -> (Vec<ThreadIoRow>, Vec<ProcessIoRow>) {
+    let procs = || process_rows(raw.iter().map(|&(tid, r, w, pid, _)| (pid.unwrap_or(tid), r, w)), info);
     if !side_by_side {
-        // (In turn, process rows take each pid from the thread rows: one look-up.)
-        let threads = thread_rows(raw, info);
-        let procs = process_rows(threads.iter().map(|t| (t.pid.unwrap_or(t.tid), t.read_bytes, t.write_bytes)), info);
-        return (threads, procs);
+        return (thread_rows(raw), procs());
     }
     std::thread::scope(|s| {
-        let procs = s.spawn(|| process_rows(raw.iter().map(|&(tid, r, w)| (info.pid_of(tid).unwrap_or(tid), r, w)), info));
-        let threads = thread_rows(raw, info);
+        let procs = s.spawn(procs);
+        let threads = thread_rows(raw);
         (threads, procs.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
     })
 }
 
-/// The rows of the threads `raw` lists (`(tid, read, written)`, in row order).
-fn thread_rows(raw: &[(i32, u64, u64)], info: &Info) -> Vec<ThreadIoRow> {
-    raw.iter()
-        .map(|&(tid, r, w)| {
-            let (pid, comm) = info.pid_and_comm(tid);
-            ThreadIoRow { tid, pid, comm: comm.to_string(), read_bytes: r, write_bytes: w }
-        })
-        .collect()
+/// The rows of the threads `raw` lists (in row order).
+fn thread_rows(raw: &[ThreadIo<'_>]) -> Vec<ThreadIoRow> {
+    raw.iter().map(|&(tid, r, w, pid, comm)| ThreadIoRow { tid, pid, comm: comm.to_string(), read_bytes: r, write_bytes: w }).collect()
 }
 
 /// The rows of the processes of threads given as `(process, read, written)` (a
@@ -827,8 +832,15 @@ mod tests {
                 info.pid(t, 1 + t % 3000, (0, 0));
             }
         }
-        let serial = rows(&raw, &info, false);
-        assert_eq!(rows(&raw, &info, true), serial);
+        let gathered: Vec<ThreadIo<'_>> = raw
+            .iter()
+            .map(|&(t, r, w)| {
+                let (pid, comm) = info.pid_and_comm(t);
+                (t, r, w, pid, comm)
+            })
+            .collect();
+        let serial = rows(&gathered, &info, false);
+        assert_eq!(rows(&gathered, &info, true), serial);
         // Processes sum their threads, each counted once, in the documented order.
         let total = |r: &[(i32, u64, u64)]| r.iter().map(|x| x.1 + x.2).sum::<u64>();
         assert_eq!(serial.1.iter().map(|p| p.read_bytes + p.write_bytes).sum::<u64>(), total(&raw));
