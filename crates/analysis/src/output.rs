@@ -232,6 +232,29 @@ fn chars(s: &str) -> usize {
     }
 }
 
+/// [`write_text`]'s text written to `w` as it is made, a line at a time (no string
+/// of the whole text: a large trace's runs to tens of megabytes of fresh memory).
+pub fn write_text_io(r: &Report, w: impl std::io::Write) -> std::io::Result<()> {
+    /// A `fmt::Write` over an `io::Write`, keeping the first error.
+    struct Adapter<W> {
+        w: W,
+        error: Option<std::io::Error>,
+    }
+    impl<W: std::io::Write> std::fmt::Write for Adapter<W> {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.w.write_all(s.as_bytes()).map_err(|e| {
+                self.error = Some(e);
+                std::fmt::Error
+            })
+        }
+    }
+    let mut a = Adapter { w, error: None };
+    match write_text(r, &mut a) {
+        Ok(()) => Ok(()),
+        Err(_) => Err(a.error.unwrap_or_else(|| std::io::Error::other("formatting failed"))),
+    }
+}
+
 /// [`write_text`]'s text as a string.
 pub fn to_text(r: &Report) -> String {
     // (Sized for its rows at once: the text of a large trace's rows runs to tens of
@@ -251,6 +274,35 @@ pub fn to_text(r: &Report) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Text written to an `io::Write` is the text [`to_text`] makes; a writer that
+    /// fails gives its error back.
+    #[test]
+    fn text_written_to_a_writer_is_the_string_and_errors_come_back() {
+        use crate::io::{FileIoRow, IoReport, ProcessIoRow, ThreadIoRow};
+        let r = Report::Io(IoReport {
+            analysis: "io",
+            begin_ns: Some(1),
+            end_ns: Some(9),
+            files: vec![FileIoRow { path: "/tmp/é".into(), read_bytes: 5, write_bytes: 0 }],
+            processes: vec![ProcessIoRow { pid: 7, comm: "a".into(), read_bytes: 5, write_bytes: 3 }],
+            threads: vec![ThreadIoRow { tid: 8, pid: Some(7), comm: "a".into(), read_bytes: 5, write_bytes: 3 }],
+        });
+        let mut out = Vec::new();
+        write_text_io(&r, &mut out).expect("writes");
+        assert_eq!(String::from_utf8(out).expect("UTF-8"), to_text(&r));
+        assert!(to_text(&r).contains("a (8)                                     5              3\n"));
+        struct Full;
+        impl std::io::Write for Full {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::new(std::io::ErrorKind::StorageFull, "full"))
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        assert_eq!(write_text_io(&r, Full).map_err(|e| e.kind()), Err(std::io::ErrorKind::StorageFull));
+    }
 
     proptest! {
         /// [`Line`] pads as `format!` does: names of any characters (wider or

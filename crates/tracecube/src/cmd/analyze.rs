@@ -194,7 +194,7 @@ pub fn run(a: AnalyzeArgs) -> Result<()> {
     // (A report may run to tens of MB: large writes.)
     let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
     match a.format {
-        Format::Text => out.write_all(analysis::output::to_text(&report).as_bytes())?,
+        Format::Text => analysis::output::write_text_io(&report, &mut out)?,
         Format::Json => {
             analysis::output::write_json(&report, &mut out)?;
             writeln!(out)?;
