@@ -49,6 +49,16 @@ impl Hasher for FxHasher {
     }
 }
 
+/// Bytes as text, invalid UTF-8 replaced (as [`String::from_utf8_lossy`] gives it; valid
+/// text, the common case, is checked by the faster [`std::str::from_utf8`]).
+#[inline]
+pub(crate) fn text_of(b: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(b) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(b),
+    }
+}
+
 /// A `HashMap` with [`FxHasher`].
 pub type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
@@ -221,7 +231,7 @@ impl Info {
             Name::Raw(r) => r.iter().position(|&c| c == 0).map_or(&r[..], |n| &r[..n]),
         };
         if t.comm.as_deref().map(str::as_bytes) != Some(b) {
-            t.comm = Some(String::from_utf8_lossy(b).into_owned());
+            t.comm = Some(text_of(b).into_owned());
         }
         t.raw = raw;
     }

@@ -222,6 +222,13 @@ pub struct EventPlan {
     pub flat: [Option<Box<[FlatOp]>>; 3],
 }
 
+/// A node's step in a list of steps ([`Plan::ops_of`]): a leaf's, or a structure's,
+/// its members' following.
+enum OpAt<T> {
+    Leaf(T),
+    Members(T),
+}
+
 /// One step of decoding a scope of plain fields into the decoder's slots, as the
 /// interpreter would (the same slots written with the same values, the same errors at
 /// the same positions).
@@ -715,16 +722,13 @@ impl Plan {
                 let steps = roots.map(|r| p.scope_step(r));
                 p.streams[si].events[ei].steps = steps;
                 p.streams[si].events[ei].skip_all = SkipChain::of(&steps);
-                let skim = [0, 1, 2].map(|k| match steps[k] {
-                    ScopeStep::Decode(_) => roots[k].and_then(|r| p.skim_ops(r)),
-                    _ => None,
-                });
-                p.streams[si].events[ei].skim = skim;
-                let flat = [0, 1, 2].map(|k| match steps[k] {
-                    ScopeStep::Decode(_) => roots[k].and_then(|r| p.flat_ops(r)),
-                    _ => None,
-                });
-                p.streams[si].events[ei].flat = flat;
+                // The scopes decoded through the interpreter: how to pass over each, and
+                // how to decode it flat.
+                let decoded = |k: usize| roots[k].filter(|_| matches!(steps[k], ScopeStep::Decode(_)));
+                let skim = [0, 1, 2].map(|k| decoded(k).and_then(|r| p.skim_ops(r)));
+                let flat = [0, 1, 2].map(|k| decoded(k).and_then(|r| p.flat_ops(r)));
+                let e = &mut p.streams[si].events[ei];
+                (e.skim, e.flat) = (skim, flat);
             }
             p.streams[si].fixed = p.streams[si].events.iter().map(|e| FixedSize::of(e.skip_all.as_ref())).collect();
             let sp = &p.streams[si];
@@ -762,48 +766,50 @@ impl Plan {
     /// The [`SkimOp`]s passing over node `root`, when it holds only plain fixed-size
     /// fields (no role, clock or reference: see `skippable`) and byte strings.
     fn skim_ops(&self, root: NodeId) -> Option<Box<[SkimOp]>> {
-        fn walk(p: &Plan, id: NodeId, out: &mut Vec<SkimOp>) -> Option<()> {
+        self.ops_of(root, |id, node| {
             let i = id.0 as usize;
-            if p.skippable[i] {
-                out.push(SkimOp::Fixed { align: node_align(p.node(id)), bits: p.fixed_size[i]? });
-                return Some(());
-            }
-            match *p.node(id) {
-                Node::Str { unit: 1, .. } => out.push(SkimOp::CStr),
-                Node::Struct { first, count, .. } => {
-                    out.push(SkimOp::Fixed { align: node_align(p.node(id)), bits: 0 });
-                    for m in p.struct_members(first, count) {
-                        walk(p, m.node, out)?;
-                    }
-                }
+            Some(match *node {
+                _ if self.skippable[i] => OpAt::Leaf(SkimOp::Fixed { align: node_align(node), bits: self.fixed_size[i]? }),
+                Node::Str { unit: 1, .. } => OpAt::Leaf(SkimOp::CStr),
+                Node::Struct { .. } => OpAt::Members(SkimOp::Fixed { align: node_align(node), bits: 0 }),
                 _ => return None,
-            }
-            Some(())
-        }
-        let mut out = Vec::new();
-        walk(self, root, &mut out)?;
-        Some(out.into_boxed_slice())
+            })
+        })
     }
 
     /// The [`FlatOp`]s decoding node `root`, when it holds only structures, integers
     /// without a role or clock, and byte strings.
     fn flat_ops(&self, root: NodeId) -> Option<Box<[FlatOp]>> {
-        fn walk(p: &Plan, id: NodeId, out: &mut Vec<FlatOp>) -> Option<()> {
-            match *p.node(id) {
-                Node::Int { align, bits, signed, be, role: None, clock: false, .. } => out.push(FlatOp::Int { node: id, align, bits, signed, be }),
-                Node::Str { unit: 1, .. } => out.push(FlatOp::CStr(id)),
-                Node::Struct { first, count, .. } => {
-                    out.push(FlatOp::Align(node_align(p.node(id))));
+        self.ops_of(root, |id, node| {
+            Some(match *node {
+                Node::Int { align, bits, signed, be, role: None, clock: false, .. } => OpAt::Leaf(FlatOp::Int { node: id, align, bits, signed, be }),
+                Node::Str { unit: 1, .. } => OpAt::Leaf(FlatOp::CStr(id)),
+                Node::Struct { .. } => OpAt::Members(FlatOp::Align(node_align(node))),
+                _ => return None,
+            })
+        })
+    }
+
+    /// Node `root` as a list of steps, in field order: `at` gives each node's step, a
+    /// structure's followed by its members' (`None` for a node it does not take: then
+    /// the whole list is `None`).
+    fn ops_of<T>(&self, root: NodeId, at: impl Fn(NodeId, &Node) -> Option<OpAt<T>>) -> Option<Box<[T]>> {
+        fn walk<T>(p: &Plan, id: NodeId, at: &impl Fn(NodeId, &Node) -> Option<OpAt<T>>, out: &mut Vec<T>) -> Option<()> {
+            let node = p.node(id);
+            match at(id, node)? {
+                OpAt::Leaf(op) => out.push(op),
+                OpAt::Members(op) => {
+                    let Node::Struct { first, count, .. } = *node else { return None };
+                    out.push(op);
                     for m in p.struct_members(first, count) {
-                        walk(p, m.node, out)?;
+                        walk(p, m.node, at, out)?;
                     }
                 }
-                _ => return None,
             }
             Some(())
         }
         let mut out = Vec::new();
-        walk(self, root, &mut out)?;
+        walk(self, root, &at, &mut out)?;
         Some(out.into_boxed_slice())
     }
 

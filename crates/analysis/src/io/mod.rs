@@ -37,7 +37,7 @@ use serde::Serialize;
 use crate::cpu::HeadPolicy;
 use crate::fdtable::Call;
 use crate::kernel::{i32_of, EvClass, Kind, Layout, Sc, O_CLOEXEC};
-use crate::model::{switch_request, Info, Span};
+use crate::model::{switch_request, text_of, Info, Span};
 use crate::tid_index::TidIndex;
 
 pub use log::{Rec, Who};
@@ -516,16 +516,6 @@ impl SyscallSink for Logged<'_> {
     }
 }
 
-/// Bytes as text, invalid UTF-8 replaced (as [`String::from_utf8_lossy`] gives it; valid
-/// text, the common case, is checked by the faster [`std::str::from_utf8`]).
-#[inline]
-fn text_of(b: &[u8]) -> Cow<'_, str> {
-    match std::str::from_utf8(b) {
-        Ok(s) => Cow::Borrowed(s),
-        Err(_) => String::from_utf8_lossy(b),
-    }
-}
-
 /// The [`Syscall`] of an event of kind `kind` (`None`: not one, or an entry naming a
 /// path).
 #[inline(always)]
@@ -753,14 +743,7 @@ impl Analysis for Io {
         // 223 k threads and 138 k processes: this work is serial, after the parallel
         // part.)
         let info = &st.info;
-        let mut raw: Vec<ThreadIo<'_>> = st
-            .replay
-            .threads()
-            .map(|(tid, r, w)| {
-                let (pid, comm) = info.pid_and_comm(tid);
-                (tid, r, w, pid, comm)
-            })
-            .collect();
+        let mut raw = thread_io(st.replay.threads(), info);
         raw.sort_unstable_by_key(|&(tid, r, w, ..)| (Reverse(r + w), tid));
         let (threads, processes) = rows(&raw, info, self.workers > 1 && raw.len() >= PARALLEL_ROWS);
         let mut files: Vec<FileIoRow> = st.replay.files().map(|(p, r, w)| FileIoRow { path: p.to_string(), read_bytes: r, write_bytes: w }).collect();
@@ -775,6 +758,16 @@ const PARALLEL_ROWS: usize = 1 << 14;
 /// A thread's numbers and names, as its rows need them: `(tid, read, written, pid,
 /// name)`.
 type ThreadIo<'i> = (i32, u64, u64, Option<i32>, &'i str);
+
+/// The [`ThreadIo`] of each thread `(tid, read, written)` of `threads`, in their order.
+fn thread_io<'i>(threads: impl Iterator<Item = (i32, u64, u64)>, info: &'i Info) -> Vec<ThreadIo<'i>> {
+    threads
+        .map(|(tid, r, w)| {
+            let (pid, comm) = info.pid_and_comm(tid);
+            (tid, r, w, pid, comm)
+        })
+        .collect()
+}
 
 /// The thread rows and process rows of the threads `raw` lists (in row order): with
 /// `side_by_side`, made on two threads.
@@ -832,13 +825,7 @@ mod tests {
                 info.pid(t, 1 + t % 3000, (0, 0));
             }
         }
-        let gathered: Vec<ThreadIo<'_>> = raw
-            .iter()
-            .map(|&(t, r, w)| {
-                let (pid, comm) = info.pid_and_comm(t);
-                (t, r, w, pid, comm)
-            })
-            .collect();
+        let gathered = thread_io(raw.iter().copied(), &info);
         let serial = rows(&gathered, &info, false);
         assert_eq!(rows(&gathered, &info, true), serial);
         // Processes sum their threads, each counted once, in the documented order.
