@@ -121,3 +121,43 @@ fn iousagetop_agrees() {
         }
     }
 }
+
+/// The cpu and io reports of `trace`, when it is present.
+fn reports(trace: &str) -> Option<(analysis::cpu::CpuReport, analysis::io::IoReport)> {
+    let set = ctf::trace::TraceSet::open(&shared().join("traces").join(trace)).ok()?;
+    let Report::Cpu(c) = run(&set, AnalysisKind::Cpu, &opts(HeadPolicy::FromStart)).unwrap() else { unreachable!() };
+    let Report::Io(i) = run(&set, AnalysisKind::Io, &opts(HeadPolicy::FromStart)).unwrap() else { unreachable!() };
+    Some((c, i))
+}
+
+/// A thread's name is the latest the trace gives it (README.md), where lttng-cputop keeps
+/// the first and lttng-iousagetop the one at the last I/O: threads that renamed
+/// themselves or ran `exec` are named as they ended. Both analyses name a thread alike.
+#[test]
+fn names_are_the_latest_the_trace_gives() {
+    // (tid, its latest name, the name lttng-cputop gives it)
+    let cases = [
+        // Renamed itself (prctl) right after its first switch.
+        ("many-threads", 4726, "fluffy", "multithread"),
+        // Ran `exec`.
+        ("many-threads", 10705, "lttng", "sudo"),
+        ("bug446190-arm", 526, "lttng", "sh"),
+        ("scimark2-all-events-cpu3", 5215, "ps", "sh"),
+    ];
+    for (trace, tid, latest, peers) in cases {
+        let Some((cpu, io)) = reports(trace) else { continue };
+        let ours = cpu.threads.iter().find(|t| t.tid == tid).map(|t| t.comm.as_str());
+        assert_eq!(ours, Some(latest), "{trace} tid {tid}");
+        // What lttng-cputop printed for it, so that the case stays a real difference.
+        if let Some(exp) = load(&format!("{trace}.cputop-full-mi.json")) {
+            let name = exp["results"].as_array().unwrap().iter().flat_map(|r| r["data"].as_array().unwrap()).map(|row| &row[0]).find(|p| p["tid"].as_i64() == Some(tid.into())).and_then(|p| p["name"].as_str());
+            assert_eq!(name, Some(peers), "{trace} tid {tid} in lttng-cputop");
+        }
+        let names: BTreeMap<i32, &str> = cpu.threads.iter().map(|t| (t.tid, t.comm.as_str())).collect();
+        for t in &io.threads {
+            if let Some(n) = names.get(&t.tid) {
+                assert_eq!(*n, t.comm, "{trace} tid {}: cpu and io name it differently", t.tid);
+            }
+        }
+    }
+}
