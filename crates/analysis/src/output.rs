@@ -256,15 +256,9 @@ pub fn write_text_io(r: &Report, w: impl std::io::Write) -> std::io::Result<()> 
 }
 
 /// [`write_text`]'s text as a string.
+/// (`analyze` writes its text with [`write_text_io`] instead, a line at a time.)
 pub fn to_text(r: &Report) -> String {
-    // (Sized for its rows at once: the text of a large trace's rows runs to tens of
-    // megabytes, which growing by doubling would copy again and again.)
-    let rows = match r {
-        Report::Count(c) => c.by_name.len() + c.by_cpu.len(),
-        Report::Cpu(c) => c.threads.len() + c.cpus.len(),
-        Report::Io(c) => c.threads.len() + c.processes.len() + c.files.len(),
-    };
-    let mut out = String::with_capacity(64 * (rows + 8));
+    let mut out = String::new();
     // Writing into a string cannot fail.
     let _ = write_text(r, &mut out);
     out

@@ -20,11 +20,17 @@ fn opts(head: HeadPolicy) -> RunOptions {
     RunOptions { threads: 2, chunk_size: 256 << 10, head, ..Default::default() }
 }
 
+/// Analysis `kind` of shared trace `trace` (2 threads, 256 KiB chunks), when the trace is
+/// present.
+fn report(trace: &str, kind: AnalysisKind, head: HeadPolicy) -> Option<Report> {
+    let set = ctf::trace::TraceSet::open(&shared().join("traces").join(trace)).ok()?;
+    Some(run(&set, kind, &opts(head)).unwrap())
+}
+
 /// Compares cputop; returns the number of mismatches (printed).
 fn check_cpu(trace: &str, head: HeadPolicy) -> Option<usize> {
     let exp = load(&format!("{trace}.cputop-full-mi.json"))?;
-    let set = ctf::trace::TraceSet::open(&shared().join("traces").join(trace)).ok()?;
-    let Report::Cpu(r) = run(&set, AnalysisKind::Cpu, &opts(head)).unwrap() else { unreachable!() };
+    let Report::Cpu(r) = report(trace, AnalysisKind::Cpu, head)? else { unreachable!() };
     let mut bad = 0;
     let mut checked = 0;
     let ours: BTreeMap<i64, f64> = r.threads.iter().map(|t| (t.tid as i64, t.usage)).collect();
@@ -63,8 +69,7 @@ fn check_cpu(trace: &str, head: HeadPolicy) -> Option<usize> {
 
 fn check_io(trace: &str, head: HeadPolicy) -> Option<usize> {
     let exp = load(&format!("{trace}.iousagetop-full-mi.json"))?;
-    let set = ctf::trace::TraceSet::open(&shared().join("traces").join(trace)).ok()?;
-    let Report::Io(r) = run(&set, AnalysisKind::Io, &opts(head)).unwrap() else { unreachable!() };
+    let Report::Io(r) = report(trace, AnalysisKind::Io, head)? else { unreachable!() };
     let threads: BTreeMap<i64, (u64, u64)> = r.threads.iter().map(|t| (t.tid as i64, (t.read_bytes, t.write_bytes))).collect();
     let files: BTreeMap<&str, (u64, u64)> = r.files.iter().map(|f| (f.path.as_str(), (f.read_bytes, f.write_bytes))).collect();
     let mut bad = 0;
@@ -124,9 +129,8 @@ fn iousagetop_agrees() {
 
 /// The cpu and io reports of `trace`, when it is present.
 fn reports(trace: &str) -> Option<(analysis::cpu::CpuReport, analysis::io::IoReport)> {
-    let set = ctf::trace::TraceSet::open(&shared().join("traces").join(trace)).ok()?;
-    let Report::Cpu(c) = run(&set, AnalysisKind::Cpu, &opts(HeadPolicy::FromStart)).unwrap() else { unreachable!() };
-    let Report::Io(i) = run(&set, AnalysisKind::Io, &opts(HeadPolicy::FromStart)).unwrap() else { unreachable!() };
+    let Report::Cpu(c) = report(trace, AnalysisKind::Cpu, HeadPolicy::FromStart)? else { unreachable!() };
+    let Report::Io(i) = report(trace, AnalysisKind::Io, HeadPolicy::FromStart)? else { unreachable!() };
     Some((c, i))
 }
 
