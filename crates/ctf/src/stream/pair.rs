@@ -15,7 +15,9 @@ use crate::ir::Role;
 use crate::plan::{align_up, low_mask, FastHeader, Node, TAKE};
 use crate::trace::PacketRef;
 
-use super::{counted_whole, entry_end, tally, PacketCount, StreamCursor};
+use super::count::{counted_whole, tally};
+use super::skim::entry_end;
+use super::{PacketCount, StreamCursor};
 
 /// What [`StreamCursor::count_pair`] counted: the first packet, and the second or the
 /// error met in it (after the first was counted, as reading them in turn would have).

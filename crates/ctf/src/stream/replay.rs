@@ -19,7 +19,8 @@ use crate::error::Result;
 use crate::plan::{align_up, low_mask, ExtForm, FastHeader, HeaderLayout, ShortForm, TAKE};
 
 use super::ahead::EXTENDED;
-use super::{entry_end, HeaderCopy, Passed, StreamCursor, Wanted};
+use super::skim::entry_end;
+use super::{HeaderCopy, Passed, StreamCursor, Wanted};
 
 /// A wanted event found by a [`Finder`], or where its packet's chain ended.
 #[derive(Debug, Clone, Copy, Default)]
