@@ -454,7 +454,7 @@ impl<'t> StreamCursor<'t> {
 
     /// Passes over the open packet's next events while the skimming loop of
     /// [`StreamCursor::next_wanted`] can (headers read by word loads, a fixed size or a
-    /// [`StringSkim`] layout: [`StreamPlan::skim_by_id`]) and their clock values
+    /// [`StringSkim`](crate::plan::StringSkim) layout: [`StreamPlan::skim_by_id`]) and their clock values
     /// lie below `lo` (`u64::MAX`: up to the packet's end), by their headers and sizes
     /// only, whatever their class: for a reader that has no use for the part of a packet
     /// outside the time it wants (a chunk starting inside the packet, or one past its

@@ -126,7 +126,7 @@ impl<'c, 't> EventRef<'c, 't> {
         self.header_field(h)
     }
 
-    /// A field of a header kept in [`EventPos::header`] rather than in slots: the tag;
+    /// A field of a header kept in [`EventPos::header`](super::EventPos::header) rather than in slots: the tag;
     /// the extended form's id, which is the class's; the timestamp field, which holds
     /// the clock value's low bits (the same values the slots would hold).
     #[cold]

@@ -66,7 +66,7 @@ impl<'t> StreamCursor<'t> {
 
     /// Passes over the open packet's events, from the cursor on, for as long as each
     /// has a header [`StreamCursor::fixed_event`] reads and an id whose entry in `table`
-    /// (one of [`Wanted`]'s tables, or [`StreamPlan::skim_by_id`]) passes it over (a
+    /// (one of [`Wanted`]'s tables, or [`StreamPlan::skim_by_id`](crate::plan::StreamPlan::skim_by_id)) passes it over (a
     /// fixed size, or a [`StringSkim`] layout whose string ends inside the packet) and,
     /// with `STOP`, a clock value below `stop_at`, calling `see(class, clock)` for each.
     /// The event it stops before is left unread, for the general path; when its entry
@@ -295,7 +295,7 @@ pub(super) enum SkimEnd {
 pub(super) struct Stopped {
     pub(super) header: HeaderWord,
     /// `at - start`, with [`super::ahead::EXTENDED`] when the header has the extended form
-    /// (as [`Ahead`] keeps it).
+    /// (as [`Ahead`](super::Ahead) keeps it).
     pub(super) lead: u32,
     pub(super) start: u64,
     pub(super) at: u64,
@@ -306,7 +306,7 @@ pub(super) struct Stopped {
 }
 
 /// Where an event whose scopes start at byte `from` ends, by its entry `e` in a
-/// skimming table ([`StreamPlan::skim_by_id`], or a [`Wanted`] table whose [`TAKE`]
+/// skimming table ([`StreamPlan::skim_by_id`](crate::plan::StreamPlan::skim_by_id), or a [`Wanted`] table whose [`TAKE`]
 /// entries are of fixed size): a fixed size, or a [`StringSkim`] layout's string found by
 /// its NUL; `None` where it ends past `end`. (The skimming loop keeps its own copy of
 /// this step: sharing it changed that loop's machine code, BENCHMARKS.md, session 32.)

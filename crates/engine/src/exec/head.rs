@@ -31,7 +31,7 @@ pub(super) struct Head<'t> {
     pub(super) cur: StreamCursor<'t>,
     /// Time key of the current item.
     pub(super) key: i64,
-    /// Running maximum of the keys (see [`Ctx::order`]).
+    /// Running maximum of the keys (see [`Ctx::order`](super::Ctx::order)).
     pub(super) order: i64,
     /// The timestamps this head delivers: the slice's and the range's, inclusive.
     pub(super) bounds: (i64, i64),
@@ -385,7 +385,7 @@ impl<'t> Head<'t> {
         }
     }
 
-    /// [`Head::advance_general`], out of line (see [`deliver_and_advance`]).
+    /// [`Head::advance_general`], out of line (for the time-merge, as `deliver_and_advance` is).
     #[inline(never)]
     pub(super) fn read_on<A: Analysis>(&mut self, a: &A) -> Result<bool, EngineError> {
         self.advance_general(a)

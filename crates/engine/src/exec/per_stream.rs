@@ -33,7 +33,7 @@ fn packet_countable(pk: &[PacketRef], j: usize) -> bool {
 /// Reads one stream of a slice for a [`StreamOrder::PerStream`](crate::StreamOrder) analysis: packets that
 /// imply no notice are counted when the analysis accepts it ([`Analysis::packet_counts`]),
 /// only their events inside the slice and range (by clock value: see
-/// [`ClockConv::cycle_window`]), two in one loop where two such packets follow each
+/// [`ClockConv::cycle_window`](ctf::clock::ClockConv::cycle_window)), two in one loop where two such packets follow each
 /// other and lie wholly inside ([`StreamCursor::count_pair`]); the others are delivered
 /// event by event. The packets read are the head's ([`Head::packets`]).
 pub(super) fn run_stream<'t, A: Analysis>(
