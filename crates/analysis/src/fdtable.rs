@@ -1,5 +1,5 @@
 //! Per-process file descriptor tables: which file each fd names, and how open, close,
-//! dup/dup2/dup3, fcntl(F_DUPFD[_CLOEXEC]), fork and exec change that. One set of
+//! dup/dup2/dup3, fcntl(F_DUPFD, F_DUPFD_CLOEXEC), fork and exec change that. One set of
 //! rules shared by the io analysis and the cube's kernel feed.
 
 use crate::kernel::{Sc, O_CLOEXEC};

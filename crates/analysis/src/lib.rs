@@ -5,7 +5,7 @@
 //! formatters in [`output`]. Modules: [`kernel`] (event layouts of every LTTng
 //! generation, resolved once into dispatch tables), [`model`] (thread names and pids,
 //! time span), [`count`], [`cpu`], [`io`], [`output`] (text, JSON, LAMI 1.0),
-//! [`bench`] (the speedup table).
+//! [`bench`](mod@bench) (the speedup table).
 //!
 //! Every result is independent of the thread count, chunk size and partition scheme,
 //! and equal to a serial run (tests sweep them).

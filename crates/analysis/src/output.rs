@@ -105,7 +105,7 @@ pub fn to_lami(r: &Report) -> Value {
 }
 
 /// Readable tables in the manner of lttng-analyses, written to `w` a line at a time.
-/// (Rows are laid out by [`Line`], as `{:<w}` and `{:>w}` would pad them: a report
+/// (Rows are laid out by `Line`, as `{:<w}` and `{:>w}` would pad them: a report
 /// may list hundreds of thousands of threads, and the formatting machinery pays per
 /// padding character.)
 pub fn write_text(r: &Report, w: &mut impl std::fmt::Write) -> std::fmt::Result {

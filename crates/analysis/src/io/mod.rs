@@ -24,6 +24,8 @@
 
 mod log;
 mod replay;
+mod report;
+mod syscall;
 
 use std::borrow::Cow;
 use std::cmp::Reverse;
@@ -32,17 +34,18 @@ use std::sync::Mutex;
 use ctf::stream::{Copied, CopyRequest, EventRef};
 use ctf::trace::TraceSet;
 use engine::{Analysis, Ctx};
-use serde::Serialize;
 
 use crate::cpu::HeadPolicy;
 use crate::fdtable::Call;
 use crate::kernel::{i32_of, EvClass, Kind, Layout, Sc, O_CLOEXEC};
-use crate::model::{switch_request, text_of, Info, Span};
-use crate::tid_index::TidIndex;
+use crate::model::{text_of, Info, Span};
 
 pub use log::{Rec, Who};
+pub use report::{FileIoRow, IoReport, ProcessIoRow, ThreadIoRow};
 use log::{LRec, Log};
 use replay::{Replay, SlotCache, NO_CACHE, NO_SLOT};
+use report::{rows, thread_io, PARALLEL_ROWS};
+use syscall::{call_of, int_or, syscall_of, Interpret, Label, Logged, Syscall};
 
 /// Per stream: `(prev_tid of the first switch, next_tid of the last switch)`.
 type Cur = Vec<(Option<i32>, Option<i32>)>;
@@ -234,66 +237,6 @@ impl Io {
     }
 }
 
-/// One thread of the result.
-/// (Fields in alphabetical order: see [`crate::output::write_json`].)
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ThreadIoRow {
-    /// Latest command name.
-    pub comm: String,
-    /// Process id, when known.
-    pub pid: Option<i32>,
-    /// Bytes read.
-    pub read_bytes: u64,
-    /// Thread id.
-    pub tid: i32,
-    /// Bytes written.
-    pub write_bytes: u64,
-}
-
-/// One process of the result.
-/// (Fields in alphabetical order: see [`crate::output::write_json`].)
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ProcessIoRow {
-    /// Name of its main thread (or of any thread).
-    pub comm: String,
-    /// Process id (the tid when unknown).
-    pub pid: i32,
-    /// Bytes read.
-    pub read_bytes: u64,
-    /// Bytes written.
-    pub write_bytes: u64,
-}
-
-/// One file of the result.
-/// (Fields in alphabetical order: see [`crate::output::write_json`].)
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FileIoRow {
-    /// Path.
-    pub path: String,
-    /// Bytes read.
-    pub read_bytes: u64,
-    /// Bytes written.
-    pub write_bytes: u64,
-}
-
-/// Result of [`Io`] (its JSON form is the `io` output format).
-/// (Fields in alphabetical order: see [`crate::output::write_json`].)
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct IoReport {
-    /// Always `"io"`.
-    pub analysis: &'static str,
-    /// First event timestamp.
-    pub begin_ns: Option<i64>,
-    /// Last event timestamp.
-    pub end_ns: Option<i64>,
-    /// Files with I/O (fds of unknown path are not listed), same order.
-    pub files: Vec<FileIoRow>,
-    /// Processes with I/O, same order.
-    pub processes: Vec<ProcessIoRow>,
-    /// Threads with I/O, by decreasing total bytes then tid.
-    pub threads: Vec<ThreadIoRow>,
-}
-
 impl Io {
     /// Replays records `recs` into the complete state `a`, in order, each resolved by
     /// `resolve` (read/write records name a known thread: they need none), up to the
@@ -388,216 +331,6 @@ impl Io {
         let cur = std::mem::take(&mut st.cur);
         self.replay_in_order(st, &mut held, |r| self.resolve_l(r, &[], &cur, true));
         st.cur = cur;
-    }
-}
-
-/// A signed integer field, or -1 when absent.
-#[inline(always)]
-fn int_or(ev: &EventRef<'_, '_>, h: &Option<ctf::plan::FieldHandle>) -> i64 {
-    h.as_ref().and_then(|h| ev.int(*h)).unwrap_or(-1)
-}
-
-/// The call of a syscall entry event with argument handles `a0..a2`.
-#[inline(always)]
-fn call_of(ev: &EventRef<'_, '_>, sc: Sc, [a0, a1, a2]: [&Option<ctf::plan::FieldHandle>; 3]) -> Call {
-    Call::new(sc, int_or(ev, a0), int_or(ev, a1), int_or(ev, a2))
-}
-
-/// The syscall (`None`: unknown or generic) and return value of an exit event.
-#[inline(always)]
-fn exit_of(ev: &EventRef<'_, '_>, kind: &Kind) -> Option<(Option<Sc>, i64)> {
-    match *kind {
-        Kind::Exit { sc, ref ret } => Some((sc, int_or(ev, ret))),
-        Kind::RawExit { id, ref ret } => Some((ev.uint(id).and_then(Sc::from_x86_64), int_or(ev, ret))),
-        _ => None,
-    }
-}
-
-/// A syscall event as the fast paths take it ([`Io::syscall_fast`]).
-#[derive(Debug, Clone, Copy)]
-enum Syscall {
-    /// Entry of a syscall we understand that names no path.
-    Entry(Call),
-    /// Entry of another syscall (raw entries too: their arguments are not decoded).
-    Other,
-    /// An exit: the syscall, when known, and `ret`.
-    Exit(Option<Sc>, i64),
-}
-
-impl Syscall {
-    /// Hands this syscall event to `sink`.
-    #[inline(always)]
-    fn feed(self, mut sink: impl SyscallSink) {
-        match self {
-            Syscall::Entry(call) => sink.enter(call),
-            Syscall::Other => sink.other_entry(),
-            Syscall::Exit(sc, ret) => sink.exit(sc, ret),
-        }
-    }
-
-    /// The record of this syscall event, issued by `who`.
-    #[inline(always)]
-    fn record<P>(self, who: Who) -> Rec<P> {
-        match self {
-            Syscall::Entry(Call { sc, a0, a1, a2 }) => Rec::Entry { who, sc, a0, a1, a2, path: None },
-            Syscall::Other => Rec::OtherEntry { who },
-            Syscall::Exit(sc, ret) => Rec::Exit { who, sc, ret },
-        }
-    }
-}
-
-/// Where the fast paths put a syscall event of a known thread: interpreted at once
-/// ([`Interpret`], a complete state) or logged ([`Logged`], a chunk state).
-trait SyscallSink {
-    /// Entry of `call` (that names no path).
-    fn enter(&mut self, call: Call);
-    /// Entry of a read or write `sc` of `fd`, its other arguments absent.
-    fn enter_rw(&mut self, sc: Sc, fd: i64);
-    /// Entry of a syscall the analysis does not interpret.
-    fn other_entry(&mut self);
-    /// Exit of `sc` (`None`: a generic exit) returning `ret`.
-    fn exit(&mut self, sc: Option<Sc>, ret: i64);
-}
-
-/// A complete state's replay, for the thread of slot `slot`.
-struct Interpret<'a> {
-    replay: &'a mut Replay,
-    slot: usize,
-}
-
-impl SyscallSink for Interpret<'_> {
-    #[inline(always)]
-    fn enter(&mut self, call: Call) {
-        self.replay.enter(self.slot, call, None);
-    }
-
-    #[inline(always)]
-    fn enter_rw(&mut self, sc: Sc, fd: i64) {
-        self.replay.enter_rw(self.slot, sc, fd);
-    }
-
-    #[inline(always)]
-    fn other_entry(&mut self) {
-        self.replay.other_entry(self.slot);
-    }
-
-    #[inline(always)]
-    fn exit(&mut self, sc: Option<Sc>, ret: i64) {
-        self.replay.exit(self.slot, sc, ret);
-    }
-}
-
-/// A chunk state's log, for thread `tid`.
-struct Logged<'a> {
-    log: &'a mut Log,
-    tid: i32,
-}
-
-impl SyscallSink for Logged<'_> {
-    #[inline(always)]
-    fn enter(&mut self, call: Call) {
-        self.log.push_entry(self.tid, call);
-    }
-
-    #[inline(always)]
-    fn enter_rw(&mut self, sc: Sc, fd: i64) {
-        // (Truncated as `Call::new` truncates an argument.)
-        self.log.push_rw_entry(self.tid, sc, fd as i32);
-    }
-
-    #[inline(always)]
-    fn other_entry(&mut self) {
-        self.log.push_other_entry(self.tid);
-    }
-
-    #[inline(always)]
-    fn exit(&mut self, sc: Option<Sc>, ret: i64) {
-        self.log.push_exit(self.tid, sc, ret);
-    }
-}
-
-/// The [`Syscall`] of an event of kind `kind` (`None`: not one, or an entry naming a
-/// path).
-#[inline(always)]
-fn syscall_of(ev: &EventRef<'_, '_>, kind: &Kind) -> Option<Syscall> {
-    Some(match kind {
-        Kind::Entry { sc, a0, a1, a2, path: None } => Syscall::Entry(call_of(ev, *sc, [a0, a1, a2])),
-        Kind::OtherEntry | Kind::RawEntry { .. } => Syscall::Other,
-        Kind::Exit { .. } | Kind::RawExit { .. } => {
-            let (sc, ret) = exit_of(ev, kind)?;
-            Syscall::Exit(sc, ret)
-        }
-        _ => return None,
-    })
-}
-
-/// How a syscall class's copied fields ([`Analysis::copies`]) are read: the label's
-/// high bits say which form (one bit each, so that a form is told by a bit test), its
-/// low byte which syscall (`Sc as u32`; [`Label::NO_SC`]: none).
-struct Label;
-
-impl Label {
-    const ENTRY: u32 = 1 << 8;
-    /// An entry whose only argument is its fd (read/write families, close, dup): one
-    /// field copied, `[a0]`, the others read as absent.
-    const ENTRY_FD: u32 = 1 << 9;
-    /// [`Label::ENTRY_FD`] of the read or write family.
-    const ENTRY_RW: u32 = 1 << 14;
-    const OTHER: u32 = 1 << 10;
-    const EXIT: u32 = 1 << 11;
-    const RAW_EXIT: u32 = 1 << 12;
-    /// `sched_switch` with `char[16]` names (or none): `[prev_tid, next_tid, prev_comm,
-    /// next_comm]`.
-    const SWITCH: u32 = 1 << 13;
-    const NO_SC: u32 = 0xff;
-
-    /// The copy request of a class of kind `kind` (for syscalls, the fields
-    /// [`syscall_of`] reads, in the same order); `None` for kinds the fast paths do not
-    /// take.
-    fn request(kind: &Kind) -> Option<CopyRequest> {
-        let sc = |sc: Option<Sc>| sc.map_or(Label::NO_SC, |s| s as u32);
-        let (label, fields) = match *kind {
-            Kind::Entry { sc: s @ (Sc::Read | Sc::Write), a0, a1: None, a2: None, path: None } => (Label::ENTRY_RW | sc(Some(s)), vec![a0]),
-            Kind::Entry { sc: s, a0, a1: None, a2: None, path: None } => (Label::ENTRY_FD | sc(Some(s)), vec![a0]),
-            Kind::Entry { sc: s, a0, a1, a2, path: None } => (Label::ENTRY | sc(Some(s)), vec![a0, a1, a2]),
-            Kind::OtherEntry | Kind::RawEntry { .. } => (Label::OTHER, vec![]),
-            Kind::Exit { sc: s, ret } => (Label::EXIT | sc(s), vec![ret]),
-            Kind::RawExit { id, ret } => (Label::RAW_EXIT, vec![Some(id), ret]),
-            Kind::Switch { .. } => return switch_request(kind, Label::SWITCH),
-            _ => return None,
-        };
-        Some(CopyRequest { label, fields })
-    }
-
-    /// Hands the syscall event whose fields [`Label::request`]'s request copied to
-    /// `sink` (absent fields read as -1, as [`int_or`] reads them); false, with nothing
-    /// done, when its label names no syscall. Bit tests, the common forms first (no
-    /// jump table's indirect jump): exits (of every call), then the entries of reads
-    /// and writes.
-    #[inline(always)]
-    fn dispatch(c: &Copied<'_>, mut sink: impl SyscallSink) -> bool {
-        let label = c.label();
-        // Entries name a syscall (`request` puts one in their low byte): `& 7` keeps
-        // the index among the eight, so never `None` (the fallback is never taken).
-        let entry_sc = || Sc::from_index(label & 7).unwrap_or(Sc::Read);
-        let v = |i: usize| c.get(i) as i64;
-        if label & Label::EXIT != 0 {
-            sink.exit(Sc::from_index(label & 0xff), v(0));
-        } else if label & Label::ENTRY_RW != 0 {
-            sink.enter_rw(entry_sc(), v(0));
-        } else if label & Label::ENTRY_FD != 0 {
-            sink.enter(Call::new(entry_sc(), v(0), -1, -1));
-        } else if label & Label::ENTRY != 0 {
-            sink.enter(Call::new(entry_sc(), v(0), v(1), v(2)));
-        } else if label & Label::OTHER != 0 {
-            sink.other_entry();
-        } else if label & Label::RAW_EXIT != 0 {
-            sink.exit(Sc::from_x86_64(c.get(0)), v(1));
-        } else {
-            // (No other label names a syscall.)
-            return false;
-        }
-        true
     }
 }
 
@@ -749,90 +482,5 @@ impl Analysis for Io {
         let mut files: Vec<FileIoRow> = st.replay.files().map(|(p, r, w)| FileIoRow { path: p.to_string(), read_bytes: r, write_bytes: w }).collect();
         files.sort_by(|x, y| (y.read_bytes + y.write_bytes).cmp(&(x.read_bytes + x.write_bytes)).then(x.path.cmp(&y.path)));
         IoReport { analysis: "io", begin_ns: st.span.begin(), end_ns: st.span.end(), threads, processes, files }
-    }
-}
-
-/// Reports with fewer threads than this make their rows on one thread.
-const PARALLEL_ROWS: usize = 1 << 14;
-
-/// A thread's numbers and names, as its rows need them: `(tid, read, written, pid,
-/// name)`.
-type ThreadIo<'i> = (i32, u64, u64, Option<i32>, &'i str);
-
-/// The [`ThreadIo`] of each thread `(tid, read, written)` of `threads`, in their order.
-fn thread_io<'i>(threads: impl Iterator<Item = (i32, u64, u64)>, info: &'i Info) -> Vec<ThreadIo<'i>> {
-    threads
-        .map(|(tid, r, w)| {
-            let (pid, comm) = info.pid_and_comm(tid);
-            (tid, r, w, pid, comm)
-        })
-        .collect()
-}
-
-/// The thread rows and process rows of the threads `raw` lists (in row order): with
-/// `side_by_side`, made on two threads.
-fn rows(raw: &[ThreadIo<'_>], info: &Info, side_by_side: bool) -> (Vec<ThreadIoRow>, Vec<ProcessIoRow>) {
-    let procs = || process_rows(raw.iter().map(|&(tid, r, w, pid, _)| (pid.unwrap_or(tid), r, w)), info);
-    if !side_by_side {
-        return (thread_rows(raw), procs());
-    }
-    std::thread::scope(|s| {
-        let procs = s.spawn(procs);
-        let threads = thread_rows(raw);
-        (threads, procs.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-    })
-}
-
-/// The rows of the threads `raw` lists (in row order).
-fn thread_rows(raw: &[ThreadIo<'_>]) -> Vec<ThreadIoRow> {
-    raw.iter().map(|&(tid, r, w, pid, comm)| ThreadIoRow { tid, pid, comm: comm.to_string(), read_bytes: r, write_bytes: w }).collect()
-}
-
-/// The rows of the processes of threads given as `(process, read, written)` (a
-/// thread's process: its pid, its tid when unknown), each summing its threads' bytes,
-/// by decreasing total bytes then pid.
-fn process_rows(threads: impl Iterator<Item = (i32, u64, u64)>, info: &Info) -> Vec<ProcessIoRow> {
-    // (Pids are tids: indexed as tids are.)
-    let mut procs: Vec<(i32, u64, u64)> = Vec::new();
-    let mut proc_of = TidIndex::default();
-    for (pid, r, w) in threads {
-        let i = match proc_of.get(pid) {
-            Some(i) => i as usize,
-            None => {
-                proc_of.insert(pid, procs.len() as u32);
-                procs.push((pid, 0, 0));
-                procs.len() - 1
-            }
-        };
-        procs[i].1 += r;
-        procs[i].2 += w;
-    }
-    procs.sort_unstable_by_key(|&(pid, r, w)| (Reverse(r + w), pid));
-    procs.into_iter().map(|(pid, r, w)| ProcessIoRow { pid, comm: info.comm_of(pid).to_string(), read_bytes: r, write_bytes: w }).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rows_side_by_side_equal_rows_made_in_turn() {
-        // 40 k threads of 3 k processes (some with no known pid), bytes that tie.
-        let mut info = Info::default();
-        let raw: Vec<(i32, u64, u64)> = (1..=40_000).map(|t| (t, (t % 7) as u64 * 100, (t % 5) as u64)).collect();
-        for &(t, ..) in &raw {
-            if t % 11 != 0 {
-                info.pid(t, 1 + t % 3000, (0, 0));
-            }
-        }
-        let gathered = thread_io(raw.iter().copied(), &info);
-        let serial = rows(&gathered, &info, false);
-        assert_eq!(rows(&gathered, &info, true), serial);
-        // Processes sum their threads, each counted once, in the documented order.
-        let total = |r: &[(i32, u64, u64)]| r.iter().map(|x| x.1 + x.2).sum::<u64>();
-        assert_eq!(serial.1.iter().map(|p| p.read_bytes + p.write_bytes).sum::<u64>(), total(&raw));
-        assert!(serial.1.windows(2).all(|w| (Reverse(w[0].read_bytes + w[0].write_bytes), w[0].pid) < (Reverse(w[1].read_bytes + w[1].write_bytes), w[1].pid)));
-        let keys: std::collections::HashSet<i32> = raw.iter().map(|&(t, ..)| info.pid_of(t).unwrap_or(t)).collect();
-        assert_eq!(serial.1.len(), keys.len());
     }
 }

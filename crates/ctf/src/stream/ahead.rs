@@ -313,7 +313,7 @@ impl<'t> StreamCursor<'t> {
 
     /// The fields `wanted` (the [`Wanted`] `e` was read ahead with) copies out of event
     /// `e`, read ahead by this cursor's last [`StreamCursor::read_ahead`], when its class
-    /// has a copy request ([`Wanted::with_copies`]) and the buffer holds the [`WINDOW`]
+    /// has a copy request ([`Wanted::with_copies`]) and the buffer holds the `WINDOW`
     /// from its first scope on (all but the last events of a file).
     #[inline(always)]
     pub fn copied<'w>(&self, e: &Ahead, wanted: &'w Wanted) -> Option<Copied<'w>>

@@ -1,0 +1,153 @@
+//! io's result: its rows, and how they are made from the threads' totals.
+
+use std::cmp::Reverse;
+
+use serde::Serialize;
+
+use crate::model::Info;
+use crate::tid_index::TidIndex;
+
+/// One thread of the result.
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ThreadIoRow {
+    /// Latest command name.
+    pub comm: String,
+    /// Process id, when known.
+    pub pid: Option<i32>,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Thread id.
+    pub tid: i32,
+    /// Bytes written.
+    pub write_bytes: u64,
+}
+
+/// One process of the result.
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProcessIoRow {
+    /// Name of its main thread (or of any thread).
+    pub comm: String,
+    /// Process id (the tid when unknown).
+    pub pid: i32,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+}
+
+/// One file of the result.
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileIoRow {
+    /// Path.
+    pub path: String,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+}
+
+/// Result of [`Io`](super::Io) (its JSON form is the `io` output format).
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IoReport {
+    /// Always `"io"`.
+    pub analysis: &'static str,
+    /// First event timestamp.
+    pub begin_ns: Option<i64>,
+    /// Last event timestamp.
+    pub end_ns: Option<i64>,
+    /// Files with I/O (fds of unknown path are not listed), same order.
+    pub files: Vec<FileIoRow>,
+    /// Processes with I/O, same order.
+    pub processes: Vec<ProcessIoRow>,
+    /// Threads with I/O, by decreasing total bytes then tid.
+    pub threads: Vec<ThreadIoRow>,
+}
+
+/// Reports with fewer threads than this make their rows on one thread.
+pub(super) const PARALLEL_ROWS: usize = 1 << 14;
+
+/// A thread's numbers and names, as its rows need them: `(tid, read, written, pid,
+/// name)`.
+type ThreadIo<'i> = (i32, u64, u64, Option<i32>, &'i str);
+
+/// The [`ThreadIo`] of each thread `(tid, read, written)` of `threads`, in their order.
+pub(super) fn thread_io<'i>(threads: impl Iterator<Item = (i32, u64, u64)>, info: &'i Info) -> Vec<ThreadIo<'i>> {
+    threads
+        .map(|(tid, r, w)| {
+            let (pid, comm) = info.pid_and_comm(tid);
+            (tid, r, w, pid, comm)
+        })
+        .collect()
+}
+
+/// The thread rows and process rows of the threads `raw` lists (in row order): with
+/// `side_by_side`, made on two threads.
+pub(super) fn rows(raw: &[ThreadIo<'_>], info: &Info, side_by_side: bool) -> (Vec<ThreadIoRow>, Vec<ProcessIoRow>) {
+    let procs = || process_rows(raw.iter().map(|&(tid, r, w, pid, _)| (pid.unwrap_or(tid), r, w)), info);
+    if !side_by_side {
+        return (thread_rows(raw), procs());
+    }
+    std::thread::scope(|s| {
+        let procs = s.spawn(procs);
+        let threads = thread_rows(raw);
+        (threads, procs.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    })
+}
+
+/// The rows of the threads `raw` lists (in row order).
+fn thread_rows(raw: &[ThreadIo<'_>]) -> Vec<ThreadIoRow> {
+    raw.iter().map(|&(tid, r, w, pid, comm)| ThreadIoRow { tid, pid, comm: comm.to_string(), read_bytes: r, write_bytes: w }).collect()
+}
+
+/// The rows of the processes of threads given as `(process, read, written)` (a
+/// thread's process: its pid, its tid when unknown), each summing its threads' bytes,
+/// by decreasing total bytes then pid.
+fn process_rows(threads: impl Iterator<Item = (i32, u64, u64)>, info: &Info) -> Vec<ProcessIoRow> {
+    // (Pids are tids: indexed as tids are.)
+    let mut procs: Vec<(i32, u64, u64)> = Vec::new();
+    let mut proc_of = TidIndex::default();
+    for (pid, r, w) in threads {
+        let i = match proc_of.get(pid) {
+            Some(i) => i as usize,
+            None => {
+                proc_of.insert(pid, procs.len() as u32);
+                procs.push((pid, 0, 0));
+                procs.len() - 1
+            }
+        };
+        procs[i].1 += r;
+        procs[i].2 += w;
+    }
+    procs.sort_unstable_by_key(|&(pid, r, w)| (Reverse(r + w), pid));
+    procs.into_iter().map(|(pid, r, w)| ProcessIoRow { pid, comm: info.comm_of(pid).to_string(), read_bytes: r, write_bytes: w }).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_side_by_side_equal_rows_made_in_turn() {
+        // 40 k threads of 3 k processes (some with no known pid), bytes that tie.
+        let mut info = Info::default();
+        let raw: Vec<(i32, u64, u64)> = (1..=40_000).map(|t| (t, (t % 7) as u64 * 100, (t % 5) as u64)).collect();
+        for &(t, ..) in &raw {
+            if t % 11 != 0 {
+                info.pid(t, 1 + t % 3000, (0, 0));
+            }
+        }
+        let gathered = thread_io(raw.iter().copied(), &info);
+        let serial = rows(&gathered, &info, false);
+        assert_eq!(rows(&gathered, &info, true), serial);
+        // Processes sum their threads, each counted once, in the documented order.
+        let total = |r: &[(i32, u64, u64)]| r.iter().map(|x| x.1 + x.2).sum::<u64>();
+        assert_eq!(serial.1.iter().map(|p| p.read_bytes + p.write_bytes).sum::<u64>(), total(&raw));
+        assert!(serial.1.windows(2).all(|w| (Reverse(w[0].read_bytes + w[0].write_bytes), w[0].pid) < (Reverse(w[1].read_bytes + w[1].write_bytes), w[1].pid)));
+        let keys: std::collections::HashSet<i32> = raw.iter().map(|&(t, ..)| info.pid_of(t).unwrap_or(t)).collect();
+        assert_eq!(serial.1.len(), keys.len());
+    }
+}
