@@ -8,14 +8,14 @@
 use crate::clock::ClockConv;
 use crate::decode::{role_index, Cursor, Decoder, SlotsOnly};
 use crate::error::{DecodeError, DecodeErrorKind as K, Error, Result};
-use crate::index::read_packet_header;
 use crate::ir::Role;
-use crate::plan::{FieldHandle, Node, Plan, ScopeStep, StreamPlan, TAKE};
+use crate::plan::{FieldHandle, Plan, ScopeStep, StreamPlan, TAKE};
 use crate::trace::{PacketRef, Stream, TraceSet};
 
 mod ahead;
 mod count;
 mod event;
+mod packet;
 mod pair;
 mod replay;
 mod skim;
@@ -23,6 +23,7 @@ mod skim;
 pub use ahead::{Ahead, AheadBuf, Copied, CopyRequest, CopySpec, AHEAD_ROOM, COPY_WINDOW, MAX_COPIES};
 pub use event::{EventRef, EventScope};
 pub use pair::PairCount;
+use packet::has_ts_range;
 use skim::SkimEnd;
 
 /// Events discarded by the tracer, or packets lost, between two points in time.
@@ -379,98 +380,6 @@ impl<'t> StreamCursor<'t> {
         }
     }
 
-    /// Whether the cursor reads the last packet of its range and nothing follows it: no
-    /// further packet, no stream error left to report at the end. (A reader that has
-    /// gone past the time it wants there may then stop: a stream's clock only grows.)
-    #[inline]
-    pub fn in_last_packet(&self) -> bool {
-        self.in_packet && self.next_packet >= self.last_packet && !self.report_stream_error
-    }
-
-    /// For a reader whose last item lies after `ns` (ns from origin): whether, by the
-    /// packet index, nothing the cursor has yet to yield can have a time key at or
-    /// below `ns`. That is so when the packet last opened ends after `ns` and every
-    /// packet left in the range begins and ends after it: a stream's clock only grows,
-    /// so the open packet's later events lie past the last item, and a packet's notices
-    /// are keyed by its predecessor's end. False before any packet is opened, when a
-    /// packet lacks index times or its trace a clock, and when the cursor has the
-    /// stream's indexing error to report at its end (that error stays reported whatever
-    /// part of the stream is read). The reader may then stop without reading the rest: a
-    /// range's end costs what the events before it cost.
-    pub fn rest_after(&self, ns: i64) -> bool {
-        if self.report_stream_error && self.stream.error.is_some() {
-            return false;
-        }
-        let after = |p: &PacketRef, ts: Option<u64>| self.set.packet_ns(p, ts).is_some_and(|t| t > ns);
-        let Some(open) = self.packet.as_ref() else { return false };
-        let rest = self.stream.packets.get(self.next_packet..self.last_packet).unwrap_or_default();
-        after(open, open.info.ts_end) && rest.iter().all(|p| after(p, p.info.ts_begin) && after(p, p.info.ts_end))
-    }
-
-    /// Of packets `range` of stream `index` of `set`, the first that a reader wanting
-    /// only items at or after `ns` (ns from origin) must read: the packets before it
-    /// hold nothing it wants. That is so of the packets before packet `j` when `j`'s
-    /// first event lies before `ns` (a stream's clock only grows: every earlier event
-    /// does too) and, by the index, the packets before `j` and the one before them end
-    /// before `ns` (a packet's notices are keyed by its predecessor's end, or for the
-    /// first packet by its own times). Found by a binary search
-    /// that reads the first event of a few packets (each by a cursor of its own);
-    /// `range.start` when a packet read fails or lacks what the rule needs.
-    pub fn first_needed(set: &'t TraceSet, index: usize, range: std::ops::Range<usize>, ns: i64) -> usize {
-        let stream = &set.streams[index];
-        let first_event_before = |j: usize| -> bool {
-            let mut c = StreamCursor::with_packets(set, index, j..j + 1);
-            loop {
-                match c.next() {
-                    Ok(Some(Item::Event(e))) => return e.ts().is_some_and(|t| t < ns),
-                    Ok(Some(_)) => {}
-                    _ => return false,
-                }
-            }
-        };
-        let ends_before = |j: usize| stream.packets.get(j).is_some_and(|p| set.packet_ns(p, p.info.ts_end).is_some_and(|t| t < ns));
-        // The last packet whose first event lies before `ns` (the predicate holds on a
-        // prefix of the range, the stream's clock growing).
-        let (mut lo, mut hi) = (range.start, range.end.min(stream.packets.len()));
-        if hi.saturating_sub(lo) < 2 {
-            return range.start;
-        }
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if first_event_before(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        // The notices of the packets passed over must be out of reach too: start no
-        // later than the first of them (or the packet before them) that ends at or
-        // after `ns`.
-        match (range.start.saturating_sub(1)..lo).find(|&k| !ends_before(k)) {
-            Some(k) => k.max(range.start),
-            None => lo,
-        }
-    }
-
-    /// Passes over the open packet's next events while the skimming loop of
-    /// [`StreamCursor::next_wanted`] can (headers read by word loads, a fixed size or a
-    /// [`StringSkim`](crate::plan::StringSkim) layout: [`StreamPlan::skim_by_id`]) and their clock values
-    /// lie below `lo` (`u64::MAX`: up to the packet's end), by their headers and sizes
-    /// only, whatever their class: for a reader that has no use for the part of a packet
-    /// outside the time it wants (a chunk starting inside the packet, or one past its
-    /// end). Returns the last passed event's clock value, `None` when none was passed.
-    /// The event it stops before is read as usual next (with any error it holds).
-    #[inline(never)]
-    pub fn pass_before(&mut self, lo: u64) -> Option<u64> {
-        self.leave_replay();
-        if !self.in_packet || !self.pending.is_empty() || self.done {
-            return None;
-        }
-        let (from, sp) = (self.cur.pos, self.sp);
-        self.skim_fixed::<true>(&sp.skim_by_id, lo, |_, _| {});
-        (self.cur.pos != from).then_some(self.dec.clock)
-    }
-
     /// Index (in the set) of the trace of the packet being read, or of the first packet.
     #[inline]
     pub fn trace_index(&self) -> usize {
@@ -538,116 +447,6 @@ impl<'t> StreamCursor<'t> {
         let p = self.packet.expect("an event is decoded inside a packet");
         let (_, file) = self.set.packet_file(&p);
         Error::Stream { path: file.path.clone(), offset: p.info.offset + e.bit_pos / 8, kind: e.kind }
-    }
-
-    /// Has the bytes of packet `p` and of those after it in the cursor's range, up to
-    /// [`POPULATE_AHEAD`] bytes on, mapped in at once unless they already are
-    /// ([`crate::trace::FileBytes::populate`]): a cursor reading a file's packets in
-    /// turn then pays one call per few megabytes instead of a page fault every few pages
-    /// (4–8 % of the time of a reader that wants few events, on one VM; see
-    /// BENCHMARKS.md, session 23), and populates nothing outside its range (a parallel
-    /// chunk's).
-    fn populate_ahead(&mut self, p: &PacketRef) {
-        let end_of = |q: &PacketRef| q.info.offset.saturating_add(q.info.total_bits / 8);
-        let in_file = |q: &PacketRef| (q.trace, q.file) == (p.trace, p.file);
-        let (t, f, upto_before) = self.populated;
-        let same_file = (t, f) == (p.trace, p.file);
-        let end = end_of(p);
-        if same_file && end <= upto_before {
-            return;
-        }
-        // The end of the range's last packet, when it lies in this file.
-        let range_end = self.stream.packets[..self.last_packet].last().filter(|q| in_file(q)).map_or(u64::MAX, end_of);
-        let upto = end.max(p.info.offset.saturating_add(POPULATE_AHEAD)).min(range_end.max(end));
-        // (What this file has populated already is not asked for again.)
-        let from = if same_file { p.info.offset.max(upto_before) } else { p.info.offset };
-        let (_, file) = self.set.packet_file(p);
-        file.bytes.populate(from as usize..upto as usize);
-        self.populated = (p.trace, p.file, upto);
-    }
-
-    fn open_packet(&mut self, p: PacketRef) -> Result<()> {
-        let (trace, file) = self.set.packet_file(&p);
-        if p.trace != self.trace {
-            // Another chunk of a session rotation: same stream, another metadata.
-            let clock = self.dec.clock;
-            self.trace = p.trace;
-            self.plan = &trace.plan;
-            self.sp = self.plan.stream(self.stream.class_id).unwrap_or(&self.plan.streams[0]);
-            self.conv = self.sp.clock.map(|c| trace.clocks[c]);
-            self.dec = Decoder::new(self.plan);
-            self.dec.clock = clock;
-            self.has_ts_range = has_ts_range(self.plan, self.sp);
-        }
-        self.populate_ahead(&p);
-        let data: &'t [u8] = &file.bytes;
-        // A packet running past the end of its file is read up to there; the stream's
-        // indexing error is reported after its last event.
-        let (info, _) = read_packet_header(self.plan, &mut self.dec, data, p.info.offset)
-            .map_err(|e| Error::Stream { path: file.path.clone(), offset: p.info.offset + e.bit_pos / 8, kind: e.kind })?;
-        let header_end = {
-            // Decode again into a cursor we keep, so events continue after the context.
-            // The buffer runs on to the file's end (reads stop at the content's end,
-            // within the packet): a word load of the packet's last bytes then never runs
-            // past the buffer, so the skimming loop reads its last event too.
-            let buf = &data[info.offset as usize..];
-            let mut cur = Cursor::new(buf, info.content_bits.min(info.total_bits));
-            self.dec.epoch = self.dec.epoch.wrapping_add(1);
-            self.dec.clear_roles();
-            let r: std::result::Result<(), DecodeError> = (|| {
-                if let Some(h) = self.plan.packet_header {
-                    self.dec.decode(self.plan, h, &mut cur, &mut SlotsOnly)?;
-                }
-                if let Some(c) = self.sp.packet_context {
-                    self.dec.decode(self.plan, c, &mut cur, &mut SlotsOnly)?;
-                }
-                Ok(())
-            })();
-            r.map_err(|e| Error::Stream { path: file.path.clone(), offset: info.offset + e.bit_pos / 8, kind: e.kind })?;
-            self.cur = cur;
-            cur.pos
-        };
-        let _ = header_end;
-        self.packet_epoch = self.dec.epoch;
-        let p = PacketRef { info, ..p };
-        self.queue_notices(&p);
-        self.prev = Some(p);
-        self.packet = Some(p);
-        self.in_packet = true;
-        Ok(())
-    }
-
-    /// Discarded-event and lost-packet notices implied by packet `p` (Babeltrace 2's rules).
-    fn queue_notices(&mut self, p: &PacketRef) {
-        let ns = |c: Option<u64>| -> Option<i64> {
-            if !self.has_ts_range {
-                return None;
-            }
-            Some(self.conv?.to_ns(c?))
-        };
-        let mut out = Vec::new();
-        if let (Some(prev), Some(cur)) = (self.prev.and_then(|q| q.info.seq), p.info.seq) {
-            if cur > prev.wrapping_add(1) && cur > prev {
-                out.push((true, Notice {
-                    count: cur - prev - 1,
-                    begin_ns: ns(self.prev.and_then(|q| q.info.ts_end)),
-                    end_ns: ns(p.info.ts_begin),
-                }));
-            }
-        }
-        if let Some(cur) = p.info.discarded {
-            let (count, begin) = match self.prev_discarded {
-                None => (cur, p.info.ts_begin),
-                Some(prev) => (cur.wrapping_sub(prev), self.prev.and_then(|q| q.info.ts_end)),
-            };
-            if count != 0 {
-                out.push((false, Notice { count, begin_ns: ns(begin), end_ns: ns(p.info.ts_end) }));
-            }
-            self.prev_discarded = Some(cur);
-        }
-        // `pending` is popped from the back: lost packets first, like Babeltrace.
-        out.reverse();
-        self.pending = out;
     }
 
     /// Decodes the next event's header and passes over its scopes without recording
@@ -752,24 +551,9 @@ impl<'t> StreamCursor<'t> {
     }
 }
 
-/// Bytes of a stream file a cursor has mapped in ahead of the packet it opens
-/// ([`StreamCursor::populate_ahead`]).
-const POPULATE_AHEAD: u64 = 4 << 20;
-
 enum Step {
     Notice((bool, Notice)),
     Event,
-}
-
-/// Whether the packet context has clock-mapped beginning and end timestamps (then
-/// notices carry times, as Babeltrace's do).
-fn has_ts_range(plan: &Plan, sp: &StreamPlan) -> bool {
-    let Some(c) = sp.packet_context else { return false };
-    let Node::Struct { first, count, .. } = *plan.node(c) else { return false };
-    let has = |want: Role| {
-        plan.struct_members(first, count).iter().any(|m| matches!(*plan.node(m.node), Node::Int { clock: true, role: Some(r), .. } if r == want))
-    };
-    has(Role::PacketBeginTimestamp) && has(Role::PacketEndTimestamp)
 }
 
 fn clone_error(e: &Error) -> Error {
