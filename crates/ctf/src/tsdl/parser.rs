@@ -254,17 +254,7 @@ impl<'a> Parser<'a> {
             let ty = self.type_spec()?;
             let dims = self.dims()?;
             self.expect(":=")?;
-            let mut words = Vec::new();
-            while let Some(Tok::Ident(w)) = self.peek() {
-                words.push(*w);
-                self.bump();
-            }
-            while self.is("*") {
-                self.bump();
-            }
-            if words.is_empty() {
-                return self.err("a type alias name");
-            }
+            let words = self.name_words("a type alias name")?;
             let mut dims = dims;
             dims.extend(self.dims()?);
             self.expect(";")?;
@@ -285,14 +275,10 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// A type specifier followed by zero or more declarators.
-    fn type_and_declarators(&mut self) -> PResult<(TypeSpec, Vec<Declarator>)> {
-        if self.starts_type_keyword() {
-            let ty = self.type_spec()?;
-            let decls = self.declarators()?;
-            return Ok((ty, decls));
-        }
-        // Named type: identifier words; the last word before `;` `,` `[` is the declarator.
+    /// Identifier words up to the next other token, then any `*` (pointers: passed
+    /// over): the words of a type's or an alias's name. Without any, an error that
+    /// expected `what`.
+    fn name_words(&mut self, what: &str) -> PResult<Vec<&'a str>> {
         let mut words = Vec::new();
         while let Some(Tok::Ident(w)) = self.peek() {
             words.push(*w);
@@ -302,8 +288,20 @@ impl<'a> Parser<'a> {
             self.bump();
         }
         if words.is_empty() {
-            return self.err("a type");
+            return self.err(what);
         }
+        Ok(words)
+    }
+
+    /// A type specifier followed by zero or more declarators.
+    fn type_and_declarators(&mut self) -> PResult<(TypeSpec, Vec<Declarator>)> {
+        if self.starts_type_keyword() {
+            let ty = self.type_spec()?;
+            let decls = self.declarators()?;
+            return Ok((ty, decls));
+        }
+        // Named type: identifier words; the last word before `;` `,` `[` is the declarator.
+        let mut words = self.name_words("a type")?;
         if words.len() == 1 {
             if self.is(";") {
                 return Ok((TypeSpec::Named(words.remove(0).to_string()), Vec::new()));
