@@ -15,19 +15,8 @@ use std::process::{Command, Stdio};
 #[path = "../../serve/tests/support/browser.rs"]
 mod browser_support;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tracecube"))
-}
-
-/// Kills the server even when an assertion fails.
-struct Server(std::process::Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+mod support;
+use support::{bin, Server};
 
 #[test]
 fn page_charts_brushes_and_drills_down_in_chromium() {

@@ -3,9 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tracecube"))
-}
+mod support;
+use support::bin;
 
 /// `../shared` beside the repository, when present (CI and developer machines).
 fn shared() -> Option<PathBuf> {

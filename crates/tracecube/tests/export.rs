@@ -11,9 +11,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tracecube"))
-}
+mod support;
+use support::bin;
 
 fn run(cmd: &mut Command) -> Vec<u8> {
     let out = cmd.output().unwrap();
