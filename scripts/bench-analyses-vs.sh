@@ -4,7 +4,9 @@
 #   OLD=/path/to/old/tracecube NEW=target/release/tracecube [PEERS=1] scripts/bench-analyses-vs.sh
 # Needs /tmp/synbig (synth --cpus 4 --events 10000000 --seed 9), /tmp/syn2m (--events 2000000)
 # /tmp/bg2m (--events 2000000 --background 70: 70 % irq/timer/kmem/wake-up events, as real
-# kernel traces have) and /tmp/mt/kernel -> ../shared/traces/many-threads.
+# kernel traces have) and /tmp/mt/kernel -> ../shared/traces/many-threads. TWO_CPU=1 also
+# times cpu and io (and with PEERS=1 the peers) on /tmp/syn2c and /tmp/bg2c, the same
+# generator on 2 CPUs (synth --cpus 2 --events 2000000 --seed 9 [--background 70]).
 set -u
 OLD=${OLD:?set OLD}; NEW=${NEW:-target/release/tracecube}
 # Each hyperfine run also prints its medians (min and max in brackets), from its JSON.
@@ -18,7 +20,10 @@ for r in json.load(open(sys.argv[1]))["results"]:
 # that every run below finds the page cache as tracecube's own first read leaves it (in
 # 2 MiB folios where the kernel can: BENCHMARKS.md, session 33).
 if [ "${FRESH:-0}" = 1 ]; then
-  for t in /tmp/synbig /tmp/syn2m /tmp/bg2m; do
+  two=""; [ "${TWO_CPU:-0}" = 1 ] && two="/tmp/syn2c /tmp/bg2c"
+  # (Word splitting of $two is wanted.)
+  # shellcheck disable=SC2086
+  for t in /tmp/synbig /tmp/syn2m /tmp/bg2m $two; do
     find "$t/" -type f -exec dd if={} iflag=nocache count=0 status=none \;
     "$NEW" analyze "$t" -a count -j 1 >/dev/null
   done
@@ -42,5 +47,15 @@ hyperfine -N -w 2 -r 20 --export-json $J/3.json "$OLD analyze /tmp/syn2m -a cpu 
   "$OLD analyze /tmp/bg2m -a cpu -j 1" "$NEW analyze /tmp/bg2m -a cpu -j 1" "$OLD analyze /tmp/bg2m -a io -j 1" "$NEW analyze /tmp/bg2m -a io -j 1" \
   "$OLD analyze /tmp/mt/kernel -a cpu -j 1" "$NEW analyze /tmp/mt/kernel -a cpu -j 1" "$OLD analyze /tmp/mt/kernel -a io -j 1" "$NEW analyze /tmp/mt/kernel -a io -j 1" 2>&1 | grep -E "Bench|Time"
 medians $J/3.json
+if [ "${TWO_CPU:-0}" = 1 ]; then
+  if [ "${PEERS:-0}" = 1 ]; then
+    for t in syn2c bg2c; do
+      /usr/bin/time -f "lttng-cputop-mi $t: %e s, %M KB" lttng-cputop-mi /tmp/$t/kernel >/dev/null
+      /usr/bin/time -f "lttng-iousagetop-mi $t: %e s, %M KB" lttng-iousagetop-mi /tmp/$t/kernel >/dev/null
+    done
+  fi
+  hyperfine -N -w 3 -r 20 --export-json $J/4.json "$NEW analyze /tmp/syn2c -a cpu -j 1" "$NEW analyze /tmp/syn2c -a io -j 1" "$NEW analyze /tmp/bg2c -a cpu -j 1" "$NEW analyze /tmp/bg2c -a io -j 1" 2>&1 | grep -E "Bench|Time"
+  medians $J/4.json
+fi
 uptime
 rm -r "$J"
