@@ -4,6 +4,13 @@
 //! A [`StreamCursor`] may be limited to a range of packets (a chunk, for parallel
 //! analysis); state that depends on earlier packets (the clock's high bits, the
 //! previous discarded-event counter) then starts from the chunk's first packet.
+//!
+//! The cursor's general path is here. Its parts: `packet` (opening a packet, where a
+//! cursor stands for a time range), `event` ([`EventRef`], the event it is on), `skim`
+//! (passing over fixed-size events by their sizes), `count` (counting events per class),
+//! `pair` (two packets counted in one loop), `ahead` (a run of events read ahead, their
+//! fields copied in place) and `replay` (wanted events found in two packets side by side,
+//! then delivered in order).
 
 use crate::clock::ClockConv;
 use crate::decode::{role_index, Cursor, Decoder, SlotsOnly};

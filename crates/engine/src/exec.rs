@@ -1,4 +1,10 @@
 //! Workers and the ordered, pipelined merge (B3).
+//!
+//! This module runs slices on workers and merges their states in time order, lending
+//! the running state to the worker of the next slice to merge. Reading one slice is in
+//! `slice` (delivery to the analysis, the time-merge of its streams) and `per_stream`
+//! (a stream read in turn, whole packets counted); `head` is one stream of a slice being
+//! read (what the analysis passes over, reading ahead, the spans of events passed over).
 
 mod head;
 mod per_stream;
