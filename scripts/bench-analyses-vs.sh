@@ -9,6 +9,8 @@
 # generator on 2 CPUs (synth --cpus 2 --events 2000000 --seed 9 [--background 70]).
 set -u
 OLD=${OLD:?set OLD}; NEW=${NEW:-target/release/tracecube}
+# The 2-CPU traces, with TWO_CPU=1.
+two=""; [ "${TWO_CPU:-0}" = 1 ] && two="syn2c bg2c"
 # Each hyperfine run also prints its medians (min and max in brackets), from its JSON.
 J=$(mktemp -d)
 medians() {
@@ -20,10 +22,10 @@ for r in json.load(open(sys.argv[1]))["results"]:
 # that every run below finds the page cache as tracecube's own first read leaves it (in
 # 2 MiB folios where the kernel can: BENCHMARKS.md, session 33).
 if [ "${FRESH:-0}" = 1 ]; then
-  two=""; [ "${TWO_CPU:-0}" = 1 ] && two="/tmp/syn2c /tmp/bg2c"
   # (Word splitting of $two is wanted.)
   # shellcheck disable=SC2086
-  for t in /tmp/synbig /tmp/syn2m /tmp/bg2m $two; do
+  for t in synbig syn2m bg2m $two; do
+    t=/tmp/$t
     find "$t/" -type f -exec dd if={} iflag=nocache count=0 status=none \;
     "$NEW" analyze "$t" -a count -j 1 >/dev/null
   done
@@ -47,9 +49,9 @@ hyperfine -N -w 2 -r 20 --export-json $J/3.json "$OLD analyze /tmp/syn2m -a cpu 
   "$OLD analyze /tmp/bg2m -a cpu -j 1" "$NEW analyze /tmp/bg2m -a cpu -j 1" "$OLD analyze /tmp/bg2m -a io -j 1" "$NEW analyze /tmp/bg2m -a io -j 1" \
   "$OLD analyze /tmp/mt/kernel -a cpu -j 1" "$NEW analyze /tmp/mt/kernel -a cpu -j 1" "$OLD analyze /tmp/mt/kernel -a io -j 1" "$NEW analyze /tmp/mt/kernel -a io -j 1" 2>&1 | grep -E "Bench|Time"
 medians $J/3.json
-if [ "${TWO_CPU:-0}" = 1 ]; then
+if [ -n "$two" ]; then
   if [ "${PEERS:-0}" = 1 ]; then
-    for t in syn2c bg2c; do
+    for t in $two; do
       /usr/bin/time -f "lttng-cputop-mi $t: %e s, %M KB" lttng-cputop-mi /tmp/$t/kernel >/dev/null
       /usr/bin/time -f "lttng-iousagetop-mi $t: %e s, %M KB" lttng-iousagetop-mi /tmp/$t/kernel >/dev/null
     done

@@ -26,7 +26,7 @@ pub(super) fn call_of(ev: &EventRef<'_, '_>, sc: Sc, [a0, a1, a2]: [&Option<ctf:
 
 /// The syscall (`None`: unknown or generic) and return value of an exit event.
 #[inline(always)]
-pub(super) fn exit_of(ev: &EventRef<'_, '_>, kind: &Kind) -> Option<(Option<Sc>, i64)> {
+fn exit_of(ev: &EventRef<'_, '_>, kind: &Kind) -> Option<(Option<Sc>, i64)> {
     match *kind {
         Kind::Exit { sc, ref ret } => Some((sc, int_or(ev, ret))),
         Kind::RawExit { id, ref ret } => Some((ev.uint(id).and_then(Sc::from_x86_64), int_or(ev, ret))),

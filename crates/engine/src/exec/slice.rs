@@ -210,7 +210,7 @@ impl Lead {
 
     /// Whether the earliest head's next item, of time key `k`, still comes first.
     #[inline(always)]
-    pub(super) fn admits(self, k: i64) -> bool {
+    fn admits(self, k: i64) -> bool {
         k <= self.last
     }
 }
