@@ -22,11 +22,11 @@ pub fn decode_all(class: TraceClass, format: MetadataFormat, plan: Plan, data: &
         return; // StreamCursor needs a stream class.
     }
     let mut c = ctf::stream::StreamCursor::new(&set, 0);
-    let (mut json, mut text, mut state, mut prev) = (Vec::new(), String::new(), Default::default(), None);
+    let (mut json, mut text, mut prev) = (Vec::new(), String::new(), None);
     while let Ok(Some(mut item)) = c.next() {
         json.clear();
         text.clear();
-        let _ = ctf::dump::write_json(&mut json, &mut item, &mut state);
+        let _ = ctf::dump::write_json(&mut json, &mut item);
         let _ = ctf::dump::write_text(&mut text, &mut item, &mut prev, Some("host"));
     }
 }

@@ -79,10 +79,9 @@ fn write(dir: &std::path::Path, s: &TraceSchema, format: MetadataFormat) {
 fn dump(dir: &std::path::Path) -> (String, ctf::ir::MetadataFormat) {
     let set = ctf::trace::TraceSet::open(dir).unwrap();
     let mut out = Vec::new();
-    let mut state = ctf::dump::DumpState::default();
     let mut merger = ctf::merge::Merger::new(&set);
     while let Some(mut m) = merger.next().unwrap() {
-        ctf::dump::write_json(&mut out, &mut m.item, &mut state).unwrap();
+        ctf::dump::write_json(&mut out, &mut m.item).unwrap();
     }
     (String::from_utf8(out).unwrap(), set.traces[0].format)
 }

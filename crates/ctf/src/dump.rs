@@ -11,15 +11,12 @@
 //! strings, structures as objects, arrays and sequences as lists, variants as the value
 //! of their selected option.
 //!
-//! Babeltrace 2.0.4 compatibility: when a string field is empty, Babeltrace 2.0.4 shows
-//! the previous value of that field of the same event class (its recycled event
-//! objects keep the old string buffer). The canonical dump reproduces this, through a
-//! [`DumpState`], so that it stays comparable with Babeltrace's; the text view shows the
-//! bytes as they are.
+//! Strings are written as the trace's bytes hold them, an empty string as `""`
+//! (Babeltrace 2.0.4 may show an empty string field as an older value of a recycled
+//! event object; the oracle reads every string by its true length, and so do we).
 
 use crate::decode::Visitor;
 use crate::error::DecodeError;
-use std::collections::HashMap;
 
 use crate::plan::{Node, NodeId, Plan};
 use crate::stream::{EventRef, EventScope, Item, Notice};
@@ -64,13 +61,6 @@ pub fn enum_labels(plan: &Plan, enum_idx: u32, value: i128) -> Vec<&str> {
     l
 }
 
-/// State kept across the events of a canonical dump.
-#[derive(Default)]
-pub struct DumpState {
-    /// Last non-empty value of each string field, by (plan address, node).
-    last_strings: HashMap<(usize, NodeId), Vec<u8>>,
-}
-
 /// UTF-16 or UTF-32 code units (without terminator) as a UTF-8 string.
 pub fn decode_wide(bytes: &[u8], unit: u32, be: bool) -> String {
     if unit == 2 {
@@ -90,9 +80,7 @@ pub fn decode_wide(bytes: &[u8], unit: u32, be: bool) -> String {
 /// Builds the JSON value of a scope.
 struct JsonVisitor<'o> {
     out: &'o mut Vec<u8>,
-    state: &'o mut DumpState,
     plan: &'o Plan,
-    plan_key: usize,
     /// Open containers: (is_array, elements written).
     stack: Vec<(bool, u32)>,
 }
@@ -159,16 +147,7 @@ impl Visitor for JsonVisitor<'_> {
             }
             _ => bytes,
         };
-        let key = (self.plan_key, node);
-        if bytes.is_empty() {
-            let last = self.state.last_strings.get(&key).map(|v| v.as_slice()).unwrap_or_default();
-            json_str(self.out, last);
-        } else {
-            json_str(self.out, bytes);
-            let slot = self.state.last_strings.entry(key).or_default();
-            slot.clear();
-            slot.extend_from_slice(bytes);
-        }
+        json_str(self.out, bytes);
     }
     fn begin_struct(&mut self) {
         self.before_value();
@@ -211,7 +190,7 @@ fn opt_i64(out: &mut Vec<u8>, v: Option<i64>) {
 }
 
 /// Appends the canonical JSON line (with `\n`) of an item to `out`.
-pub fn write_json(out: &mut Vec<u8>, item: &mut Item<'_, '_>, state: &mut DumpState) -> Result<(), DecodeError> {
+pub fn write_json(out: &mut Vec<u8>, item: &mut Item<'_, '_>) -> Result<(), DecodeError> {
     use std::io::Write;
     match item {
         Item::Discarded(n) => {
@@ -224,13 +203,13 @@ pub fn write_json(out: &mut Vec<u8>, item: &mut Item<'_, '_>, state: &mut DumpSt
             opt_i64(out, n.end_ns);
             out.extend_from_slice(b"}\n");
         }
-        Item::Event(e) => write_event_json(out, e, state)?,
+        Item::Event(e) => write_event_json(out, e)?,
     }
     Ok(())
 }
 
 /// Appends the canonical JSON line of an event.
-pub fn write_event_json(out: &mut Vec<u8>, e: &mut EventRef<'_, '_>, state: &mut DumpState) -> Result<(), DecodeError> {
+pub fn write_event_json(out: &mut Vec<u8>, e: &mut EventRef<'_, '_>) -> Result<(), DecodeError> {
     use std::io::Write;
     out.extend_from_slice(b"{\"ts\":");
     match e.ts_wide() {
@@ -240,7 +219,6 @@ pub fn write_event_json(out: &mut Vec<u8>, e: &mut EventRef<'_, '_>, state: &mut
         }
         _ => opt_i64(out, e.ts()),
     }
-    let plan_key = e.plan() as *const Plan as usize;
     out.extend_from_slice(b",\"name\":");
     json_str(out, e.name().as_bytes());
     for (key, scope) in [("sec", EventScope::CommonContext), ("ec", EventScope::SpecificContext), ("p", EventScope::Payload)] {
@@ -250,7 +228,7 @@ pub fn write_event_json(out: &mut Vec<u8>, e: &mut EventRef<'_, '_>, state: &mut
         out.extend_from_slice(b"\":");
         let body = out.len();
         let plan = e.plan();
-        let had = e.visit(scope, &mut JsonVisitor { out, state, plan, plan_key, stack: Vec::new() })?;
+        let had = e.visit(scope, &mut JsonVisitor { out, plan, stack: Vec::new() })?;
         if !had || &out[body..] == b"{}" {
             out.truncate(mark);
         }

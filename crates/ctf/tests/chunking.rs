@@ -55,11 +55,10 @@ proptest! {
         std::fs::remove_dir_all(dir.path().join("kernel/index")).unwrap();
         if let Ok(set) = TraceSet::open(dir.path()) {
             let mut m = ctf::merge::Merger::new(&set);
-            let mut state = ctf::dump::DumpState::default();
             let mut n = 0;
             while let Ok(Some(mut item)) = m.next() {
                 let mut json = Vec::new();
-                let _ = ctf::dump::write_json(&mut json, &mut item.item, &mut state);
+                let _ = ctf::dump::write_json(&mut json, &mut item.item);
                 n += 1;
                 prop_assert!(n < 10_000_000);
             }

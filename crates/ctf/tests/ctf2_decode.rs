@@ -4,10 +4,9 @@
 fn dump(dir: &std::path::Path) -> Vec<serde_json::Value> {
     let set = ctf::trace::TraceSet::open(dir).unwrap();
     let mut m = ctf::merge::Merger::new(&set);
-    let mut state = ctf::dump::DumpState::default();
     let mut out = Vec::new();
     while let Some(mut x) = m.next().unwrap() {
-        ctf::dump::write_json(&mut out, &mut x.item, &mut state).unwrap();
+        ctf::dump::write_json(&mut out, &mut x.item).unwrap();
     }
     out.split(|b| *b == b'\n').filter(|l| !l.is_empty()).map(|l| serde_json::from_slice(l).unwrap()).collect()
 }

@@ -10,10 +10,9 @@ fn replay(metadata: &[u8], stream: &[u8]) {
     std::fs::write(dir.path().join("stream"), stream).unwrap();
     let Ok(set) = ctf::trace::TraceSet::open(dir.path()) else { return };
     let mut m = ctf::merge::Merger::new(&set);
-    let mut state = ctf::dump::DumpState::default();
     let mut out = Vec::new();
     while let Ok(Some(mut x)) = m.next() {
-        let _ = ctf::dump::write_json(&mut out, &mut x.item, &mut state);
+        let _ = ctf::dump::write_json(&mut out, &mut x.item);
     }
 }
 

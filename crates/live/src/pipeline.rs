@@ -180,7 +180,6 @@ pub struct Processor {
     feed_streams: usize,
     relayout: bool,
     dump: Option<Box<dyn Write + Send>>,
-    dump_state: ctf::dump::DumpState,
     pace: Option<(i64, SystemTime, f64)>,
     last_fed: i64,
     opts: PipelineOptions,
@@ -208,7 +207,6 @@ impl Processor {
             feed_streams: 0,
             relayout: false,
             dump,
-            dump_state: Default::default(),
             pace: None,
             last_fed: i64::MIN,
             opts,
@@ -525,7 +523,7 @@ impl Processor {
                 Item::Event(_) => {}
             }
             if let Some(d) = &mut self.dump {
-                ctf::dump::write_json(&mut buf, &mut m.item, &mut self.dump_state)
+                ctf::dump::write_json(&mut buf, &mut m.item)
                     .map_err(|e| LiveError::Decode { source_name: self.name.clone(), msg: format!("bit {}: {}", e.bit_pos, e.kind) })?;
                 if buf.len() > 1 << 16 {
                     d.write_all(&buf).map_err(|source| LiveError::Output { what: "dump".into(), source })?;

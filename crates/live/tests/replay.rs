@@ -27,9 +27,8 @@ impl Write for Shared {
 fn offline_dump(set: &TraceSet) -> Vec<u8> {
     let mut m = Merger::new(set);
     let mut out = Vec::new();
-    let mut st = ctf::dump::DumpState::default();
     while let Some(mut x) = m.next().unwrap() {
-        ctf::dump::write_json(&mut out, &mut x.item, &mut st).unwrap();
+        ctf::dump::write_json(&mut out, &mut x.item).unwrap();
     }
     out
 }

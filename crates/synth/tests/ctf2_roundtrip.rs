@@ -12,10 +12,9 @@ use synth::{MetadataKind, SynthConfig};
 
 fn canonical_dump(set: &TraceSet) -> Vec<u8> {
     let mut out = Vec::new();
-    let mut state = ctf::dump::DumpState::default();
     let mut merger = ctf::merge::Merger::new(set);
     while let Some(mut m) = merger.next().unwrap() {
-        ctf::dump::write_json(&mut out, &mut m.item, &mut state).unwrap();
+        ctf::dump::write_json(&mut out, &mut m.item).unwrap();
     }
     out
 }

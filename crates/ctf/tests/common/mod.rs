@@ -8,10 +8,9 @@ use ctf::trace::TraceSet;
 pub fn items(set: &TraceSet, stream: usize, range: std::ops::Range<usize>) -> Vec<(u8, Option<i64>, String)> {
     let mut out = Vec::new();
     let mut c = StreamCursor::with_packets(set, stream, range);
-    let mut state = ctf::dump::DumpState::default();
     while let Some(mut item) = c.next().expect("valid trace") {
         let mut json = Vec::new();
-        ctf::dump::write_json(&mut json, &mut item, &mut state).expect("decodes");
+        ctf::dump::write_json(&mut json, &mut item).expect("decodes");
         let (kind, ts) = match &item {
             Item::Event(e) => (0, e.ts()),
             Item::Discarded(n) => (1, n.end_ns),

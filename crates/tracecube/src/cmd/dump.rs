@@ -54,7 +54,6 @@ pub fn run(mut a: DumpArgs) -> Result<()> {
     let mut buf = Vec::with_capacity(1 << 16);
     let mut text = String::new();
     let mut prev = None;
-    let mut state = ctf::dump::DumpState::default();
     let hosts: Vec<Option<String>> = set
         .traces
         .iter()
@@ -73,7 +72,7 @@ pub fn run(mut a: DumpArgs) -> Result<()> {
                 buf.extend_from_slice(text.as_bytes());
                 r
             } else {
-                write_json(&mut buf, &mut m.item, &mut state)
+                write_json(&mut buf, &mut m.item)
             };
             if let Err(e) = r {
                 let (t, f) = {
