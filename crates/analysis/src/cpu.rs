@@ -187,7 +187,9 @@ impl Analysis for Cpu {
 
     fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
         // What `on_event` and `Info::on_event` use.
-        self.layout.mask(trace, stream_class, |k| matches!(k, Kind::Switch { .. } | Kind::Migrate { .. } | Kind::Fork { .. } | Kind::Exec { .. } | Kind::ProcState { .. }))
+        self.layout.mask(trace, stream_class, |k| {
+            matches!(k, Kind::Switch { .. } | Kind::Migrate { .. } | Kind::Fork { .. } | Kind::Exec { .. } | Kind::ProcState { .. })
+        })
     }
 
     fn copies(&self, trace: usize, stream_class: u64) -> Option<Vec<Option<CopyRequest>>> {

@@ -148,7 +148,11 @@ impl FdTables {
     /// then): for read/write-family and dup-family calls; `None` otherwise.
     #[inline]
     pub fn file_at_entry(&self, pid: i32, sc: Sc, a0: i64) -> Option<u32> {
-        if takes_fd(sc) { self.file(pid, a0) } else { None }
+        if takes_fd(sc) {
+            self.file(pid, a0)
+        } else {
+            None
+        }
     }
 
     /// Records that `fd` of `pid` names `file` (statedump).
@@ -229,9 +233,7 @@ impl FdTables {
             Sc::Dup if ret >= 0 => self.dup(pid, from, ret, false),
             Sc::Dup2 if ret >= 0 && ret != i64::from(call.a0) => self.dup(pid, from, ret, false),
             Sc::Dup3 if ret >= 0 => self.dup(pid, from, ret, cloexec(call.a2)),
-            Sc::Fcntl if ret >= 0 && (call.a1 == F_DUPFD || call.a1 == F_DUPFD_CLOEXEC) => {
-                self.dup(pid, from, ret, call.a1 == F_DUPFD_CLOEXEC)
-            }
+            Sc::Fcntl if ret >= 0 && (call.a1 == F_DUPFD || call.a1 == F_DUPFD_CLOEXEC) => self.dup(pid, from, ret, call.a1 == F_DUPFD_CLOEXEC),
             _ => {}
         }
     }

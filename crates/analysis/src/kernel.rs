@@ -92,7 +92,13 @@ pub enum Kind {
     /// `sched_switch`.
     Switch { prev_tid: FieldHandle, next_tid: FieldHandle, prev_comm: Option<FieldHandle>, next_comm: Option<FieldHandle> },
     /// `sched_process_fork`.
-    Fork { parent_tid: Option<FieldHandle>, parent_pid: Option<FieldHandle>, child_tid: FieldHandle, child_pid: Option<FieldHandle>, child_comm: Option<FieldHandle> },
+    Fork {
+        parent_tid: Option<FieldHandle>,
+        parent_pid: Option<FieldHandle>,
+        child_tid: FieldHandle,
+        child_pid: Option<FieldHandle>,
+        child_comm: Option<FieldHandle>,
+    },
     /// `sched_process_exec`.
     Exec { tid: Option<FieldHandle>, filename: Option<FieldHandle> },
     /// `sched_migrate_task`.
@@ -153,7 +159,9 @@ fn kind_of(plan: &Plan, sp: &StreamPlan, ev: &EventPlan) -> Kind {
             _ => Kind::Other,
         },
         "sched_process_fork" => match h("child_tid") {
-            Some(child_tid) => Kind::Fork { parent_tid: h("parent_tid"), parent_pid: h("parent_pid"), child_tid, child_pid: h("child_pid"), child_comm: h("child_comm") },
+            Some(child_tid) => {
+                Kind::Fork { parent_tid: h("parent_tid"), parent_pid: h("parent_pid"), child_tid, child_pid: h("child_pid"), child_comm: h("child_comm") }
+            }
             None => Kind::Other,
         },
         "sched_process_exec" => Kind::Exec { tid: h("tid"), filename: h("filename") },

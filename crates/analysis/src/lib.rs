@@ -87,7 +87,16 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { threads: 0, chunk_size: 0, partition: Partition::Hybrid, begin: None, end: None, tids: Vec::new(), limit: None, head: HeadPolicy::FromStart }
+        RunOptions {
+            threads: 0,
+            chunk_size: 0,
+            partition: Partition::Hybrid,
+            begin: None,
+            end: None,
+            tids: Vec::new(),
+            limit: None,
+            head: HeadPolicy::FromStart,
+        }
     }
 }
 

@@ -402,4 +402,3 @@ pub(crate) fn switch_request(kind: &Kind, label: u32) -> Option<CopyRequest> {
     }
     Some(CopyRequest { label, fields: vec![Some(prev_tid), Some(next_tid), prev_comm, next_comm] })
 }
-

@@ -266,7 +266,10 @@ fn taking_over_mid_slice_equals_serial() {
     for (seed, background) in [(3, 0), (4, 60)] {
         let (_d, set, _) = synth_trace(3, 20_000, seed, background);
         let io = analysis::io::Io::new(&set, analysis::HeadPolicy::FromStart);
-        let expected = io.finish(engine::run_slices(&io, &set, &engine::partition(&set, Partition::Hybrid, u64::MAX), &engine::EngineOptions { threads: 1, ..Default::default() }).unwrap());
+        let expected = io.finish(
+            engine::run_slices(&io, &set, &engine::partition(&set, Partition::Hybrid, u64::MAX), &engine::EngineOptions { threads: 1, ..Default::default() })
+                .unwrap(),
+        );
         let slices = engine::partition(&set, Partition::Hybrid, 96 * 1024);
         assert!(slices.len() >= 4, "{} slices", slices.len());
         // The take-over at the n-th poll of each slice after the first (`None`: never).
@@ -278,7 +281,11 @@ fn taking_over_mid_slice_equals_serial() {
                 let mut polls = 0;
                 let st = engine::exec::process_slice_taking_over(&io, &set, s, (i64::MIN, i64::MAX), io.new_state(), || {
                     polls += 1;
-                    if Some(polls - 1) == at { lent.take() } else { None }
+                    if Some(polls - 1) == at {
+                        lent.take()
+                    } else {
+                        None
+                    }
                 })
                 .unwrap();
                 before = match lent {

@@ -154,7 +154,14 @@ fn names_are_the_latest_the_trace_gives() {
         assert_eq!(ours, Some(latest), "{trace} tid {tid}");
         // What lttng-cputop printed for it, so that the case stays a real difference.
         if let Some(exp) = load(&format!("{trace}.cputop-full-mi.json")) {
-            let name = exp["results"].as_array().unwrap().iter().flat_map(|r| r["data"].as_array().unwrap()).map(|row| &row[0]).find(|p| p["tid"].as_i64() == Some(tid.into())).and_then(|p| p["name"].as_str());
+            let name = exp["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|r| r["data"].as_array().unwrap())
+                .map(|row| &row[0])
+                .find(|p| p["tid"].as_i64() == Some(tid.into()))
+                .and_then(|p| p["name"].as_str());
             assert_eq!(name, Some(peers), "{trace} tid {tid} in lttng-cputop");
         }
         let names: BTreeMap<i32, &str> = cpu.threads.iter().map(|t| (t.tid, t.comm.as_str())).collect();

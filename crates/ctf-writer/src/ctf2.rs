@@ -32,8 +32,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::schema::{
-    ByteOrder, ClockClass, EnvValue, EventClass, EventHeaderKind, FieldType, IntType, PacketContextField, StreamClass,
-    StructType, TraceSchema,
+    ByteOrder, ClockClass, EnvValue, EventClass, EventHeaderKind, FieldType, IntType, PacketContextField, StreamClass, StructType, TraceSchema,
 };
 
 /// The record separator that precedes each fragment.
@@ -178,9 +177,7 @@ impl Cx {
                     PacketContextField::ContentSize => self.uint(64, 8, &["packet-content-length"]),
                     PacketContextField::PacketSize => self.uint(64, 8, &["packet-total-length"]),
                     PacketContextField::PacketSeqNum => self.uint(64, 8, &["packet-sequence-number"]),
-                    PacketContextField::EventsDiscarded => {
-                        self.uint(64, 8, &["discarded-event-record-counter-snapshot"])
-                    }
+                    PacketContextField::EventsDiscarded => self.uint(64, 8, &["discarded-event-record-counter-snapshot"]),
                     PacketContextField::Extra { ty, .. } => self.int(ty, &[]),
                 };
                 member(member_name(names.iter().copied(), f.name()), fc)
@@ -272,11 +269,7 @@ impl Cx {
             FieldType::Int(i) => self.int(i, &[]),
             FieldType::Enum { int, mappings } => {
                 let mut v = self.int(int, &[]);
-                v["type"] = json!(if int.signed {
-                    "fixed-length-signed-enumeration"
-                } else {
-                    "fixed-length-unsigned-enumeration"
-                });
+                v["type"] = json!(if int.signed { "fixed-length-signed-enumeration" } else { "fixed-length-unsigned-enumeration" });
                 let mut m = Map::new();
                 for em in mappings {
                     let ranges = m.entry(em.label.clone()).or_insert_with(|| json!([]));

@@ -82,9 +82,10 @@ impl Layout {
                     _ => return Err(unsupported("array of non-integers")),
                 },
                 FieldType::Sequence { elem, length_field } => {
-                    let len_index = names.iter().rposition(|n| n == length_field).ok_or_else(|| {
-                        WriterError::Schema(format!("{}: unknown sequence length {length_field:?}", self.name))
-                    })?;
+                    let len_index = names
+                        .iter()
+                        .rposition(|n| n == length_field)
+                        .ok_or_else(|| WriterError::Schema(format!("{}: unknown sequence length {length_field:?}", self.name)))?;
                     match elem.as_ref() {
                         FieldType::Int(i) if i.size == 8 && i.encoding == Encoding::Utf8 => {
                             self.ops.push(Op::Align(i.align));

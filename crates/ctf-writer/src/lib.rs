@@ -58,7 +58,7 @@ pub use index::{IndexEntry, IndexWriter};
 pub use layout::{Layout, Value};
 pub use metadata::{encode_metadata, write_metadata, MetadataFormat};
 pub use schema::{
-    ByteOrder, ClockClass, Encoding, EnumMapping, EnvValue, EventClass, EventHeaderKind, Field, FieldType, IntType,
-    PacketContextField, StreamClass, StructType, TraceSchema,
+    ByteOrder, ClockClass, Encoding, EnumMapping, EnvValue, EventClass, EventHeaderKind, Field, FieldType, IntType, PacketContextField, StreamClass,
+    StructType, TraceSchema,
 };
 pub use stream::{StreamOptions, StreamStats, StreamWriter, PACKET_MAGIC};

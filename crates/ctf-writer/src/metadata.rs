@@ -8,9 +8,9 @@
 
 use std::path::Path;
 
+use crate::ctf2::to_ctf2;
 use crate::error::{io_err, Result};
 use crate::schema::{ByteOrder, TraceSchema};
-use crate::ctf2::to_ctf2;
 use crate::tsdl::to_tsdl;
 
 /// Magic number of a metadata packet.

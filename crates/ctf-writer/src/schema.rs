@@ -200,10 +200,7 @@ impl StructType {
             if let FieldType::Sequence { length_field, .. } = &f.ty {
                 let ok = self.fields[..i].iter().any(|g| &g.name == length_field && matches!(g.ty, FieldType::Int(_)));
                 if !ok {
-                    return Err(WriterError::Schema(format!(
-                        "sequence {:?}: length field {length_field:?} is not an earlier integer sibling",
-                        f.name
-                    )));
+                    return Err(WriterError::Schema(format!("sequence {:?}: length field {length_field:?} is not an earlier integer sibling", f.name)));
                 }
             }
             f.ty.validate()?;

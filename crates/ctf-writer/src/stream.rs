@@ -98,9 +98,7 @@ impl StreamWriter {
     /// class `stream_id` of `schema`.
     pub fn create(dir: &Path, file_name: &str, schema: &TraceSchema, stream_id: StreamClassId, opts: StreamOptions) -> Result<Self> {
         schema.validate()?;
-        let sc = schema
-            .stream(stream_id)
-            .ok_or_else(|| WriterError::Schema(format!("unknown stream class {}", stream_id.0)))?;
+        let sc = schema.stream(stream_id).ok_or_else(|| WriterError::Schema(format!("unknown stream class {}", stream_id.0)))?;
         if !opts.packet_size.is_power_of_two() || opts.packet_size < 4096 {
             return Err(WriterError::Option(format!("packet size {} is not a power of two >= 4096", opts.packet_size)));
         }
@@ -114,9 +112,12 @@ impl StreamWriter {
                 PacketContextField::PacketSeqNum => (Some(Role::Seq), IntType::unsigned(64), 0),
                 PacketContextField::EventsDiscarded => (Some(Role::Discarded), IntType::unsigned(64), 0),
                 PacketContextField::Extra { name, ty } => {
-                    let v = opts.extra_context.iter().find(|(n, _)| n == name).map(|(_, v)| *v).ok_or_else(|| {
-                        WriterError::Option(format!("no value given for packet context field {name:?}"))
-                    })?;
+                    let v = opts
+                        .extra_context
+                        .iter()
+                        .find(|(n, _)| n == name)
+                        .map(|(_, v)| *v)
+                        .ok_or_else(|| WriterError::Option(format!("no value given for packet context field {name:?}")))?;
                     (None, ty.clone(), v)
                 }
             };

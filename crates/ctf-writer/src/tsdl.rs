@@ -2,10 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::schema::{
-    uuid_string, ByteOrder, Encoding, EnvValue, EventHeaderKind, FieldType, IntType, PacketContextField, StructType,
-    TraceSchema,
-};
+use crate::schema::{uuid_string, ByteOrder, Encoding, EnvValue, EventHeaderKind, FieldType, IntType, PacketContextField, StructType, TraceSchema};
 
 /// The TSDL text of a schema (without the `/* CTF 1.8 */` plain-text signature).
 pub fn to_tsdl(schema: &TraceSchema) -> String {
@@ -70,11 +67,7 @@ pub fn to_tsdl(schema: &TraceSchema) -> String {
             EventHeaderKind::Compact => "event_header_compact",
             EventHeaderKind::Large => "event_header_large",
         };
-        let _ = write!(
-            o,
-            "stream {{\n\tid = {};\n\tevent.header := struct {h};\n\tpacket.context := struct packet_context_{};\n}};\n\n",
-            s.id.0, s.id.0
-        );
+        let _ = write!(o, "stream {{\n\tid = {};\n\tevent.header := struct {h};\n\tpacket.context := struct packet_context_{};\n}};\n\n", s.id.0, s.id.0);
     }
     for e in &schema.events {
         let _ = write!(o, "event {{\n\tname = \"{}\";\n\tid = {};\n\tstream_id = {};\n", escape(&e.name), e.id.0, e.stream.0);

@@ -22,10 +22,22 @@ fn schema(order: ByteOrder, header: EventHeaderKind) -> TraceSchema {
         uuid: [0xAB; 16],
         byte_order: order,
         env: vec![("domain".into(), EnvValue::Str("kernel".into())), ("tracer_major".into(), EnvValue::Int(2))],
-        clock: ClockClass { name: "monotonic".into(), uuid: [1; 16], description: "Monotonic \"Clock\"".into(), freq: 1_000_000_000, offset: 1_700_000_000_123_456_789 },
+        clock: ClockClass {
+            name: "monotonic".into(),
+            uuid: [1; 16],
+            description: "Monotonic \"Clock\"".into(),
+            freq: 1_000_000_000,
+            offset: 1_700_000_000_123_456_789,
+        },
         streams: vec![StreamClass { id: StreamClassId(0), event_header: header, packet_context: PacketContextField::lttng_kernel() }],
         events: vec![
-            EventClass { id: EventClassId(3), name: "small".into(), stream: StreamClassId(0), loglevel: None, fields: StructType::new().int("_v", IntType::unsigned(32)) },
+            EventClass {
+                id: EventClassId(3),
+                name: "small".into(),
+                stream: StreamClassId(0),
+                loglevel: None,
+                fields: StructType::new().int("_v", IntType::unsigned(32)),
+            },
             EventClass {
                 id: EventClassId(40_000),
                 name: "big".into(),
@@ -110,8 +122,7 @@ fn tsdl_and_ctf2_decode_to_the_same_dump() {
 fn ctf2_fragments() {
     let s = schema(ByteOrder::Little, EventHeaderKind::Compact);
     let m = encode_metadata(&s, MetadataFormat::Ctf2Json);
-    let frags: Vec<serde_json::Value> =
-        m.split(|b| *b == ctf2::RS).filter(|c| !c.is_empty()).map(|c| serde_json::from_slice(c).unwrap()).collect();
+    let frags: Vec<serde_json::Value> = m.split(|b| *b == ctf2::RS).filter(|c| !c.is_empty()).map(|c| serde_json::from_slice(c).unwrap()).collect();
     let types: Vec<&str> = frags.iter().map(|f| f["type"].as_str().unwrap()).collect();
     assert_eq!(types, ["preamble", "trace-class", "clock-class", "data-stream-class", "event-record-class", "event-record-class"]);
     assert_eq!(frags[0]["version"], 2);
@@ -122,5 +133,8 @@ fn ctf2_fragments() {
     let names: Vec<&str> = members.iter().map(|m| m["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["comm", "state", "inner", "len", "text", "_s", "bits", "s"]);
     assert_eq!(members[1]["field-class"]["mappings"]["RUN"], serde_json::json!([[0, 0], [10, 12]]));
-    assert_eq!(members[2]["field-class"]["member-classes"][1]["field-class"]["length-field-location"], serde_json::json!({ "origin": "event-record-payload", "path": ["inner", "n"] }));
+    assert_eq!(
+        members[2]["field-class"]["member-classes"][1]["field-class"]["length-field-location"],
+        serde_json::json!({ "origin": "event-record-payload", "path": ["inner", "n"] })
+    );
 }

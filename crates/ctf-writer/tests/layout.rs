@@ -11,7 +11,13 @@ fn schema(header: EventHeaderKind) -> TraceSchema {
         clock: ClockClass { name: "monotonic".into(), uuid: [1; 16], description: "Monotonic Clock".into(), freq: 1_000_000_000, offset: 0 },
         streams: vec![StreamClass { id: StreamClassId(0), event_header: header, packet_context: PacketContextField::lttng_kernel() }],
         events: vec![
-            EventClass { id: EventClassId(3), name: "small".into(), stream: StreamClassId(0), loglevel: None, fields: StructType::new().int("_v", IntType::unsigned(32)) },
+            EventClass {
+                id: EventClassId(3),
+                name: "small".into(),
+                stream: StreamClassId(0),
+                loglevel: None,
+                fields: StructType::new().int("_v", IntType::unsigned(32)),
+            },
             EventClass {
                 id: EventClassId(40),
                 name: "big".into(),

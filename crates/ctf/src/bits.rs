@@ -17,7 +17,11 @@ pub fn read_le(buf: &[u8], pos: u64, bits: u32) -> u64 {
     let need = ((shift + bits + 7) >> 3) as usize;
     let w = load_le(buf, byte, need);
     let v = w >> shift;
-    if bits == 64 { v as u64 } else { (v as u64) & ((1u64 << bits) - 1) }
+    if bits == 64 {
+        v as u64
+    } else {
+        (v as u64) & ((1u64 << bits) - 1)
+    }
 }
 
 /// Reads `bits` (1..=64) bits at bit offset `pos` of `buf`, big-endian bit order (bits
@@ -36,14 +40,22 @@ pub fn read_be(buf: &[u8], pos: u64, bits: u32) -> u64 {
     let w = load_be(buf, byte, need);
     let total = (need * 8) as u32;
     let v = w >> (total - shift - bits);
-    if bits == 64 { v as u64 } else { (v as u64) & ((1u64 << bits) - 1) }
+    if bits == 64 {
+        v as u64
+    } else {
+        (v as u64) & ((1u64 << bits) - 1)
+    }
 }
 
 #[inline(always)]
 fn load_le(buf: &[u8], byte: usize, need: usize) -> u128 {
     if let Some(s) = buf.get(byte..byte + 16) {
         let w = u128::from_le_bytes(s.try_into().unwrap_or_default());
-        if need == 16 { w } else { w & ((1u128 << (need * 8)) - 1) }
+        if need == 16 {
+            w
+        } else {
+            w & ((1u128 << (need * 8)) - 1)
+        }
     } else {
         let mut tmp = [0u8; 16];
         let s = &buf[byte..byte + need];
@@ -76,7 +88,11 @@ pub fn read_int(buf: &[u8], pos: u64, bits: u32, signed: bool, be: bool) -> u64 
         }
     }
     let raw = if be { read_be(buf, pos, bits) } else { read_le(buf, pos, bits) };
-    if signed { sign_extend(raw, bits) as u64 } else { raw }
+    if signed {
+        sign_extend(raw, bits) as u64
+    } else {
+        raw
+    }
 }
 
 /// Sign-extends the low `bits` bits of `v`.

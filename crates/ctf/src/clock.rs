@@ -86,7 +86,11 @@ impl ClockConv {
         let (mut below, mut at) = (0u64, u64::MAX);
         while at - below > 1 {
             let mid = below + (at - below) / 2;
-            if self.to_ns(mid) >= ns { at = mid } else { below = mid }
+            if self.to_ns(mid) >= ns {
+                at = mid
+            } else {
+                below = mid
+            }
         }
         Some(at)
     }
@@ -104,7 +108,11 @@ fn cycles_to_ns(freq: u64, cycles: u64) -> u64 {
         cycles
     } else {
         let d = 1e9 * cycles as f64 / freq as f64;
-        if d >= u64::MAX as f64 { u64::MAX } else { d as u64 }
+        if d >= u64::MAX as f64 {
+            u64::MAX
+        } else {
+            d as u64
+        }
     }
 }
 

@@ -37,7 +37,15 @@ pub fn is_ctf2(text: &[u8]) -> bool {
 /// Parses CTF 2 metadata text.
 pub fn parse_ctf2(text: &[u8]) -> R<TraceClass> {
     let mut p = Parser { frag: 0, aliases: HashMap::new(), clock: None, in_packet_context: false, scope: Scope::PacketHeader, path: Default::default() };
-    let mut tc = TraceClass { byte_order: ByteOrder::Little, uuid: None, packet_header: None, clocks: Vec::new(), streams: Vec::new(), env: Vec::new(), warnings: Vec::new() };
+    let mut tc = TraceClass {
+        byte_order: ByteOrder::Little,
+        uuid: None,
+        packet_header: None,
+        clocks: Vec::new(),
+        streams: Vec::new(),
+        env: Vec::new(),
+        warnings: Vec::new(),
+    };
     let mut saw_preamble = false;
     let mut pending_events: Vec<(u32, Value)> = Vec::new();
     for chunk in text.split(|b| *b == RS) {
@@ -129,7 +137,14 @@ pub fn parse_ctf2(text: &[u8]) -> R<TraceClass> {
         return Err((0, "empty CTF 2 metadata".into()));
     }
     if tc.streams.is_empty() {
-        tc.streams.push(StreamClass { id: 0, packet_context: None, event_header: None, event_common_context: None, event_classes: Vec::new(), default_clock: None });
+        tc.streams.push(StreamClass {
+            id: 0,
+            packet_context: None,
+            event_header: None,
+            event_common_context: None,
+            event_classes: Vec::new(),
+            default_clock: None,
+        });
     }
     for (frag, v) in pending_events {
         p.frag = frag;
@@ -156,8 +171,21 @@ pub fn parse_ctf2(text: &[u8]) -> R<TraceClass> {
 /// one of LTTng's level names.
 fn log_level(v: &Value) -> Option<i64> {
     const NAMES: [&str; 15] = [
-        "emergency", "alert", "critical", "error", "warning", "notice", "info", "debug-system", "debug-program",
-        "debug-process", "debug-module", "debug-unit", "debug-function", "debug-line", "debug",
+        "emergency",
+        "alert",
+        "critical",
+        "error",
+        "warning",
+        "notice",
+        "info",
+        "debug-system",
+        "debug-program",
+        "debug-process",
+        "debug-module",
+        "debug-unit",
+        "debug-function",
+        "debug-line",
+        "debug",
     ];
     let attr = |key: &str| ["attributes", "user-attributes"].iter().find_map(|a| v.get(*a)?.get(key)?.get("log-level"));
     let l = v.get("log-level").or_else(|| attr("lttng.org,2009")).or_else(|| attr("babeltrace.org,2020"))?;
@@ -279,7 +307,10 @@ impl Parser {
             "event-record-payload" => Scope::EventPayload,
             o => return Err((self.frag, format!("unknown field location origin `{o}`"))),
         };
-        let path = path.into_iter().map(|x| x.as_str().map(str::to_string).ok_or((self.frag, "field location path elements must be strings".to_string()))).collect::<R<Vec<_>>>()?;
+        let path = path
+            .into_iter()
+            .map(|x| x.as_str().map(str::to_string).ok_or((self.frag, "field location path elements must be strings".to_string())))
+            .collect::<R<Vec<_>>>()?;
         Ok(FieldPath { scope, path })
     }
 
@@ -341,14 +372,16 @@ impl Parser {
             })
         };
         let elem = |key: &str| -> R<FieldClass> { self.field_class(v.get(key).ok_or((self.frag, format!("`{ty}` without `{key}`")))?, depth + 1) };
-        let byte = || IntClass { size: 8, align: 8, signed: false, byte_order: ByteOrder::Little, base: 10, encoding: Encoding::None, mapped_clock: None, role: None };
+        let byte =
+            || IntClass { size: 8, align: 8, signed: false, byte_order: ByteOrder::Little, base: 10, encoding: Encoding::None, mapped_clock: None, role: None };
         let len = || v.get("length").and_then(Value::as_u64).ok_or((self.frag, format!("`{ty}` without `length`")));
         let len_loc = || self.field_location(v.get("length-field-location").ok_or((self.frag, format!("`{ty}` without `length-field-location`")))?);
         Ok(match ty {
             "fixed-length-unsigned-integer" | "fixed-length-bit-array" | "fixed-length-bit-map" => FieldClass::Int(int(false)?),
             "fixed-length-boolean" => FieldClass::Bool(int(false)?),
             "optional" => {
-                let selector = self.field_location(v.get("selector-field-location").ok_or((self.frag, "optional without `selector-field-location`".to_string()))?)?;
+                let selector =
+                    self.field_location(v.get("selector-field-location").ok_or((self.frag, "optional without `selector-field-location`".to_string()))?)?;
                 let ranges = v.get("selector-field-ranges").map(|r| self.ranges(Some(r))).transpose()?;
                 FieldClass::Optional(Box::new(OptionalClass { fc: elem("field-class")?, selector, ranges }))
             }
@@ -386,8 +419,12 @@ impl Parser {
                 };
                 FieldClass::String(StringClass { encoding })
             }
-            "static-length-string" => FieldClass::Array(Box::new(ArrayClass { elem: FieldClass::Int(IntClass { encoding: Encoding::Utf8, ..byte() }), len: len()? })),
-            "dynamic-length-string" => FieldClass::Sequence(Box::new(SequenceClass { elem: FieldClass::Int(IntClass { encoding: Encoding::Utf8, ..byte() }), length: len_loc()? })),
+            "static-length-string" => {
+                FieldClass::Array(Box::new(ArrayClass { elem: FieldClass::Int(IntClass { encoding: Encoding::Utf8, ..byte() }), len: len()? }))
+            }
+            "dynamic-length-string" => {
+                FieldClass::Sequence(Box::new(SequenceClass { elem: FieldClass::Int(IntClass { encoding: Encoding::Utf8, ..byte() }), length: len_loc()? }))
+            }
             "static-length-blob" => FieldClass::Array(Box::new(ArrayClass { elem: FieldClass::Int(byte()), len: len()? })),
             "dynamic-length-blob" => FieldClass::Sequence(Box::new(SequenceClass { elem: FieldClass::Int(byte()), length: len_loc()? })),
             "static-length-array" => FieldClass::Array(Box::new(ArrayClass { elem: elem("element-field-class")?, len: len()? })),
@@ -400,7 +437,8 @@ impl Parser {
                         return Err((self.frag, format!("duplicate structure member `{name}`")));
                     }
                     self.path.borrow_mut().push(name.clone());
-                    let fc = m.get("field-class").ok_or((self.frag, format!("member `{name}` without `field-class`"))).and_then(|f| self.field_class(f, depth + 1));
+                    let fc =
+                        m.get("field-class").ok_or((self.frag, format!("member `{name}` without `field-class`"))).and_then(|f| self.field_class(f, depth + 1));
                     self.path.borrow_mut().pop();
                     members.push((name, fc?));
                 }

@@ -311,14 +311,7 @@ pub struct Decoder {
 impl Decoder {
     /// A decoder for a plan.
     pub fn new(plan: &Plan) -> Self {
-        Decoder {
-            slots: vec![0; plan.nodes.len()],
-            stamps: vec![0; plan.nodes.len()],
-            epoch: 1,
-            clock: 0,
-            roles: [None; ROLE_COUNT],
-            apply_roles: true,
-        }
+        Decoder { slots: vec![0; plan.nodes.len()], stamps: vec![0; plan.nodes.len()], epoch: 1, clock: 0, roles: [None; ROLE_COUNT], apply_roles: true }
     }
 
     /// Decodes an LTTng event header through its compiled form. Returns the event id;
@@ -358,7 +351,11 @@ impl Decoder {
     fn decode_header_fields<const SLOTS: bool>(&mut self, h: &crate::plan::FastHeader, cur: &mut Cursor<'_>, base: u64) -> Result<u64, DecodeError> {
         #[inline(always)]
         fn read_at(buf: &[u8], be: bool, pos: u64, bits: u32) -> u64 {
-            if be { read_be(buf, pos, bits) } else { read_le(buf, pos, bits) }
+            if be {
+                read_be(buf, pos, bits)
+            } else {
+                read_le(buf, pos, bits)
+            }
         }
         let read = |cur: &Cursor<'_>, f: &crate::plan::FixedInt| read_at(cur.buf, h.be, base + f.offset, f.bits);
         cur.need(h.id.offset + h.id.bits as u64)?;
@@ -528,7 +525,8 @@ impl Decoder {
     fn elements<V: Visitor>(&mut self, plan: &Plan, id: NodeId, elem: NodeId, n: u64, text: bool, cur: &mut Cursor<'_>, v: &mut V) -> Result<(), DecodeError> {
         let left = cur.end - cur.pos;
         if text {
-            let bits = n.checked_mul(8).filter(|b| *b <= left).ok_or(DecodeError::new(cur.pos, K::OutOfBounds { needed: n.saturating_mul(8), available: left }))?;
+            let bits =
+                n.checked_mul(8).filter(|b| *b <= left).ok_or(DecodeError::new(cur.pos, K::OutOfBounds { needed: n.saturating_mul(8), available: left }))?;
             let start = (cur.pos >> 3) as usize;
             let bytes = &cur.buf[start..start + n as usize];
             let shown = bytes.iter().position(|b| *b == 0).map_or(bytes, |z| &bytes[..z]);

@@ -350,7 +350,11 @@ pub fn format_g(v: f64) -> String {
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let trim = |s: &str| -> String {
-        if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s.to_string() }
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
     };
     if !(-4..6).contains(&exp) {
         format!("{}e{}{:02}", trim(mant), if exp < 0 { '-' } else { '+' }, exp.abs())
@@ -439,7 +443,18 @@ mod tests {
 
     #[test]
     fn printf_g() {
-        for (v, want) in [(0.5, "0.5"), (1.0 / 3.0, "0.333333"), (3.0, "3"), (4.5, "4.5"), (1e-5, "1e-05"), (123456.0, "123456"), (1234567.0, "1.23457e+06"), (-2.5e-7, "-2.5e-07"), (0.0001, "0.0001"), (999999.5, "1e+06")] {
+        for (v, want) in [
+            (0.5, "0.5"),
+            (1.0 / 3.0, "0.333333"),
+            (3.0, "3"),
+            (4.5, "4.5"),
+            (1e-5, "1e-05"),
+            (123456.0, "123456"),
+            (1234567.0, "1.23457e+06"),
+            (-2.5e-7, "-2.5e-07"),
+            (0.0001, "0.0001"),
+            (999999.5, "1e+06"),
+        ] {
             assert_eq!(format_g(v), want, "{v}");
         }
     }

@@ -227,11 +227,7 @@ impl FieldClass {
             FieldClass::Float(f) => f.align,
             FieldClass::Enum(e) => e.int.align,
             FieldClass::String(_) => 8,
-            FieldClass::Struct(s) => s
-                .members
-                .iter()
-                .map(|(_, m)| m.align())
-                .fold(s.min_align.max(1), u32::max),
+            FieldClass::Struct(s) => s.members.iter().map(|(_, m)| m.align()).fold(s.min_align.max(1), u32::max),
             FieldClass::Variant(_) => 1,
             FieldClass::VarInt(_) => 8,
             FieldClass::Bool(i) => i.align,

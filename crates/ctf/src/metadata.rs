@@ -30,7 +30,12 @@ pub fn metadata_text(bytes: &[u8], path: &Path) -> Result<MetadataText> {
     let be = bytes.len() >= 4 && u32::from_be_bytes(bytes[..4].try_into().unwrap_or_default()) == METADATA_PACKET_MAGIC;
     if !le && !be {
         if crate::ctf2::is_ctf2(bytes) {
-            return Ok(MetadataText { text: String::from_utf8_lossy(bytes).into_owned(), format: MetadataFormat::Ctf2Json, packet_uuid: None, packet_byte_order: None });
+            return Ok(MetadataText {
+                text: String::from_utf8_lossy(bytes).into_owned(),
+                format: MetadataFormat::Ctf2Json,
+                packet_uuid: None,
+                packet_byte_order: None,
+            });
         }
         if bytes.contains(&0) {
             let nul = bytes.iter().position(|b| *b == 0).unwrap_or(0);
@@ -46,7 +51,11 @@ pub fn metadata_text(bytes: &[u8], path: &Path) -> Result<MetadataText> {
     }
     let rd = |b: &[u8]| -> u32 {
         let a: [u8; 4] = b.try_into().unwrap_or_default();
-        if le { u32::from_le_bytes(a) } else { u32::from_be_bytes(a) }
+        if le {
+            u32::from_le_bytes(a)
+        } else {
+            u32::from_be_bytes(a)
+        }
     };
     let mut text = Vec::new();
     let mut off = 0usize;
@@ -106,8 +115,11 @@ pub fn load_metadata(path: &Path) -> Result<(TraceClass, MetadataFormat)> {
 pub fn parse_metadata(bytes: &[u8], path: &Path) -> Result<(TraceClass, MetadataFormat)> {
     let mt = metadata_text(bytes, path)?;
     if mt.format == MetadataFormat::Ctf2Json || crate::ctf2::is_ctf2(mt.text.as_bytes()) {
-        let tc = crate::ctf2::parse_ctf2(mt.text.as_bytes())
-            .map_err(|(frag, msg)| Error::Metadata { path: path.into(), line: frag, msg: format!("CTF 2 fragment {frag}: {msg}") })?;
+        let tc = crate::ctf2::parse_ctf2(mt.text.as_bytes()).map_err(|(frag, msg)| Error::Metadata {
+            path: path.into(),
+            line: frag,
+            msg: format!("CTF 2 fragment {frag}: {msg}"),
+        })?;
         return Ok((tc, MetadataFormat::Ctf2Json));
     }
     let tc = crate::tsdl::parse_tsdl(&mt.text).map_err(|(line, msg)| Error::Metadata { path: path.into(), line, msg })?;

@@ -13,8 +13,8 @@ mod fixed;
 mod header;
 
 pub use fixed::{FixedSize, FlatOp, SkimOp, SkipChain, StringSkim};
-pub use header::{ExtForm, ExtWords, FastHeader, FixedInt, HeaderLayout, ShortForm, ShortWord};
 pub(crate) use header::low_mask;
+pub use header::{ExtForm, ExtWords, FastHeader, FixedInt, HeaderLayout, ShortForm, ShortWord};
 
 /// Index of a node in a [`Plan`]; also the index of its value slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -342,7 +342,9 @@ impl Plan {
                         _ => None,
                     };
                     let bytes = match *self.node(node) {
-                        Node::Array { len, text: true, elem, .. } if offset % 8 == 0 && matches!(*self.node(elem), Node::Int { bits: 8, .. }) => u16::try_from(len).unwrap_or(0),
+                        Node::Array { len, text: true, elem, .. } if offset % 8 == 0 && matches!(*self.node(elem), Node::Int { bits: 8, .. }) => {
+                            u16::try_from(len).unwrap_or(0)
+                        }
                         _ => 0,
                     };
                     u32::try_from(offset).ok().map(|offset| LazyField { scope, offset, int, bytes })
@@ -391,11 +393,14 @@ impl Plan {
         }
         Some(cur)
     }
-
 }
 
 /// Rounds `v` up to a multiple of `a` (a power of two, or 0/1 for none).
 #[inline]
 pub fn align_up(v: u64, a: u64) -> u64 {
-    if a <= 1 { v } else { (v + a - 1) & !(a - 1) }
+    if a <= 1 {
+        v
+    } else {
+        (v + a - 1) & !(a - 1)
+    }
 }

@@ -29,8 +29,8 @@ mod skim;
 
 pub use ahead::{Ahead, AheadBuf, Copied, CopyRequest, CopySpec, AHEAD_ROOM, COPY_WINDOW, MAX_COPIES};
 pub use event::{EventRef, EventScope};
-pub use pair::PairCount;
 use packet::has_ts_range;
+pub use pair::PairCount;
 use skim::SkimEnd;
 
 /// Events discarded by the tracer, or packets lost, between two points in time.
@@ -533,7 +533,15 @@ impl<'t> StreamCursor<'t> {
             return Err(DecodeError::new(start, K::EmptyEvent(id)));
         }
         if FULL {
-            self.ev = EventPos { class: class_idx as u32, cycles: self.dec.clock, ts: self.clock_ts(), scopes, start, epoch: self.dec.epoch, header: HeaderCopy::InSlots };
+            self.ev = EventPos {
+                class: class_idx as u32,
+                cycles: self.dec.clock,
+                ts: self.clock_ts(),
+                scopes,
+                start,
+                epoch: self.dec.epoch,
+                header: HeaderCopy::InSlots,
+            };
         }
         Ok(class_idx as u32)
     }
@@ -577,7 +585,11 @@ impl HeaderCopy {
     /// The copy of a header with tag `tag`, of the extended form when `extended`.
     #[inline(always)]
     pub(crate) fn new(tag: u64, extended: bool) -> HeaderCopy {
-        if extended { HeaderCopy::Extended(tag) } else { HeaderCopy::Short(tag) }
+        if extended {
+            HeaderCopy::Extended(tag)
+        } else {
+            HeaderCopy::Short(tag)
+        }
     }
 }
 
@@ -588,4 +600,3 @@ impl EventPos {
         self.epoch
     }
 }
-

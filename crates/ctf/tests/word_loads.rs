@@ -212,8 +212,34 @@ fn word_loads_equal_the_general_decoder_on_real_traces() {
 
 /// Integer and `char[16]` payload fields of the synthesized kernel events, by name.
 const FIELDS: [&str; 28] = [
-    "buf", "child_pid", "child_tid", "count", "dfd", "fd", "fildes", "flags", "mode", "newfd", "next_prio", "next_tid", "oldfd", "parent_pid", "parent_tid", "pid", "pos",
-    "prev_prio", "prev_state", "prev_tid", "ret", "tid", "vlen", "vpid", "prev_comm", "next_comm", "child_comm", "parent_comm",
+    "buf",
+    "child_pid",
+    "child_tid",
+    "count",
+    "dfd",
+    "fd",
+    "fildes",
+    "flags",
+    "mode",
+    "newfd",
+    "next_prio",
+    "next_tid",
+    "oldfd",
+    "parent_pid",
+    "parent_tid",
+    "pid",
+    "pos",
+    "prev_prio",
+    "prev_state",
+    "prev_tid",
+    "ret",
+    "tid",
+    "vlen",
+    "vpid",
+    "prev_comm",
+    "next_comm",
+    "child_comm",
+    "parent_comm",
 ];
 
 proptest! {

@@ -189,7 +189,8 @@ impl Applier {
             let cell = match self.cells.get(&(m.0, key)) {
                 Some(&c) => c,
                 None => {
-                    let nodes: Vec<NodeId> = metric.dims.iter().zip(&metric.leaf).map(|(&dim, &l)| cube.schema.dims[dim as usize].ancestor(NodeId(key[dim as usize]), l)).collect();
+                    let nodes: Vec<NodeId> =
+                        metric.dims.iter().zip(&metric.leaf).map(|(&dim, &l)| cube.schema.dims[dim as usize].ancestor(NodeId(key[dim as usize]), l)).collect();
                     let c = cube.cell(m, &nodes).0;
                     for cm in count.into_iter().chain(extremes.into_iter().flat_map(|(a, b)| [a, b])) {
                         let cc = cube.cell(cm, &nodes).0;
@@ -296,7 +297,11 @@ impl Applier {
 
     fn who(&self, s: usize) -> Option<i32> {
         let st = &self.streams[s];
-        if st.switched { st.cur } else { st.first_prev }
+        if st.switched {
+            st.cur
+        } else {
+            st.first_prev
+        }
     }
 
     fn fact(&mut self, cube: &mut Cube, log: &SliceLog, f: &Fact) -> Result<()> {

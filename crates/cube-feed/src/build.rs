@@ -156,7 +156,9 @@ impl Analysis for CubeBuild {
                 a.append(b);
                 Part::Log(a)
             }
-            (Part::Cube(a, err), Part::Cube(..)) | (Part::Log(_), Part::Cube(a, err)) => Part::Cube(a, err.or(Some(CubeError::Trace("cube build: slices merged out of order".into())))),
+            (Part::Cube(a, err), Part::Cube(..)) | (Part::Log(_), Part::Cube(a, err)) => {
+                Part::Cube(a, err.or(Some(CubeError::Trace("cube build: slices merged out of order".into()))))
+            }
         }
     }
 

@@ -189,7 +189,14 @@ impl SliceLog {
             Kind::Fork { parent_tid, parent_pid, child_tid, child_pid, child_comm } => {
                 let Some(ct) = i32_of(ev, Some(child_tid)) else { return };
                 let child_comm = self.keep(ev, child_comm);
-                Fact::Fork { t, child_tid: ct, child_pid: i32_of(ev, child_pid), parent_tid: i32_of(ev, parent_tid), parent_pid: i32_of(ev, parent_pid), child_comm }
+                Fact::Fork {
+                    t,
+                    child_tid: ct,
+                    child_pid: i32_of(ev, child_pid),
+                    parent_tid: i32_of(ev, parent_tid),
+                    parent_pid: i32_of(ev, parent_pid),
+                    child_comm,
+                }
             }
             Kind::Exec { tid, filename } => {
                 let filename = self.keep(ev, filename);
@@ -244,7 +251,11 @@ impl SliceLog {
                     }
                 }
                 Fact::Switch { prev_comm, next_comm, .. } => (*prev_comm, *next_comm) = (shift(*prev_comm), shift(*next_comm)),
-                Fact::Fork { child_comm: s, .. } | Fact::Exec { filename: s, .. } | Fact::ProcState { name: s, .. } | Fact::FdDump { filename: s, .. } | Fact::Entry { path: s, .. } => *s = shift(*s),
+                Fact::Fork { child_comm: s, .. }
+                | Fact::Exec { filename: s, .. }
+                | Fact::ProcState { name: s, .. }
+                | Fact::FdDump { filename: s, .. }
+                | Fact::Entry { path: s, .. } => *s = shift(*s),
                 Fact::OtherEntry { .. } | Fact::Exit { .. } => {}
             }
         }

@@ -16,7 +16,6 @@ use rand::{Rng, SeedableRng};
 
 use common::MS;
 
-
 fn analyze(set: &ctf::trace::TraceSet, k: AnalysisKind, begin: Option<u64>, end: Option<u64>) -> Report {
     let o = RunOptions { threads: 1, chunk_size: u64::MAX, begin: begin.map(|b| b as i64), end: end.map(|e| e as i64), ..Default::default() };
     run(set, k, &o).unwrap()
@@ -146,7 +145,13 @@ fn demo_cli_and_file_on_a_trace() {
     let out = dir.path().join("t.cube");
     cube::save(&mut c, &out).unwrap();
     let d = cube::open(&out).unwrap();
-    let a = cube::cli::QueryArgs { metric: "bytes_read".into(), agg: Some("avg".into()), range: Some("+1ms..+50ms".into()), by: vec!["process:name".into()], ..Default::default() };
+    let a = cube::cli::QueryArgs {
+        metric: "bytes_read".into(),
+        agg: Some("avg".into()),
+        range: Some("+1ms..+50ms".into()),
+        by: vec!["process:name".into()],
+        ..Default::default()
+    };
     assert_eq!(c.query(&a.to_request(&c).unwrap()).unwrap(), d.query(&a.to_request(&d).unwrap()).unwrap());
     let bad = cube::cli::QueryArgs { metric: "nope".into(), ..Default::default() };
     assert!(d.query(&bad.to_request(&d).unwrap()).is_err());

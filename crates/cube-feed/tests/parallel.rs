@@ -19,12 +19,20 @@ struct Fixture {
     serial: Vec<Response>,
 }
 
-
 fn answers(c: &Cube) -> Vec<Response> {
     let (first, last) = c.span().expect("the cube has data");
     let whole = When::Range(0, last + MS);
     let mut out = Vec::new();
-    for (metric, by) in [("events", "operation:name"), ("events", "cpu:cpu"), ("cpu_time", "process:tid"), ("cpu_time", "cpu:cpu"), ("bytes_read", "process:tid"), ("bytes_written", "file:path"), ("bytes_read.count", "process:name"), ("bytes_written.max", "process:pid")] {
+    for (metric, by) in [
+        ("events", "operation:name"),
+        ("events", "cpu:cpu"),
+        ("cpu_time", "process:tid"),
+        ("cpu_time", "cpu:cpu"),
+        ("bytes_read", "process:tid"),
+        ("bytes_written", "file:path"),
+        ("bytes_read.count", "process:name"),
+        ("bytes_written.max", "process:pid"),
+    ] {
         let mut r = Request::new(metric, whole);
         r.by = vec![by.into()];
         out.push(c.query(&r).expect("query"));

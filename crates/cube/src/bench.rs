@@ -129,11 +129,27 @@ pub fn run(o: &BenchOptions) -> Result<Vec<Table>> {
     let mut rows = Vec::new();
     let (mut tilted, cells) = cube_with(1000, three_levels(), Materialization::Minimal, Vec::new())?;
     let t = feed(&mut tilted, &cells, events, delay)?;
-    rows.push(vec!["tilted (1s/5min, 5min/24h, 1h/2w)".into(), events.to_string(), format!("{:.1}", events as f64 / t / 1e6), mb(tilted.memory()), format!("{:?}", tilted.records())]);
+    rows.push(vec![
+        "tilted (1s/5min, 5min/24h, 1h/2w)".into(),
+        events.to_string(),
+        format!("{:.1}", events as f64 / t / 1e6),
+        mb(tilted.memory()),
+        format!("{:?}", tilted.records()),
+    ]);
     let (mut flat, cells) = cube_with(1000, vec![LevelSpec { granularity_ns: S, span_ns: 400 * 86_400 * S }], Materialization::Minimal, Vec::new())?;
     let t = feed(&mut flat, &cells, events, delay)?;
-    rows.push(vec!["no tilted frame (1s kept forever)".into(), events.to_string(), format!("{:.1}", events as f64 / t / 1e6), mb(flat.memory()), format!("{:?}", flat.records())]);
-    tables.push(Table { title: format!("Memory over a {secs} s stream, 1000 metrics, {} events/s", o.rate), header: vec!["frame".into(), "events".into(), "M events/s (1 core)".into(), "memory MB".into(), "records per level".into()], rows });
+    rows.push(vec![
+        "no tilted frame (1s kept forever)".into(),
+        events.to_string(),
+        format!("{:.1}", events as f64 / t / 1e6),
+        mb(flat.memory()),
+        format!("{:?}", flat.records()),
+    ]);
+    tables.push(Table {
+        title: format!("Memory over a {secs} s stream, 1000 metrics, {} events/s", o.rate),
+        header: vec!["frame".into(), "events".into(), "M events/s (1 core)".into(), "memory MB".into(), "records per level".into()],
+        rows,
+    });
 
     // 2. Memory vs number of metrics.
     let mut rows = Vec::new();
@@ -143,7 +159,11 @@ pub fn run(o: &BenchOptions) -> Result<Vec<Table>> {
         let t = feed(&mut c, &cells, ev, delay * 1000 / n as u64)?;
         rows.push(vec![n.to_string(), ev.to_string(), mb(c.memory()), format!("{:.1}", ev as f64 / t / 1e6)]);
     }
-    tables.push(Table { title: "Memory vs number of metrics (same stream length, rate × metrics/1000)".into(), header: vec!["metrics".into(), "events".into(), "memory MB".into(), "M events/s".into()], rows });
+    tables.push(Table {
+        title: "Memory vs number of metrics (same stream length, rate × metrics/1000)".into(),
+        header: vec!["metrics".into(), "events".into(), "memory MB".into(), "M events/s".into()],
+        rows,
+    });
 
     // 3. Processing time per event vs delay between events.
     let mut rows = Vec::new();
@@ -153,17 +173,29 @@ pub fn run(o: &BenchOptions) -> Result<Vec<Table>> {
         let t = feed(&mut c, &cells, n_ev, d)?;
         rows.push(vec![crate::time::format_duration(d), format!("{:.1}", t * 1e9 / n_ev as f64)]);
     }
-    tables.push(Table { title: format!("Processing time per event vs delay between events ({n_ev} events, 1000 metrics)"), header: vec!["delay".into(), "ns/event".into()], rows });
+    tables.push(Table {
+        title: format!("Processing time per event vs delay between events ({n_ev} events, 1000 metrics)"),
+        header: vec!["delay".into(), "ns/event".into()],
+        rows,
+    });
 
     // 4. Materialization.
     let mut rows = Vec::new();
     let partial = vec![crate::config::CuboidSpec { metric: "events".into(), by: vec!["operation:kind".into(), "cpu:all".into()] }];
-    for (name, m, cbs) in [("minimal", Materialization::Minimal, Vec::new()), ("partial (1 of 6 higher cuboids)", Materialization::Partial, partial), ("full (all 6 cuboids)", Materialization::Full, Vec::new())] {
+    for (name, m, cbs) in [
+        ("minimal", Materialization::Minimal, Vec::new()),
+        ("partial (1 of 6 higher cuboids)", Materialization::Partial, partial),
+        ("full (all 6 cuboids)", Materialization::Full, Vec::new()),
+    ] {
         let (mut c, cells) = cube_with(1000, three_levels(), m, cbs)?;
         let t = feed(&mut c, &cells, events, delay)?;
         rows.push(vec![name.into(), c.schema.cell_count().to_string(), mb(c.memory()), format!("{:.1}", events as f64 / t / 1e6)]);
     }
-    tables.push(Table { title: "Memory per materialization (1000 finest metrics)".into(), header: vec!["policy".into(), "cells".into(), "memory MB".into(), "M events/s".into()], rows });
+    tables.push(Table {
+        title: "Memory per materialization (1000 finest metrics)".into(),
+        header: vec!["policy".into(), "cells".into(), "memory MB".into(), "M events/s".into()],
+        rows,
+    });
 
     // 5. Query latency on the tilted 1000-metric cube.
     let c = &tilted;

@@ -132,7 +132,13 @@ pub fn default_levels() -> Vec<LevelSpec> {
 /// The default metrics: events by (operation, cpu); CPU time by (thread, cpu); bytes
 /// read and written by (thread, file), with counts and per-bucket min / max.
 pub fn default_metrics() -> Vec<MetricSpec> {
-    let m = |name: &str, measure: &str, by: &[&str], count: bool| MetricSpec { name: name.into(), measure: measure.into(), by: by.iter().map(|s| s.to_string()).collect(), count, extremes: count };
+    let m = |name: &str, measure: &str, by: &[&str], count: bool| MetricSpec {
+        name: name.into(),
+        measure: measure.into(),
+        by: by.iter().map(|s| s.to_string()).collect(),
+        count,
+        extremes: count,
+    };
     vec![
         m("events", "events", &["operation:name", "cpu:cpu"], false),
         m("cpu_time", "cpu_ns", &["process:tid", "cpu:cpu"], false),
@@ -229,10 +235,7 @@ mod tests {
 
     #[test]
     fn toml_roundtrip() {
-        let c = CubeConfig::from_toml(
-            "materialize = \"full\"\n[[level]]\ngranularity = \"1ms\"\nspan = \"1s\"\n[groups]\nweb = [\"nginx\"]\n",
-        )
-        .unwrap();
+        let c = CubeConfig::from_toml("materialize = \"full\"\n[[level]]\ngranularity = \"1ms\"\nspan = \"1s\"\n[groups]\nweb = [\"nginx\"]\n").unwrap();
         assert_eq!(c.levels, vec![LevelSpec { granularity_ns: 1_000_000, span_ns: S }]);
         assert_eq!(c.group_of("nginx"), "web");
         assert_eq!(c.group_of("bash"), "other");

@@ -148,7 +148,11 @@ pub fn file_path_labels(p: &str) -> [String; 4] {
     let dirs = comps.len().saturating_sub(1);
     let pre = |k: usize| {
         let k = k.min(dirs);
-        if k == 0 { "/".to_string() } else { format!("/{}", comps[..k].join("/")) }
+        if k == 0 {
+            "/".to_string()
+        } else {
+            format!("/{}", comps[..k].join("/"))
+        }
     };
     [pre(1), pre(2), pre(3), p.to_string()]
 }

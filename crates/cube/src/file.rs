@@ -115,7 +115,12 @@ pub fn open(dir: &Path) -> Result<Cube> {
         .into_iter()
         .enumerate()
         .map(|(li, m)| {
-            let segs = m.segments.into_iter().enumerate().map(|(si, s)| Segment { start: s.start, end: s.end, base: s.base, hist: Hist::File { reader: reader.clone(), prefix: prefix(li, si) } }).collect();
+            let segs = m
+                .segments
+                .into_iter()
+                .enumerate()
+                .map(|(si, s)| Segment { start: s.start, end: s.end, base: s.base, hist: Hist::File { reader: reader.clone(), prefix: prefix(li, si) } })
+                .collect();
             Level::from_file(m.spec, segs, m.expired, m.written_to, m.records)
         })
         .collect();

@@ -134,7 +134,6 @@ const MAX_BY: usize = 8;
 /// A group: label ids of its `by` entries.
 type GroupKey = [u32; MAX_BY];
 
-
 /// Label ids of one answer: equal labels share an id, so members with equal labels
 /// (a pid under two names after `exec`) fall in one group.
 #[derive(Default)]
@@ -216,9 +215,16 @@ impl Cube {
         let m = &s.metrics[metric.0 as usize];
         let pos = |spec: &str| -> Result<(usize, u8)> {
             let (d, l) = s.dim_level(spec)?;
-            let i = m.dims.iter().position(|x| *x == d).ok_or_else(|| CubeError::Query(format!("metric {} has no dimension {}", m.name, s.dims[d as usize].name)))?;
+            let i = m
+                .dims
+                .iter()
+                .position(|x| *x == d)
+                .ok_or_else(|| CubeError::Query(format!("metric {} has no dimension {}", m.name, s.dims[d as usize].name)))?;
             if l > m.leaf[i] {
-                return Err(CubeError::Query(format!("metric {} stops at {}:{}", m.name, s.dims[d as usize].name, s.dims[d as usize].levels[m.leaf[i] as usize])));
+                return Err(CubeError::Query(format!(
+                    "metric {} stops at {}:{}",
+                    m.name, s.dims[d as usize].name, s.dims[d as usize].levels[m.leaf[i] as usize]
+                )));
             }
             Ok((i, l))
         };
@@ -287,7 +293,15 @@ impl Cube {
     /// Per group: the sums of `C(r2) - C(r1)`, or with `extremes = Some((max, cover))`
     /// the min / max of the bucket records of the cover. Groups are keyed by label ids
     /// of `labels` (equal labels merge, whatever member they come from).
-    fn groups<'s>(&'s self, p: &Plan, r1: Resolved, r2: Resolved, zero_start: bool, extremes: Option<(bool, &[Frames])>, labels: &mut Labels<'s>) -> Result<Grouped> {
+    fn groups<'s>(
+        &'s self,
+        p: &Plan,
+        r1: Resolved,
+        r2: Resolved,
+        zero_start: bool,
+        extremes: Option<(bool, &[Frames])>,
+        labels: &mut Labels<'s>,
+    ) -> Result<Grouped> {
         let s = &self.schema;
         let m = &s.metrics[p.metric.0 as usize];
         let levels = &s.cuboids[p.cuboid as usize].levels;
@@ -300,7 +314,8 @@ impl Cube {
             let (d, n) = node(c, i, l);
             s.dims[d].label(n)
         };
-        let cells: Vec<u32> = s.cells_of(p.cuboid).iter().copied().filter(|&c| p.filters.iter().all(|(i, l, v)| v.iter().any(|x| x == label(c, *i, *l)))).collect();
+        let cells: Vec<u32> =
+            s.cells_of(p.cuboid).iter().copied().filter(|&c| p.filters.iter().all(|(i, l, v)| v.iter().any(|x| x == label(c, *i, *l)))).collect();
         let mut key_of = |c: u32| -> GroupKey {
             let mut k = [0u32; MAX_BY];
             for (j, &(i, l)) in p.by.iter().enumerate() {
@@ -326,10 +341,14 @@ impl Cube {
         }
         let v2 = self.values_at(&cells, r2)?;
         let v1 = if zero_start || r1.at == 0 { vec![0; cells.len()] } else { self.values_at(&cells, r1)? };
-        let pairs: Vec<(GroupKey, i64)> = cells.iter().enumerate().filter_map(|(k, &c)| {
-            let d = v2[k].wrapping_sub(v1[k]);
-            (d != 0).then(|| (key_of(c), d))
-        }).collect();
+        let pairs: Vec<(GroupKey, i64)> = cells
+            .iter()
+            .enumerate()
+            .filter_map(|(k, &c)| {
+                let d = v2[k].wrapping_sub(v1[k]);
+                (d != 0).then(|| (key_of(c), d))
+            })
+            .collect();
         Ok(fold_groups(pairs.into_iter(), nby, i64::wrapping_add))
     }
 
@@ -346,8 +365,13 @@ impl Cube {
         // Min / max: the buckets tiling the interval (from 0 when it starts with the data).
         // Nothing happened after `now`: a window ending there may be tiled up to the
         // latest boundary of any level (coarse frames then fit exactly).
-        let top = if r2.at >= self.now() { self.levels.iter().filter_map(|l| l.visible_to.map(|v| v * l.spec.granularity_ns)).max().unwrap_or(r2.at).max(r2.at) } else { r2.at };
-        let (cover_begin, cover) = if matches!(req.agg, Agg::Min | Agg::Max) { self.cover(if zero_start { 0 } else { r1.at }, top) } else { (r1.at, Vec::new()) };
+        let top = if r2.at >= self.now() {
+            self.levels.iter().filter_map(|l| l.visible_to.map(|v| v * l.spec.granularity_ns)).max().unwrap_or(r2.at).max(r2.at)
+        } else {
+            r2.at
+        };
+        let (cover_begin, cover) =
+            if matches!(req.agg, Agg::Min | Agg::Max) { self.cover(if zero_start { 0 } else { r1.at }, top) } else { (r1.at, Vec::new()) };
         let extremes = matches!(req.agg, Agg::Min | Agg::Max).then(|| (req.agg == Agg::Max, cover.as_slice()));
         let mut labels = Labels::default();
         let sums = self.groups(&plans.0, r1, r2, zero_start, extremes, &mut labels)?;
@@ -362,7 +386,9 @@ impl Cube {
         // By decreasing value, then group labels; labels are made only for the rows kept.
         let nby = plans.0.by.len();
         let text = |id: u32| labels.text[id as usize];
-        let order = |a: &(GroupKey, f64), b: &(GroupKey, f64)| b.1.total_cmp(&a.1).then_with(|| a.0[..nby].iter().map(|&i| text(i)).cmp(b.0[..nby].iter().map(|&i| text(i))));
+        let order = |a: &(GroupKey, f64), b: &(GroupKey, f64)| {
+            b.1.total_cmp(&a.1).then_with(|| a.0[..nby].iter().map(|&i| text(i)).cmp(b.0[..nby].iter().map(|&i| text(i))))
+        };
         if let Some(k) = req.top.filter(|&k| k < keyed.len()) {
             // Top-k: select the k first, then sort only them.
             if k == 0 {
@@ -396,7 +422,9 @@ impl Cube {
             Agg::Count => (self.plan(count()?, req)?, None),
             Agg::Avg => (self.plan(base, req)?, Some(self.plan(count()?, req)?)),
             Agg::Min | Agg::Max => {
-                let (lo, hi) = s.metrics[base.0 as usize].extremes.ok_or_else(|| CubeError::Query(format!("metric {} keeps no min / max (set extremes = true)", req.metric)))?;
+                let (lo, hi) = s.metrics[base.0 as usize]
+                    .extremes
+                    .ok_or_else(|| CubeError::Query(format!("metric {} keeps no min / max (set extremes = true)", req.metric)))?;
                 (self.plan(if req.agg == Agg::Min { lo } else { hi }, req)?, None)
             }
         };
@@ -421,7 +449,15 @@ impl Cube {
             _ => vec![self.window(req, &plans, t1, t2)?],
         };
         let m = &s.metrics[base.0 as usize];
-        let by = plans.0.by.iter().map(|&(i, l)| { let d = &s.dims[m.dims[i] as usize]; format!("{}:{}", d.name, d.levels[l as usize]) }).collect();
+        let by = plans
+            .0
+            .by
+            .iter()
+            .map(|&(i, l)| {
+                let d = &s.dims[m.dims[i] as usize];
+                format!("{}:{}", d.name, d.levels[l as usize])
+            })
+            .collect();
         Ok(Response { metric: req.metric.clone(), agg: req.agg, by, origin_ns: self.span.map_or(0, |s| s.0), windows })
     }
 }
@@ -436,7 +472,13 @@ impl Response {
     /// Readable text: one block per window stating its exact interval.
     pub fn to_text(&self) -> String {
         let mut s = String::new();
-        let rel = |t: u64| if t >= self.origin_ns { format!("+{:.3}s", (t - self.origin_ns) as f64 / 1e9) } else { format!("-{:.3}s", (self.origin_ns - t) as f64 / 1e9) };
+        let rel = |t: u64| {
+            if t >= self.origin_ns {
+                format!("+{:.3}s", (t - self.origin_ns) as f64 / 1e9)
+            } else {
+                format!("-{:.3}s", (self.origin_ns - t) as f64 / 1e9)
+            }
+        };
         let by = if self.by.is_empty() { String::new() } else { format!(" by {}", self.by.join(", ")) };
         s += &format!("{} ({:?}){by}\n", self.metric, self.agg);
         for w in &self.windows {

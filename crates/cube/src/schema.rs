@@ -99,7 +99,16 @@ fn companion_base(name: &str) -> &str {
 fn product(ranges: &[u8]) -> Vec<Vec<u8>> {
     let mut out = vec![Vec::new()];
     for &r in ranges {
-        out = out.into_iter().flat_map(|p| (0..=r).map(move |l| { let mut q = p.clone(); q.push(l); q })).collect();
+        out = out
+            .into_iter()
+            .flat_map(|p| {
+                (0..=r).map(move |l| {
+                    let mut q = p.clone();
+                    q.push(l);
+                    q
+                })
+            })
+            .collect();
     }
     out
 }
@@ -107,7 +116,16 @@ fn product(ranges: &[u8]) -> Vec<Vec<u8>> {
 impl Schema {
     /// Compiles `cfg` over the built-in dimensions.
     pub fn new(cfg: &CubeConfig) -> Result<Schema> {
-        let mut s = Schema { dims: crate::dims::builtin(), metrics: Vec::new(), cuboids: Vec::new(), cell_cuboid: Vec::new(), cell_nodes: Vec::new(), cuboid_cells: Vec::new(), index: HashMap::new(), targets: Vec::new() };
+        let mut s = Schema {
+            dims: crate::dims::builtin(),
+            metrics: Vec::new(),
+            cuboids: Vec::new(),
+            cell_cuboid: Vec::new(),
+            cell_nodes: Vec::new(),
+            cuboid_cells: Vec::new(),
+            index: HashMap::new(),
+            targets: Vec::new(),
+        };
         for m in &cfg.metrics {
             let mut dims = Vec::new();
             let mut leaf = Vec::new();
@@ -167,7 +185,16 @@ impl Schema {
     }
 
     fn add_metric(&mut self, name: &str, measure: &str, dims: Vec<u8>, leaf: Vec<u8>) -> u16 {
-        self.metrics.push(Metric { name: name.into(), measure: measure.into(), dims, leaf, count: None, combine: Combine::Sum, extremes: None, cuboids: Vec::new() });
+        self.metrics.push(Metric {
+            name: name.into(),
+            measure: measure.into(),
+            dims,
+            leaf,
+            count: None,
+            combine: Combine::Sum,
+            extremes: None,
+            cuboids: Vec::new(),
+        });
         (self.metrics.len() - 1) as u16
     }
 
@@ -190,7 +217,10 @@ impl Schema {
 
     /// Metrics whose measure is `measure`, without the count companions.
     pub fn metrics_of(&self, measure: &str) -> Vec<MetricId> {
-        (0..self.metrics.len()).filter(|&i| self.metrics[i].measure == measure && companion_base(&self.metrics[i].name) == self.metrics[i].name).map(|i| MetricId(i as u16)).collect()
+        (0..self.metrics.len())
+            .filter(|&i| self.metrics[i].measure == measure && companion_base(&self.metrics[i].name) == self.metrics[i].name)
+            .map(|i| MetricId(i as u16))
+            .collect()
     }
 
     /// Number of cells.
@@ -211,7 +241,12 @@ impl Schema {
         let mut targets = vec![leaf];
         for &cb in &self.metrics[metric.0 as usize].cuboids.clone()[1..] {
             let levels = self.cuboids[cb as usize].levels.clone();
-            let anc: Vec<u32> = key.iter().zip(&self.metrics[metric.0 as usize].dims).zip(&levels).map(|((&n, &d), &l)| self.dims[d as usize].ancestor(NodeId(n), l).0).collect();
+            let anc: Vec<u32> = key
+                .iter()
+                .zip(&self.metrics[metric.0 as usize].dims)
+                .zip(&levels)
+                .map(|((&n, &d), &l)| self.dims[d as usize].ancestor(NodeId(n), l).0)
+                .collect();
             let c = match self.index.get(&(cb, anc.clone())) {
                 Some(&c) => c,
                 None => self.insert_cell(cb, anc),
@@ -275,7 +310,8 @@ impl Schema {
                 let mut t = vec![leaf];
                 for &cb in &cbs[1..] {
                     let levels = &self.cuboids[cb as usize].levels;
-                    let anc: Vec<u32> = key.iter().zip(&self.metrics[m].dims).zip(levels).map(|((&n, &d), &l)| self.dims[d as usize].ancestor(NodeId(n), l).0).collect();
+                    let anc: Vec<u32> =
+                        key.iter().zip(&self.metrics[m].dims).zip(levels).map(|((&n, &d), &l)| self.dims[d as usize].ancestor(NodeId(n), l).0).collect();
                     if let Some(&c) = self.index.get(&(cb, anc)) {
                         t.push(c);
                     }

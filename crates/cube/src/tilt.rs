@@ -250,7 +250,11 @@ impl Level {
 
     /// Oldest answerable boundary index.
     pub(crate) fn oldest(&self) -> u64 {
-        if self.expired { self.segs.front().map_or(0, |s| s.start) } else { 0 }
+        if self.expired {
+            self.segs.front().map_or(0, |s| s.start)
+        } else {
+            0
+        }
     }
 
     /// `C(idx × granularity)` of each cell (caller checked [`Level::available`]).
@@ -298,7 +302,15 @@ impl Level {
             .map(|s| match &s.hist {
                 Hist::Mem(st) => {
                     let x = st.stats();
-                    format!("data {} index {} cache {} writer {} records {} chunks {}", st.data_len(), x.index_bytes, x.cache_bytes, st.writer_memory(), x.records, x.chunks)
+                    format!(
+                        "data {} index {} cache {} writer {} records {} chunks {}",
+                        st.data_len(),
+                        x.index_bytes,
+                        x.cache_bytes,
+                        st.writer_memory(),
+                        x.records,
+                        x.chunks
+                    )
                 }
                 Hist::File { .. } => "file".into(),
             })

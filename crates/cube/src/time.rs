@@ -73,10 +73,7 @@ pub fn parse_iso8601(s: &str) -> Result<u64> {
     if days < 0 {
         return Err(bad());
     }
-    (days as u64)
-        .checked_mul(86_400_000_000_000)
-        .and_then(|v| v.checked_add(hh * 3_600_000_000_000 + mm * 60_000_000_000 + sec))
-        .ok_or_else(bad)
+    (days as u64).checked_mul(86_400_000_000_000).and_then(|v| v.checked_add(hh * 3_600_000_000_000 + mm * 60_000_000_000 + sec)).ok_or_else(bad)
 }
 
 /// Parses an instant: absolute ns (`1700000000000000000`), ISO-8601, or an offset
@@ -94,7 +91,15 @@ pub fn parse_instant(s: &str, origin: u64) -> Result<u64> {
 
 /// Formats a duration in the largest unit that divides it (`300s` → `5min`).
 pub fn format_duration(ns: u64) -> String {
-    for (u, m) in [("w", 7 * 86_400_000_000_000u64), ("d", 86_400_000_000_000), ("h", 3_600_000_000_000), ("min", 60_000_000_000), ("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
+    for (u, m) in [
+        ("w", 7 * 86_400_000_000_000u64),
+        ("d", 86_400_000_000_000),
+        ("h", 3_600_000_000_000),
+        ("min", 60_000_000_000),
+        ("s", 1_000_000_000),
+        ("ms", 1_000_000),
+        ("us", 1_000),
+    ] {
         if ns >= m && ns.is_multiple_of(m) {
             return format!("{}{u}", ns / m);
         }

@@ -13,12 +13,19 @@ const OPS: [(&str, &str); 4] = [("syscall", "read"), ("syscall", "write"), ("sch
 fn config(m: Materialization) -> CubeConfig {
     CubeConfig {
         levels: vec![
-        LevelSpec { granularity_ns: 10, span_ns: 200 },
-        LevelSpec { granularity_ns: 50, span_ns: 1_000 },
-        LevelSpec { granularity_ns: 250, span_ns: 1_000_000 },
+            LevelSpec { granularity_ns: 10, span_ns: 200 },
+            LevelSpec { granularity_ns: 50, span_ns: 1_000 },
+            LevelSpec { granularity_ns: 250, span_ns: 1_000_000 },
         ],
         materialize: m,
-        metrics: CubeConfig::default().metrics.into_iter().map(|mut x| { x.extremes = true; x }).collect(),
+        metrics: CubeConfig::default()
+            .metrics
+            .into_iter()
+            .map(|mut x| {
+                x.extremes = true;
+                x
+            })
+            .collect(),
         ..CubeConfig::default()
     }
 }
@@ -45,7 +52,12 @@ fn build(m: Materialization, ups: &[Update]) -> Cube {
 fn updates() -> impl Strategy<Value = Vec<Update>> {
     prop::collection::vec((0u64..40, 0usize..4, 0usize..3, 1i64..100), 1..300).prop_map(|v| {
         let mut t = 1_000u64;
-        v.into_iter().map(|(dt, op, cpu, d)| { t += dt * dt; (t, op, cpu, d) }).collect()
+        v.into_iter()
+            .map(|(dt, op, cpu, d)| {
+                t += dt * dt;
+                (t, op, cpu, d)
+            })
+            .collect()
     })
 }
 
@@ -205,5 +217,3 @@ fn moving_and_whole_windows_state_the_data_interval() {
     let sum = c.query(&Request::new("events", When::Last(1_000))).unwrap();
     assert_eq!((m.windows[0].begin_ns, m.windows[0].end_ns, m.windows[0].rows[0].value), (sum.windows[0].begin_ns, 4_310, 2.0));
 }
-
-

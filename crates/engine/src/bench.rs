@@ -112,7 +112,11 @@ mod tests {
         let mut n = 0;
         let r = measure("x", &[1, 2], 5, |_| {
             n += 1;
-            if n == 3 { Err("boom") } else { Ok(()) }
+            if n == 3 {
+                Err("boom")
+            } else {
+                Ok(())
+            }
         });
         assert_eq!(r, Err("boom"));
         assert_eq!(n, 3);

@@ -76,7 +76,13 @@ pub fn run_with_progress<A: Analysis>(a: &A, set: &TraceSet, opts: &EngineOption
 }
 
 /// [`run_slices`] with a progress callback (see [`run_with_progress`]).
-pub fn run_slices_with_progress<A: Analysis>(a: &A, set: &TraceSet, slices: &[Slice], opts: &EngineOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<A::State, EngineError> {
+pub fn run_slices_with_progress<A: Analysis>(
+    a: &A,
+    set: &TraceSet,
+    slices: &[Slice],
+    opts: &EngineOptions,
+    progress: Option<&dyn Fn(u64, u64)>,
+) -> Result<A::State, EngineError> {
     let total: u64 = if progress.is_some() { slices.iter().map(|s| s.bytes(set)).sum() } else { 0 };
     let mut done = 0u64;
     let mut tick = |s: &Slice| {

@@ -56,7 +56,8 @@ impl Recorder {
         let sp = &plan.streams[0];
         let header_id = sp.events.iter().map(|e| plan.event_field(sp, e, &["id"])).collect();
         let class_ids = sp.events.iter().map(|e| (e.id, plan.event_field(sp, e, &["v", "extended", "id"]))).collect();
-        let stamps = sp.events.iter().map(|e| [&["v", "compact", "timestamp"][..], &["v", "extended", "timestamp"]].map(|p| plan.event_field(sp, e, p))).collect();
+        let stamps =
+            sp.events.iter().map(|e| [&["v", "compact", "timestamp"][..], &["v", "extended", "timestamp"]].map(|p| plan.event_field(sp, e, p))).collect();
         let fh = sp.fast_header.as_ref().expect("LTTng header");
         Recorder { mask, header_id, class_ids, stamps, short_tags: fh.short_range, ts_bits: [fh.short_ts.bits, fh.ext_ts.bits] }
     }

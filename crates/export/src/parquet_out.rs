@@ -165,7 +165,14 @@ mod tests {
     fn types_nulls_and_batches_read_back() {
         let dir = tempfile::tempdir().unwrap();
         let mut t = Table::new("t");
-        t.push_row([("i", Value::Int(-5)), ("u", Value::UInt(u64::MAX)), ("f", Value::Float(0.5)), ("s", Value::Text("é".into())), ("b", Value::Bool(true)), ("n", Value::Null)]);
+        t.push_row([
+            ("i", Value::Int(-5)),
+            ("u", Value::UInt(u64::MAX)),
+            ("f", Value::Float(0.5)),
+            ("s", Value::Text("é".into())),
+            ("b", Value::Bool(true)),
+            ("n", Value::Null),
+        ]);
         t.push_row([("i", Value::Null), ("u", Value::UInt(7)), ("s", Value::Null)]);
         let mut f = TableFile::create(dir.path(), "t", Format::Parquet).unwrap();
         f.write(&t).unwrap();

@@ -45,7 +45,8 @@ pub fn auto_every(cube: &Cube) -> u64 {
 /// One table per metric.
 pub fn series(cube: &Cube, o: &SeriesOptions) -> Result<Vec<Table>> {
     let s = &cube.schema;
-    let metrics: Vec<String> = if o.metrics.is_empty() { s.metrics.iter().filter(|m| !m.name.contains('.')).map(|m| m.name.clone()).collect() } else { o.metrics.clone() };
+    let metrics: Vec<String> =
+        if o.metrics.is_empty() { s.metrics.iter().filter(|m| !m.name.contains('.')).map(|m| m.name.clone()).collect() } else { o.metrics.clone() };
     let every = o.every.clone().unwrap_or_else(|| format_duration(auto_every(cube)));
     let mut out = Vec::new();
     for name in metrics {
@@ -65,7 +66,12 @@ pub fn series(cube: &Cube, o: &SeriesOptions) -> Result<Vec<Table>> {
         let resp = cube.query(&req)?;
         // Column names: the level when unique among the `by` entries, else dim_level.
         let levels: Vec<&str> = resp.by.iter().map(|b| b.rsplit(':').next().unwrap_or(b)).collect();
-        let cols: Vec<String> = resp.by.iter().zip(&levels).map(|(b, l)| if levels.iter().filter(|x| *x == l).count() == 1 { l.to_string() } else { b.replace(':', "_") }).collect();
+        let cols: Vec<String> = resp
+            .by
+            .iter()
+            .zip(&levels)
+            .map(|(b, l)| if levels.iter().filter(|x| *x == l).count() == 1 { l.to_string() } else { b.replace(':', "_") })
+            .collect();
         let float = req.agg == Agg::Avg;
         let mut t = Table::new(&format!("series_{name}"));
         for w in &resp.windows {

@@ -53,10 +53,19 @@ impl std::str::FromStr for Format {
 }
 
 enum Inner {
-    Csv { w: BufWriter<File>, columns: Option<Vec<String>> },
-    Json { w: BufWriter<File>, rows: u64 },
+    Csv {
+        w: BufWriter<File>,
+        columns: Option<Vec<String>>,
+    },
+    Json {
+        w: BufWriter<File>,
+        rows: u64,
+    },
     #[cfg(feature = "parquet")]
-    Parquet { out: Option<crate::parquet_out::ParquetOut>, file: Option<File> },
+    Parquet {
+        out: Option<crate::parquet_out::ParquetOut>,
+        file: Option<File>,
+    },
 }
 
 /// One table being written to `DIR/NAME.EXT`.
@@ -76,7 +85,11 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ExportError + '_ {
 /// A file name made of the table name's letters, digits, `_`, `-` and `.`.
 pub fn file_stem(name: &str) -> String {
     let s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.' { c } else { '_' }).collect();
-    if s.is_empty() || s.starts_with('.') { format!("_{s}") } else { s }
+    if s.is_empty() || s.starts_with('.') {
+        format!("_{s}")
+    } else {
+        s
+    }
 }
 
 impl TableFile {

@@ -36,8 +36,8 @@ use ctf::clock::ClockConv;
 use ctf::merge::Merger;
 use ctf::stream::{Item, StreamCursor};
 use ctf::trace::TraceSet;
-use cube_feed::KernelFeed;
 use cube::Cube;
+use cube_feed::KernelFeed;
 
 use crate::error::{LiveError, Result};
 use crate::msg::Msg;
@@ -133,7 +133,11 @@ pub struct Stats {
 impl Stats {
     /// Mean per-batch lag, s.
     pub fn lag_mean_s(&self) -> f64 {
-        if self.lag_batches == 0 { 0.0 } else { self.lag_sum_s / self.lag_batches as f64 }
+        if self.lag_batches == 0 {
+            0.0
+        } else {
+            self.lag_sum_s / self.lag_batches as f64
+        }
     }
 }
 
@@ -592,7 +596,9 @@ impl Processor {
     /// (`speed` 0), where event times say nothing of when they were sent.
     fn lag_s(&self, ts: i64) -> Option<f64> {
         let emitted = match self.pace {
-            Some((t0, wall0, speed)) if speed > 0.0 => wall0.duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as i128).unwrap_or(0) + ((ts - t0) as f64 / speed) as i128,
+            Some((t0, wall0, speed)) if speed > 0.0 => {
+                wall0.duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as i128).unwrap_or(0) + ((ts - t0) as f64 / speed) as i128
+            }
             Some(_) => return None,
             None => ts as i128,
         };
@@ -611,7 +617,11 @@ impl Processor {
                 continue;
             }
             let mut c = StreamCursor::with_packets(set, i, start..n);
-            let classes = set.streams[i].packets.first().map(|p| set.traces[p.trace as usize].plan.streams.iter().map(|sp| sp.events.len()).max().unwrap_or(0)).unwrap_or(0);
+            let classes = set.streams[i]
+                .packets
+                .first()
+                .map(|p| set.traces[p.trace as usize].plan.streams.iter().map(|sp| sp.events.len()).max().unwrap_or(0))
+                .unwrap_or(0);
             let mut per_class = vec![0u64; classes.max(1)];
             c.count(&mut per_class).map_err(|e| LiveError::Decode { source_name: self.name.clone(), msg: e.to_string() })?;
             let total: u64 = per_class.iter().sum();

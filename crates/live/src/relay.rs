@@ -159,7 +159,10 @@ pub fn follow(opts: &RelayOptions, tx: &Sender<Msg>, stop: &AtomicBool) -> Resul
 }
 
 fn find_session(c: &mut Client, url: &LiveUrl, wait: Duration, stop: &AtomicBool) -> Result<SessionInfo> {
-    let (host, name) = url.session.clone().ok_or_else(|| LiveError::Url { url: format!("net://{}:{}", url.host, url.port), msg: "no session given (net://HOST/host/HOSTNAME/SESSION)".into() })?;
+    let (host, name) = url
+        .session
+        .clone()
+        .ok_or_else(|| LiveError::Url { url: format!("net://{}:{}", url.host, url.port), msg: "no session given (net://HOST/host/HOSTNAME/SESSION)".into() })?;
     let t0 = Instant::now();
     loop {
         let list = c.list_sessions()?;
@@ -244,7 +247,12 @@ fn attach_and_follow(
     let mut meta: Vec<StreamInfo> = Vec::new();
     let mut data: Vec<Followed> = Vec::new();
     let mut session_hup = false;
-    let add = |v: Vec<StreamInfo>, meta: &mut Vec<StreamInfo>, data: &mut Vec<Followed>, traces: &mut HashMap<String, u64>, delivered: &mut HashMap<String, Delivered>| -> Result<()> {
+    let add = |v: Vec<StreamInfo>,
+               meta: &mut Vec<StreamInfo>,
+               data: &mut Vec<Followed>,
+               traces: &mut HashMap<String, u64>,
+               delivered: &mut HashMap<String, Delivered>|
+     -> Result<()> {
         for s in v {
             let tkey = format!("{gen}:{}", s.path);
             let next_trace = traces.len() as u64;
@@ -319,7 +327,14 @@ fn attach_and_follow(
                         None => {
                             let r = c.metadata(m.id)?;
                             if debug() {
-                                eprintln!("[live] metadata stream {}: {:?}", m.id, match &r { Metadata::Data(b) => format!("{} bytes", b.len()), o => format!("{o:?}") });
+                                eprintln!(
+                                    "[live] metadata stream {}: {:?}",
+                                    m.id,
+                                    match &r {
+                                        Metadata::Data(b) => format!("{} bytes", b.len()),
+                                        o => format!("{o:?}"),
+                                    }
+                                );
                             }
                             match r {
                                 Metadata::Data(b) if !b.is_empty() => b,
@@ -410,7 +425,11 @@ fn attach_and_follow(
                     tx.send(Msg::StreamEnd { stream: d.id }).map_err(closed)?;
                 }
                 IndexStatus::Err | IndexStatus::Unknown(_) => {
-                    return Err(LiveError::Protocol { peer: c.peer().into(), cmd: "GET_NEXT_INDEX", msg: format!("stream {} ({}): status {:?}", s.info.id, s.key, idx.status) });
+                    return Err(LiveError::Protocol {
+                        peer: c.peer().into(),
+                        cmd: "GET_NEXT_INDEX",
+                        msg: format!("stream {} ({}): status {:?}", s.info.id, s.key, idx.status),
+                    });
                 }
             }
         }

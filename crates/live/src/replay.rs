@@ -46,7 +46,8 @@ pub fn replay(path: &Path, speed: f64, tx: &Sender<Msg>, stop: &AtomicBool) -> R
     let mut rep = ReplayReport::default();
     for (ti, t) in set.traces.iter().enumerate() {
         tx.send(Msg::Trace { trace: ti as u64, dir: t.dir.display().to_string() }).map_err(|_| closed(path))?;
-        let bytes = std::fs::read(t.dir.join("metadata")).map_err(|source| LiveError::Output { what: format!("reading {}", t.dir.join("metadata").display()), source })?;
+        let bytes = std::fs::read(t.dir.join("metadata"))
+            .map_err(|source| LiveError::Output { what: format!("reading {}", t.dir.join("metadata").display()), source })?;
         tx.send(Msg::Metadata { trace: ti as u64, bytes }).map_err(|_| closed(path))?;
     }
     // Every packet of every stream, by end time (cycles → ns through its trace's clock).

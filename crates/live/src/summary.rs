@@ -23,7 +23,16 @@ fn top(cube: &Cube, metric: &str, by: &str, last_s: u64, k: usize) -> (Vec<(Stri
 pub fn render(cube: &Cube, st: &Stats, last_s: u64, k: usize) -> String {
     let mut s = format!(
         "events {} | dropped {} ({} packets) | late {} | tracer discarded {} lost packets {} | lag {:.3} s (max {:.3}) | backlog max {} | slow batches {}\n",
-        st.events, st.dropped_events, st.dropped_packets, st.late_events, st.discarded_events, st.lost_packets, st.lag_last_s, st.lag_max_s, st.max_backlog, st.slow_batches
+        st.events,
+        st.dropped_events,
+        st.dropped_packets,
+        st.late_events,
+        st.discarded_events,
+        st.lost_packets,
+        st.lag_last_s,
+        st.lag_max_s,
+        st.max_backlog,
+        st.slow_batches
     );
     for (title, metric, by, unit) in [
         ("CPU time", "cpu_time", "process:tid", 1e-9),

@@ -19,7 +19,8 @@ impl LiveUrl {
     /// Parses `net://HOST[:PORT][/host/HOSTNAME/SESSION]` (`net4://` is accepted too).
     pub fn parse(url: &str) -> Result<LiveUrl> {
         let bad = |msg: &str| LiveError::Url { url: url.into(), msg: msg.into() };
-        let rest = url.strip_prefix("net://").or_else(|| url.strip_prefix("net4://")).ok_or_else(|| bad("expected net://HOST[:PORT][/host/HOSTNAME/SESSION]"))?;
+        let rest =
+            url.strip_prefix("net://").or_else(|| url.strip_prefix("net4://")).ok_or_else(|| bad("expected net://HOST[:PORT][/host/HOSTNAME/SESSION]"))?;
         let (hostport, path) = match rest.find('/') {
             Some(i) => (&rest[..i], &rest[i..]),
             None => (rest, ""),
@@ -28,7 +29,9 @@ impl LiveUrl {
             return Err(bad("missing host"));
         }
         let (host, port) = match hostport.rsplit_once(':') {
-            Some((h, p)) if !h.contains(':') || h.starts_with('[') => (h.trim_matches(|c| c == '[' || c == ']'), p.parse::<u16>().map_err(|_| bad("bad port"))?),
+            Some((h, p)) if !h.contains(':') || h.starts_with('[') => {
+                (h.trim_matches(|c| c == '[' || c == ']'), p.parse::<u16>().map_err(|_| bad("bad port"))?)
+            }
             _ => (hostport, DEFAULT_PORT),
         };
         let parts: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();

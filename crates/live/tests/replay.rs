@@ -136,7 +136,8 @@ fn growing_directory_is_followed() {
     let dump = Shared::default();
     let p = Processor::new("dir", cube, stats, Some(Box::new(dump.clone())), PipelineOptions::default());
     let path = out.path().to_path_buf();
-    let opts = live::replay::FollowOptions { poll: Duration::from_millis(20), until_idle: Some(Duration::from_millis(1500)), quiet: Duration::from_millis(500) };
+    let opts =
+        live::replay::FollowOptions { poll: Duration::from_millis(20), until_idle: Some(Duration::from_millis(1500)), quiet: Duration::from_millis(500) };
     let (st, rep) = live::run(p, 64, Arc::new(AtomicBool::new(false)), move |tx, stop| live::replay::follow_dir(&path, &opts, tx, stop)).unwrap();
     writer.join().unwrap();
     assert_eq!(rep.packets as usize, set.packet_count());

@@ -92,7 +92,8 @@ pub(crate) async fn metrics(State(st): State<AppState>, RawQuery(raw): RawQuery)
             .metrics
             .iter()
             .map(|m| {
-                let by: Vec<String> = m.dims.iter().zip(&m.leaf).map(|(&d, &l)| format!("{}:{}", s.dims[d as usize].name, s.dims[d as usize].levels[l as usize])).collect();
+                let by: Vec<String> =
+                    m.dims.iter().zip(&m.leaf).map(|(&d, &l)| format!("{}:{}", s.dims[d as usize].name, s.dims[d as usize].levels[l as usize])).collect();
                 let dims: Vec<&str> = m.dims.iter().map(|&d| s.dims[d as usize].name.as_str()).collect();
                 json!({ "name": m.name, "measure": m.measure, "dims": dims, "by": by, "aggs": aggs(m) })
             })
@@ -138,7 +139,8 @@ pub(crate) async fn members(State(st): State<AppState>, RawQuery(raw): RawQuery)
             let names: Vec<&str> = s.dims.iter().map(|d| d.name.as_str()).collect();
             ApiError::bad(format!("no dimension {dim:?} (dimensions: {})", names.join(", ")))
         })?;
-        let lv = |name: &str| d.level(name).ok_or_else(|| ApiError::bad(format!("dimension {} has no level {name:?} (levels: {})", d.name, d.levels.join(", "))));
+        let lv =
+            |name: &str| d.level(name).ok_or_else(|| ApiError::bad(format!("dimension {} has no level {name:?} (levels: {})", d.name, d.levels.join(", "))));
         let l = match &level {
             Some(n) => lv(n)?,
             None => d.leaf_level(),

@@ -23,7 +23,8 @@ fn fixture() -> &'static Fixture {
         let dir = tempfile::tempdir().unwrap();
         let cfg = synth::SynthConfig { cpus: 2, events: 30_000, seed: 7, ..Default::default() };
         let s = synth::generate(&cfg, dir.path()).unwrap();
-        let (c, _) = cube_feed::build_from_trace(&s.trace_dir, &cube_feed::BuildOptions { config: cube::CubeConfig::fine(), threads: 1, ..Default::default() }).unwrap();
+        let (c, _) =
+            cube_feed::build_from_trace(&s.trace_dir, &cube_feed::BuildOptions { config: cube::CubeConfig::fine(), threads: 1, ..Default::default() }).unwrap();
         let cube = Arc::new(RwLock::new(c));
         let server = serve::spawn("127.0.0.1:0".parse().unwrap(), cube.clone(), false).unwrap();
         Fixture { cube, server, _dir: dir }
@@ -97,11 +98,20 @@ fn query_answers_equal_the_command_s() {
         ("metric=cpu_time&by=process:name", QueryArgs { by: vec!["process:name".into()], ..args("cpu_time") }),
         ("metric=events&at=%2B50ms&by=operation:kind", QueryArgs { at: Some("+50ms".into()), by: vec!["operation:kind".into()], ..args("events") }),
         ("metric=events&range=%2B10ms..%2B80ms&by=cpu", QueryArgs { range: Some("+10ms..+80ms".into()), by: vec!["cpu".into()], ..args("events") }),
-        (&*Box::leak(format!("metric=events&range={}..{}", origin + 5_000_000, origin + 40_000_000).into_boxed_str()), QueryArgs { range: Some(format!("{}..{}", origin + 5_000_000, origin + 40_000_000)), ..args("events") }),
+        (
+            &*Box::leak(format!("metric=events&range={}..{}", origin + 5_000_000, origin + 40_000_000).into_boxed_str()),
+            QueryArgs { range: Some(format!("{}..{}", origin + 5_000_000, origin + 40_000_000)), ..args("events") },
+        ),
         ("metric=bytes_written&last=50ms&by=file:d1", QueryArgs { last: Some("50ms".into()), by: vec!["file:d1".into()], ..args("bytes_written") }),
         ("metric=events&every=20ms&by=operation:kind", QueryArgs { every: Some("20ms".into()), by: vec!["operation:kind".into()], ..args("events") }),
-        ("metric=cpu_time&by=process:tid&by=cpu&where=cpu=0", QueryArgs { by: vec!["process:tid".into(), "cpu".into()], filters: vec!["cpu=0".into()], ..args("cpu_time") }),
-        ("metric=events&by=operation:name&where=operation:kind=syscall,sched&top=3", QueryArgs { by: vec!["operation:name".into()], filters: vec!["operation:kind=syscall,sched".into()], top: Some(3), ..args("events") }),
+        (
+            "metric=cpu_time&by=process:tid&by=cpu&where=cpu=0",
+            QueryArgs { by: vec!["process:tid".into(), "cpu".into()], filters: vec!["cpu=0".into()], ..args("cpu_time") },
+        ),
+        (
+            "metric=events&by=operation:name&where=operation:kind=syscall,sched&top=3",
+            QueryArgs { by: vec!["operation:name".into()], filters: vec!["operation:kind=syscall,sched".into()], top: Some(3), ..args("events") },
+        ),
         ("metric=bytes_read&agg=avg&by=process:name", QueryArgs { agg: Some("avg".into()), by: vec!["process:name".into()], ..args("bytes_read") }),
         ("metric=bytes_read&agg=max&by=file:d1", QueryArgs { agg: Some("max".into()), by: vec!["file:d1".into()], ..args("bytes_read") }),
         ("metric=bytes_written&agg=count", QueryArgs { agg: Some("count".into()), ..args("bytes_written") }),
@@ -240,7 +250,12 @@ fn page_and_assets_are_embedded() {
     assert_eq!(status, 200);
     assert!(ct.starts_with("text/html"));
     assert!(html.contains("data-live=\"false\"") && html.contains("/assets/uPlot.iife.min.js"));
-    for (file, ct_want, has) in [("app.js", "text/javascript", "/api/query"), ("uPlot.iife.min.js", "text/javascript", "uPlot"), ("uPlot.min.css", "text/css", ".uplot"), ("uPlot.LICENSE", "text/plain", "MIT")] {
+    for (file, ct_want, has) in [
+        ("app.js", "text/javascript", "/api/query"),
+        ("uPlot.iife.min.js", "text/javascript", "uPlot"),
+        ("uPlot.min.css", "text/css", ".uplot"),
+        ("uPlot.LICENSE", "text/plain", "MIT"),
+    ] {
         let (status, ct, body) = request(addr, "GET", &format!("/assets/{file}"));
         assert_eq!(status, 200, "{file}");
         assert!(ct.starts_with(ct_want), "{file}: {ct}");

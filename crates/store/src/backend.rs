@@ -38,12 +38,7 @@ pub struct FileBackend {
 impl FileBackend {
     /// Opens (creating if `create`) the file at `path` for reading and writing.
     pub fn open(path: &Path, create: bool) -> io::Result<Self> {
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(create)
-            .truncate(false)
-            .open(path)?;
+        let file = std::fs::OpenOptions::new().read(true).write(true).create(create).truncate(false).open(path)?;
         Ok(FileBackend { file })
     }
 

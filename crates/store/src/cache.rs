@@ -51,12 +51,7 @@ impl BlockCache {
     /// A cache of about `capacity` blocks.
     pub fn new(capacity: usize) -> Self {
         let per_shard = capacity.div_ceil(SHARDS).max(1);
-        BlockCache {
-            shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
-            per_shard,
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
-        }
+        BlockCache { shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(), per_shard, hits: AtomicU64::new(0), misses: AtomicU64::new(0) }
     }
 
     fn shard(&self, block: BlockId) -> std::sync::MutexGuard<'_, Shard> {
@@ -68,12 +63,7 @@ impl BlockCache {
 
     /// The cached prefix of `block` if it holds at least `min_len` bytes;
     /// otherwise `load` reads the block and the result is cached.
-    pub fn get<E>(
-        &self,
-        block: BlockId,
-        min_len: usize,
-        load: impl FnOnce() -> Result<Vec<u8>, E>,
-    ) -> Result<Arc<Vec<u8>>, E> {
+    pub fn get<E>(&self, block: BlockId, min_len: usize, load: impl FnOnce() -> Result<Vec<u8>, E>) -> Result<Arc<Vec<u8>>, E> {
         {
             let mut shard = self.shard(block);
             if let Some(&i) = shard.map.get(&block) {
@@ -131,10 +121,7 @@ impl BlockCache {
 
     /// Bytes currently held.
     pub fn memory_bytes(&self) -> usize {
-        self.shards
-            .iter()
-            .map(|s| s.lock().unwrap_or_else(|e| e.into_inner()).slots.iter().map(|x| x.data.capacity()).sum::<usize>())
-            .sum()
+        self.shards.iter().map(|s| s.lock().unwrap_or_else(|e| e.into_inner()).slots.iter().map(|x| x.data.capacity()).sum::<usize>()).sum()
     }
 }
 

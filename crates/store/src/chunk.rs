@@ -35,15 +35,7 @@ pub struct ChunkBuilder {
 impl ChunkBuilder {
     /// An empty chunk whose first record starts at `first_start`.
     pub fn new(kind: ValueKind, first_start: u64, capacity: usize) -> Self {
-        ChunkBuilder {
-            kind,
-            count: 0,
-            first_start,
-            last_start: first_start,
-            prev_end: first_start,
-            prev_bits: 0,
-            body: Vec::with_capacity(capacity),
-        }
+        ChunkBuilder { kind, count: 0, first_start, last_start: first_start, prev_end: first_start, prev_bits: 0, body: Vec::with_capacity(capacity) }
     }
 
     /// Appends a record; the caller has checked `prev_end <= start <= end`.
@@ -108,8 +100,7 @@ impl<'a> ChunkDecoder<'a> {
         let mut cursor = Cursor::new(payload);
         let bad = |cause| Corruption::Payload { offset, what: "chunk header", cause };
         let key = Key(cursor.varint().map_err(bad)?);
-        let kind = ValueKind::from_tag(cursor.u8().map_err(bad)?)
-            .ok_or(Corruption::Invariant { offset, reason: "unknown value kind" })?;
+        let kind = ValueKind::from_tag(cursor.u8().map_err(bad)?).ok_or(Corruption::Invariant { offset, reason: "unknown value kind" })?;
         let count = cursor.varint().map_err(bad)?;
         let first_start = cursor.varint().map_err(bad)?;
         if count == 0 || count > (cursor.remaining() / MIN_RECORD_BYTES) as u64 {

@@ -4,9 +4,9 @@
 //! Every read returns a `Result`; a cursor never reads past its slice, so a
 //! damaged file ends in [`DecodeError`], never in a panic.
 
-use crate::types::ValueKind;
 #[cfg(test)]
 use crate::types::Value;
+use crate::types::ValueKind;
 
 /// Why bytes could not be decoded. Callers add the offset (see `Corruption`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,12 +2,12 @@
 //! while the writer appends; it sees every record up to the writer's last
 //! `flush` or `commit`.
 
+use crate::backend::FileBackend;
 use crate::cache::CacheStats;
 use crate::chunk::{ChunkDecoder, RawRecord};
 use crate::error::{Corruption, Error, Result};
 use crate::format::FrameType;
 use crate::index::{ChunkRef, Lookup};
-use crate::backend::FileBackend;
 use crate::shared::{recover, Shared};
 use crate::types::{Key, KeyInfo, LogOffset, Record, Timestamp, Value, ValueKind};
 use std::sync::Arc;

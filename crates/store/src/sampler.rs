@@ -105,12 +105,7 @@ impl HistoryStore {
 
     fn emit(&mut self, key: Key, kind: ValueKind, emit: Option<Emit>) -> Result<()> {
         match emit {
-            Some((start, end, bits)) => self.append(Record {
-                key,
-                value: Value::from_bits(kind, bits),
-                start: Timestamp(start),
-                end: Timestamp(end),
-            }),
+            Some((start, end, bits)) => self.append(Record { key, value: Value::from_bits(kind, bits), start: Timestamp(start), end: Timestamp(end) }),
             None => Ok(()),
         }
     }

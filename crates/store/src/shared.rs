@@ -39,9 +39,7 @@ impl Default for Config {
 impl Config {
     /// Checks the ranges documented on each field.
     pub fn validate(&self) -> Result<()> {
-        if !(format::MIN_BLOCK_SIZE..=format::MAX_BLOCK_SIZE).contains(&self.block_size)
-            || !self.block_size.is_power_of_two()
-        {
+        if !(format::MIN_BLOCK_SIZE..=format::MAX_BLOCK_SIZE).contains(&self.block_size) || !self.block_size.is_power_of_two() {
             return Err(Error::Config("block_size must be a power of two in 4 KiB..=16 MiB"));
         }
         if self.chunk_bytes == 0 || self.chunk_bytes > self.block_size as usize / 4 {

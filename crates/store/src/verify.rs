@@ -37,11 +37,8 @@ impl Reader {
         // and moves `visible` under the same lock.
         let (limit, indexed, index_records, keys) = {
             let index = shared.index();
-            let indexed: HashMap<LogOffset, (Key, u64)> = index
-                .keys
-                .iter()
-                .flat_map(|(&key, k)| k.chunks.iter().map(move |c| (c.offset, (key, c.first_start))))
-                .collect();
+            let indexed: HashMap<LogOffset, (Key, u64)> =
+                index.keys.iter().flat_map(|(&key, k)| k.chunks.iter().map(move |c| (c.offset, (key, c.first_start)))).collect();
             (index.visible, indexed, index.records, index.keys.len() as u64)
         };
         let mut report = VerifyReport::default();

@@ -88,11 +88,7 @@ impl HistoryStore {
         let mut tail = vec![0u8; superblock.committed.in_block(bs)];
         let pos = HEADER_SIZE + tail_start.0;
         backend.read_at(pos, &mut tail).map_err(|e| Error::io("read tail", pos, e))?;
-        let keys = index
-            .keys
-            .iter()
-            .map(|(&k, ki)| (k, KeyState { kind: ki.info.kind, last_end: ki.info.last_end.0, chunk: None, sampler: None }))
-            .collect();
+        let keys = index.keys.iter().map(|(&k, ki)| (k, KeyState { kind: ki.info.kind, last_end: ki.info.last_end.0, chunk: None, sampler: None })).collect();
         let records = index.records;
         let shared = Shared::new(backend, bs, config.cache_blocks, index);
         Ok(HistoryStore {
@@ -186,8 +182,7 @@ impl HistoryStore {
 
     /// Seals every open chunk (in key order, so files are reproducible).
     fn seal_all(&mut self) -> Result<()> {
-        let mut open: Vec<(Key, ChunkBuilder)> =
-            self.keys.iter_mut().filter_map(|(&k, s)| s.chunk.take().map(|c| (k, c))).collect();
+        let mut open: Vec<(Key, ChunkBuilder)> = self.keys.iter_mut().filter_map(|(&k, s)| s.chunk.take().map(|c| (k, c))).collect();
         open.sort_unstable_by_key(|(k, _)| *k);
         for (k, c) in open {
             self.seal(k, Some(c))?;

@@ -43,11 +43,7 @@ pub fn value_at(records: &[Record], key: Key, t: u64) -> Option<Value> {
 
 /// Brute force for `Reader::records`.
 pub fn window(records: &[Record], key: Key, from: u64, to: u64) -> Vec<Record> {
-    records
-        .iter()
-        .filter(|r| r.key == key && r.start.0 < to && (r.end.0 > from || r.start.0 >= from))
-        .copied()
-        .collect()
+    records.iter().filter(|r| r.key == key && r.start.0 < to && (r.end.0 > from || r.start.0 >= from)).copied().collect()
 }
 
 /// Value of kind `kind` built from a small integer.
@@ -64,12 +60,7 @@ pub fn make_value(kind: u8, v: i64) -> Value {
 pub fn stream_record(i: u64, keys: u64) -> Record {
     let k = i % keys;
     let j = i / keys;
-    Record {
-        key: Key(k),
-        value: Value::U64(j * (k + 1) + j * j),
-        start: Timestamp(j * 100),
-        end: Timestamp(j * 100 + 100 - 10 * (j % 3)),
-    }
+    Record { key: Key(k), value: Value::U64(j * (k + 1) + j * j), start: Timestamp(j * 100), end: Timestamp(j * 100 + 100 - 10 * (j % 3)) }
 }
 
 /// Checks that `reader` holds exactly the first `m` records of the stream.

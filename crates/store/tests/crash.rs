@@ -72,8 +72,7 @@ fn sigkill_at_random_points() {
         let log = std::fs::read_to_string(&log_path).unwrap_or_default();
         // Only whole lines count; each round starts a fresh log, so no torn
         // line can run into the next child's first report.
-        let reported: u64 =
-            log.split_inclusive('\n').filter_map(|l| l.strip_suffix('\n')?.parse().ok()).max().unwrap_or(0);
+        let reported: u64 = log.split_inclusive('\n').filter_map(|l| l.strip_suffix('\n')?.parse().ok()).max().unwrap_or(0);
         let _ = std::fs::remove_file(&log_path);
         let store = HistoryStore::open(&path, small_config()).unwrap();
         let m = store.record_count();
@@ -185,8 +184,7 @@ fn every_sync_point_crash_image_reopens_consistent() {
     let images = std::mem::take(&mut backend.rec.lock().unwrap().images);
     assert!(images.len() > 20);
     for (n, (image, done)) in images.into_iter().enumerate() {
-        let store = HistoryStore::with_backend(Box::new(MemoryBackend::from_bytes(image)), small_config())
-            .unwrap_or_else(|e| panic!("image {n}: {e}"));
+        let store = HistoryStore::with_backend(Box::new(MemoryBackend::from_bytes(image)), small_config()).unwrap_or_else(|e| panic!("image {n}: {e}"));
         let m = store.record_count();
         let before = counts[done as usize];
         let after = counts.get(done as usize + 1).copied().unwrap_or(before);
@@ -211,8 +209,7 @@ fn damaged_bytes_are_errors_not_panics() {
         let mut image = clean.clone();
         let pos = rng.gen_range(store::HEADER_SIZE as usize..image.len());
         image[pos] ^= 1 << rng.gen_range(0..8);
-        let outcome = HistoryStore::with_backend(Box::new(MemoryBackend::from_bytes(image)), small_config())
-            .and_then(|s| s.verify().map(|_| ()));
+        let outcome = HistoryStore::with_backend(Box::new(MemoryBackend::from_bytes(image)), small_config()).and_then(|s| s.verify().map(|_| ()));
         assert!(outcome.is_err(), "flip at byte {pos} went unnoticed");
     }
     // A damaged superblock slot falls back to the other one or is reported.

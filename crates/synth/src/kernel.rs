@@ -10,8 +10,8 @@
 //! gets 400 and up, and is declared only in traces that have it.
 
 use ctf_writer::{
-    ByteOrder, ClockClass, Cycles, EnvValue, EventClass, EventClassId, EventHeaderKind, FieldType, IntType,
-    PacketContextField, StreamClass, StreamClassId, StreamWriter, StructType, TraceSchema, Value,
+    ByteOrder, ClockClass, Cycles, EnvValue, EventClass, EventClassId, EventHeaderKind, FieldType, IntType, PacketContextField, StreamClass, StreamClassId,
+    StreamWriter, StructType, TraceSchema, Value,
 };
 
 use crate::events::{Background, KEvent, SyscallArgs, EVENT_NAMES, WORKLOAD_EVENTS};
@@ -62,22 +62,15 @@ fn fields(name: &str) -> StructType {
             .int("_status", s32())
             .int("_ns_level", s32())
             .int("_ns_inum", u32t()),
-        "lttng_statedump_file_descriptor" => s
-            .int("_pid", s32())
-            .int("_fd", s32())
-            .int("_flags", u32t().with_base(8))
-            .int("_fmode", u32t().with_base(16))
-            .field("_filename", FieldType::String),
+        "lttng_statedump_file_descriptor" => {
+            s.int("_pid", s32()).int("_fd", s32()).int("_flags", u32t().with_base(8)).int("_fmode", u32t().with_base(16)).field("_filename", FieldType::String)
+        }
         "syscall_entry_read" => s.int("_fd", u32t()).int("_count", u64t()),
         "syscall_entry_write" => s.int("_fd", u32t()).int("_buf", hex64()).int("_count", u64t()),
         "syscall_entry_pread64" => s.int("_fd", u32t()).int("_count", u64t()).int("_pos", s64()),
         "syscall_entry_pwrite64" => s.int("_fd", u32t()).int("_buf", hex64()).int("_count", u64t()).int("_pos", s64()),
         "syscall_entry_readv" | "syscall_entry_writev" => s.int("_fd", u64t()).int("_vec", hex64()).int("_vlen", u64t()),
-        "syscall_entry_openat" => s
-            .int("_dfd", s32())
-            .field("_filename", FieldType::String)
-            .int("_flags", s32())
-            .int("_mode", IntType::unsigned(16)),
+        "syscall_entry_openat" => s.int("_dfd", s32()).field("_filename", FieldType::String).int("_flags", s32()).int("_mode", IntType::unsigned(16)),
         "syscall_entry_close" => s.int("_fd", u32t()),
         "syscall_entry_dup" => s.int("_fildes", u32t()),
         "syscall_entry_dup2" => s.int("_oldfd", u32t()).int("_newfd", u32t()),
@@ -155,13 +148,7 @@ pub fn kernel_schema(info: &KernelTraceInfo) -> TraceSchema {
     let events = EVENT_NAMES[..declared]
         .iter()
         .enumerate()
-        .map(|(i, n)| EventClass {
-            id: event_id(i),
-            name: n.to_string(),
-            stream: StreamClassId(0),
-            loglevel: None,
-            fields: fields(n),
-        })
+        .map(|(i, n)| EventClass { id: event_id(i), name: n.to_string(), stream: StreamClassId(0), loglevel: None, fields: fields(n) })
         .collect();
     TraceSchema {
         uuid: info.uuid,
@@ -174,11 +161,7 @@ pub fn kernel_schema(info: &KernelTraceInfo) -> TraceSchema {
             freq: 1_000_000_000,
             offset: info.clock_offset_ns,
         },
-        streams: vec![StreamClass {
-            id: StreamClassId(0),
-            event_header: info.header,
-            packet_context: PacketContextField::lttng_kernel(),
-        }],
+        streams: vec![StreamClass { id: StreamClassId(0), event_header: info.header, packet_context: PacketContextField::lttng_kernel() }],
         events,
     }
 }
@@ -209,21 +192,11 @@ pub fn write_kevent(w: &mut StreamWriter, ts: u64, ev: &KEvent) -> ctf_writer::R
                 U(0xEFFF_FFFC),
             ],
         ),
-        KEvent::StatedumpFd { pid, fd, filename } => {
-            w.write_event(t, id, &[I((*pid).into()), I((*fd).into()), U(0o2), U(0x1f), Str(filename)])
-        }
+        KEvent::StatedumpFd { pid, fd, filename } => w.write_event(t, id, &[I((*pid).into()), I((*fd).into()), U(0o2), U(0x1f), Str(filename)]),
         KEvent::SchedSwitch { prev_comm, prev_tid, prev_prio, prev_state, next_comm, next_tid, next_prio } => w.write_event(
             t,
             id,
-            &[
-                Bytes(prev_comm),
-                I((*prev_tid).into()),
-                I((*prev_prio).into()),
-                I(*prev_state),
-                Bytes(next_comm),
-                I((*next_tid).into()),
-                I((*next_prio).into()),
-            ],
+            &[Bytes(prev_comm), I((*prev_tid).into()), I((*prev_prio).into()), I(*prev_state), Bytes(next_comm), I((*next_tid).into()), I((*next_prio).into())],
         ),
         KEvent::Fork { parent_comm, parent_tid, parent_pid, child_comm, child_tid, child_pid } => w.write_event(
             t,
@@ -247,26 +220,19 @@ pub fn write_kevent(w: &mut StreamWriter, ts: u64, ev: &KEvent) -> ctf_writer::R
             use crate::events::Syscall as S;
             match (call, args) {
                 (S::Read, SyscallArgs::Read { fd, count, .. }) => w.write_event(t, id, &[U(*fd as u64), U(*count)]),
-                (S::Pread64, SyscallArgs::Read { fd, count, pos, .. }) => {
-                    w.write_event(t, id, &[U(*fd as u64), U(*count), I(*pos)])
-                }
+                (S::Pread64, SyscallArgs::Read { fd, count, pos, .. }) => w.write_event(t, id, &[U(*fd as u64), U(*count), I(*pos)]),
                 (S::Readv, SyscallArgs::Read { fd, buf, count, .. }) | (S::Writev, SyscallArgs::Write { fd, buf, count, .. }) => {
                     w.write_event(t, id, &[U(*fd as u64), U(*buf), U(*count)])
                 }
                 (S::Write, SyscallArgs::Write { fd, buf, count, .. }) => w.write_event(t, id, &[U(*fd as u64), U(*buf), U(*count)]),
-                (S::Pwrite64, SyscallArgs::Write { fd, buf, count, pos }) => {
-                    w.write_event(t, id, &[U(*fd as u64), U(*buf), U(*count), I(*pos)])
-                }
+                (S::Pwrite64, SyscallArgs::Write { fd, buf, count, pos }) => w.write_event(t, id, &[U(*fd as u64), U(*buf), U(*count), I(*pos)]),
                 (S::Openat, SyscallArgs::Openat { dfd, filename, flags, mode }) => {
                     w.write_event(t, id, &[I((*dfd).into()), Str(filename), I((*flags).into()), U((*mode).into())])
                 }
                 (S::Close, SyscallArgs::Close { fd }) => w.write_event(t, id, &[U(*fd as u64)]),
                 (S::Dup, SyscallArgs::Dup { fildes }) => w.write_event(t, id, &[U(*fildes as u64)]),
                 (S::Dup2, SyscallArgs::Dup2 { oldfd, newfd }) => w.write_event(t, id, &[U(*oldfd as u64), U(*newfd as u64)]),
-                _ => Err(ctf_writer::WriterError::ValueMismatch {
-                    event: ev.name().to_string(),
-                    reason: "arguments of another syscall".into(),
-                }),
+                _ => Err(ctf_writer::WriterError::ValueMismatch { event: ev.name().to_string(), reason: "arguments of another syscall".into() }),
             }
         }
         KEvent::Background(b) => match b {

@@ -86,7 +86,16 @@ pub enum MetadataKind {
 
 impl Default for SynthConfig {
     fn default() -> Self {
-        SynthConfig { cpus: 4, events: 100_000, seed: 1, threads: None, packet_size: 256 * 1024, header: EventHeaderKind::Compact, metadata: MetadataKind::Ctf18, background: 0 }
+        SynthConfig {
+            cpus: 4,
+            events: 100_000,
+            seed: 1,
+            threads: None,
+            packet_size: 256 * 1024,
+            header: EventHeaderKind::Compact,
+            metadata: MetadataKind::Ctf18,
+            background: 0,
+        }
     }
 }
 

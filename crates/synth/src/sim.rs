@@ -412,8 +412,7 @@ impl<'s, S: EventSink> Sim<'s, S> {
             let status = if state == State::Running { 6 } else { 5 };
             self.emit(0, t, KEvent::StatedumpProcess { tid, pid, ppid, name, kernel_thread: false, status })?;
         }
-        let fds: Vec<(i32, i32, Arc<str>)> =
-            self.procs.iter().flat_map(|(&pid, p)| p.fds.iter().map(move |(&fd, f)| (pid, fd, f.clone()))).collect();
+        let fds: Vec<(i32, i32, Arc<str>)> = self.procs.iter().flat_map(|(&pid, p)| p.fds.iter().map(move |(&fd, f)| (pid, fd, f.clone()))).collect();
         for (pid, fd, filename) in fds {
             t += self.rng.gen_range(200..2_000);
             self.emit(0, t, KEvent::StatedumpFd { pid, fd, filename })?;

@@ -30,7 +30,11 @@ pub const PROGRAMS: &[Program] = &[
     },
     Program {
         name: "postgres",
-        files: &["/var/lib/postgresql/15/main/base/16384/1259", "/var/lib/postgresql/15/main/pg_wal/000000010000000000000001", "/var/lib/postgresql/15/main/global/pg_control"],
+        files: &[
+            "/var/lib/postgresql/15/main/base/16384/1259",
+            "/var/lib/postgresql/15/main/pg_wal/000000010000000000000001",
+            "/var/lib/postgresql/15/main/global/pg_control",
+        ],
         read_pct: 60,
         io_size: 8192,
         burst_ns: 40_000,
@@ -60,39 +64,11 @@ pub const PROGRAMS: &[Program] = &[
         burst_ns: 30_000,
         max_threads: 2,
     },
-    Program {
-        name: "rsyslogd",
-        files: &["/var/log/syslog", "/var/log/auth.log", "/dev/kmsg"],
-        read_pct: 20,
-        io_size: 512,
-        burst_ns: 10_000,
-        max_threads: 3,
-    },
-    Program {
-        name: "bash",
-        files: &["/home/u/.bash_history", "/etc/bash.bashrc"],
-        read_pct: 50,
-        io_size: 256,
-        burst_ns: 15_000,
-        max_threads: 1,
-    },
-    Program {
-        name: "sshd",
-        files: &["/var/log/auth.log", "/etc/ssh/sshd_config"],
-        read_pct: 50,
-        io_size: 1024,
-        burst_ns: 12_000,
-        max_threads: 1,
-    },
+    Program { name: "rsyslogd", files: &["/var/log/syslog", "/var/log/auth.log", "/dev/kmsg"], read_pct: 20, io_size: 512, burst_ns: 10_000, max_threads: 3 },
+    Program { name: "bash", files: &["/home/u/.bash_history", "/etc/bash.bashrc"], read_pct: 50, io_size: 256, burst_ns: 15_000, max_threads: 1 },
+    Program { name: "sshd", files: &["/var/log/auth.log", "/etc/ssh/sshd_config"], read_pct: 50, io_size: 1024, burst_ns: 12_000, max_threads: 1 },
     // Last: pid 1, never created otherwise.
-    Program {
-        name: "systemd",
-        files: &["/run/systemd/journal/socket", "/proc/self/mountinfo"],
-        read_pct: 70,
-        io_size: 1024,
-        burst_ns: 25_000,
-        max_threads: 1,
-    },
+    Program { name: "systemd", files: &["/run/systemd/journal/socket", "/proc/self/mountinfo"], read_pct: 70, io_size: 1024, burst_ns: 25_000, max_threads: 1 },
 ];
 
 /// Path of the terminal that fds 0, 1 and 2 point to.

@@ -110,9 +110,7 @@ pub(crate) fn build_truth(cfg: &SynthConfig, t: &Tally) -> Truth {
             truth.events.insert(EVENT_NAMES[i].to_string(), n);
         }
     }
-    truth.cpus = (0..cfg.cpus as usize)
-        .map(|c| CpuTruth { cpu: c as u32, busy_ns: t.cpu_busy[c], events: t.cpu_events[c] })
-        .collect();
+    truth.cpus = (0..cfg.cpus as usize).map(|c| CpuTruth { cpu: c as u32, busy_ns: t.cpu_busy[c], events: t.cpu_events[c] }).collect();
     for (&tid, &(cpu_ns, rd, wr)) in &t.tid {
         let (pid, name) = t.tid_info.get(&tid).map(|(p, c)| (*p, comm_str(c))).unwrap_or((tid, String::new()));
         truth.threads.insert(tid, ThreadTruth { pid, comm: name.clone(), cpu_ns, read_bytes: rd, write_bytes: wr });

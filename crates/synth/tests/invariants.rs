@@ -205,7 +205,12 @@ fn background_activity_keeps_the_invariants() {
         let share = 100.0 * bg / events.len() as f64;
         assert!((share - f64::from(pct)).abs() < 5.0, "{pct}% asked, {share:.1}% made");
         let n = |name: &str| truth.events.get(name).copied().unwrap_or(0);
-        for (entry, exit) in [("irq_handler_entry", "irq_handler_exit"), ("softirq_entry", "softirq_exit"), ("timer_hrtimer_expire_entry", "timer_hrtimer_expire_exit"), ("kmem_kmalloc", "kmem_kfree")] {
+        for (entry, exit) in [
+            ("irq_handler_entry", "irq_handler_exit"),
+            ("softirq_entry", "softirq_exit"),
+            ("timer_hrtimer_expire_entry", "timer_hrtimer_expire_exit"),
+            ("kmem_kmalloc", "kmem_kfree"),
+        ] {
             assert!(n(entry) > 0 && n(entry) == n(exit), "{entry} {} vs {exit} {}", n(entry), n(exit));
         }
         assert!(n("sched_wakeup") > 0);
@@ -259,4 +264,3 @@ fn bad_config_is_an_error() {
         assert!(matches!(synth::generate(&cfg, d.path()), Err(synth::SynthError::Config(_))));
     }
 }
-

@@ -93,8 +93,14 @@ fn cube_series_add_up_to_the_cube_s_totals() {
     }
     assert!(buckets.len() > 1, "several time buckets");
     // Adjacent windows telescope: their sum is the whole history's value.
-    let whole: Value = serde_json::from_slice(&run(bin().arg("query").arg(&cube).args(["--metric", "cpu_time", "--by", "process:name", "--format", "json"]))).unwrap();
-    let want: BTreeMap<String, i64> = whole["windows"][0]["rows"].as_array().unwrap().iter().map(|r| (r["group"][0].as_str().unwrap().to_string(), r["value"].as_f64().unwrap() as i64)).collect();
+    let whole: Value =
+        serde_json::from_slice(&run(bin().arg("query").arg(&cube).args(["--metric", "cpu_time", "--by", "process:name", "--format", "json"]))).unwrap();
+    let want: BTreeMap<String, i64> = whole["windows"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["group"][0].as_str().unwrap().to_string(), r["value"].as_f64().unwrap() as i64))
+        .collect();
     assert_eq!(per_name, want);
 
     // Every metric by default, each dimension at its finest level.

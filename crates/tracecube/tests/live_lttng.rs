@@ -225,13 +225,12 @@ fn setup() -> Option<Setup> {
     let mut apps = Vec::new();
     for p in ["a", "b"] {
         let bin = tmp.path().join(format!("app_{p}"));
-        let (ok, out) = sh(Command::new("cc")
-            .args(["-O2", &format!("-DPROVIDER=tclive_{p}"), "-I"])
-            .arg(&src)
-            .arg("-o")
-            .arg(&bin)
-            .arg(src.join("app.c"))
-            .args(["-llttng-ust", "-ldl", "-lpthread"]));
+        let (ok, out) =
+            sh(Command::new("cc").args(["-O2", &format!("-DPROVIDER=tclive_{p}"), "-I"]).arg(&src).arg("-o").arg(&bin).arg(src.join("app.c")).args([
+                "-llttng-ust",
+                "-ldl",
+                "-lpthread",
+            ]));
         if !ok {
             skip(&format!("cannot build the instrumented program (liblttng-ust-dev?): {out}"));
             return None;
@@ -385,7 +384,13 @@ fn restart(s: &Setup) {
     } else {
         assert!(missing.is_empty(), "events lost without a reported point: {}", missing.len());
     }
-    eprintln!("live_lttng restart: received {} of the old copy's {} events, {} lost as reported; {} of the new session", from_old.len(), old.len(), missing.len(), from_new.len());
+    eprintln!(
+        "live_lttng restart: received {} of the old copy's {} events, {} lost as reported; {} of the new session",
+        from_old.len(),
+        old.len(),
+        missing.len(),
+        from_new.len()
+    );
 }
 
 /// A TCP proxy in front of the relay's live port whose connections the test can cut.

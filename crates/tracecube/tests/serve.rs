@@ -37,7 +37,10 @@ fn serve_answers_equal_query_command() {
     for (query, args) in [
         ("metric=cpu_time&by=process:tid&top=5", &["--metric", "cpu_time", "--by", "process:tid", "--top", "5"][..]),
         ("metric=events&by=operation:kind&every=100ms", &["--metric", "events", "--by", "operation:kind", "--every", "100ms"]),
-        ("metric=bytes_read&by=file:d1&where=process:name=rustc,bash&range=%2B0s..%2B1s", &["--metric", "bytes_read", "--by", "file:d1", "--where", "process:name=rustc,bash", "--range", "+0s..+1s"]),
+        (
+            "metric=bytes_read&by=file:d1&where=process:name=rustc,bash&range=%2B0s..%2B1s",
+            &["--metric", "bytes_read", "--by", "file:d1", "--where", "process:name=rustc,bash", "--range", "+0s..+1s"],
+        ),
         ("metric=bytes_written&agg=avg&last=500ms", &["--metric", "bytes_written", "--agg", "avg", "--last", "500ms"]),
     ] {
         let out = bin().arg("query").arg(&cube).args(args).args(["--format", "json"]).output().unwrap();

@@ -40,11 +40,11 @@ use crate::fdtable::Call;
 use crate::kernel::{i32_of, EvClass, Kind, Layout, Sc, O_CLOEXEC};
 use crate::model::{text_of, Info, Span};
 
-pub use log::{Rec, Who};
-pub use report::{FileIoRow, IoReport, ProcessIoRow, ThreadIoRow};
 use log::{LRec, Log};
+pub use log::{Rec, Who};
 use replay::{Replay, SlotCache, NO_CACHE, NO_SLOT};
 use report::{rows, thread_io, PARALLEL_ROWS};
+pub use report::{FileIoRow, IoReport, ProcessIoRow, ThreadIoRow};
 use syscall::{call_of, int_or, syscall_of, Interpret, Label, Logged, Syscall};
 
 /// Per stream: `(prev_tid of the first switch, next_tid of the last switch)`.
@@ -296,7 +296,9 @@ impl Io {
                 let Call { sc, a0, a1, a2 } = call_of(ev, *sc, [a0, a1, a2]);
                 Rec::Entry { who, sc, a0, a1, a2, path: path(*p) }
             }
-            Kind::Entry { .. } | Kind::OtherEntry | Kind::RawEntry { .. } | Kind::Exit { .. } | Kind::RawExit { .. } => return syscall_of(ev, &c.kind).map(|s| s.record(who)),
+            Kind::Entry { .. } | Kind::OtherEntry | Kind::RawEntry { .. } | Kind::Exit { .. } | Kind::RawExit { .. } => {
+                return syscall_of(ev, &c.kind).map(|s| s.record(who))
+            }
             Kind::Fork { parent_tid, parent_pid, child_tid, child_pid, .. } => {
                 st.info.on_event(ev, c, (ctx.order, ctx.stream));
                 let child_tid = i32_of(ev, Some(*child_tid))?;

@@ -41,7 +41,16 @@ impl Plan {
                 let mut roots = roots.clone();
                 let context = root(&mut p, &ec.context, Scope::EventSpecificContext, &mut roots)?;
                 let payload = root(&mut p, &ec.payload, Scope::EventPayload, &mut roots)?;
-                events.push(EventPlan { id: ec.id, name: ec.name.as_str().into(), context, payload, steps: [ScopeStep::Absent; 3], skip_all: None, skim: Default::default(), flat: Default::default() });
+                events.push(EventPlan {
+                    id: ec.id,
+                    name: ec.name.as_str().into(),
+                    context,
+                    payload,
+                    steps: [ScopeStep::Absent; 3],
+                    skip_all: None,
+                    skim: Default::default(),
+                    flat: Default::default(),
+                });
             }
             let max = events.iter().map(|e| e.id).max().unwrap_or(0);
             let by_id = if max < 1 << 16 {
@@ -54,7 +63,20 @@ impl Plan {
                 Vec::new()
             };
             let clock = sc.default_clock.as_ref().and_then(|n| tc.clocks.iter().position(|c| &c.name == n));
-            p.streams.push(StreamPlan { id: sc.id, index: p.streams.len(), packet_context, event_header, common_context, events, by_id, clock, fast_header: None, fixed: Vec::new(), fixed_by_id: Vec::new(), skim_by_id: Vec::new() });
+            p.streams.push(StreamPlan {
+                id: sc.id,
+                index: p.streams.len(),
+                packet_context,
+                event_header,
+                common_context,
+                events,
+                by_id,
+                clock,
+                fast_header: None,
+                fixed: Vec::new(),
+                fixed_by_id: Vec::new(),
+                skim_by_id: Vec::new(),
+            });
         }
         p.compute_layouts();
         for si in 0..p.streams.len() {
@@ -119,9 +141,11 @@ impl Plan {
         let mut all_roots = roots.to_vec();
         all_roots.push((scope, id));
         for (node, path, is_tag) in refs {
-            let root = all_roots.iter().find(|(s, _)| *s == path.scope).map(|(_, r)| *r).ok_or_else(|| {
-                PlanError(format!("field reference into scope {:?}, which this stream does not have", path.scope))
-            })?;
+            let root = all_roots
+                .iter()
+                .find(|(s, _)| *s == path.scope)
+                .map(|(_, r)| *r)
+                .ok_or_else(|| PlanError(format!("field reference into scope {:?}, which this stream does not have", path.scope)))?;
             let names: Vec<&str> = path.path.iter().map(|s| s.as_str()).collect();
             let target = self.find(root, &names).ok_or_else(|| PlanError(format!("cannot resolve field reference `{}`", path.path.join("."))))?;
             if let Node::Optional { selector, .. } = &mut self.nodes[node.0 as usize] {

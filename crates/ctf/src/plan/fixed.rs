@@ -233,9 +233,7 @@ impl Plan {
     pub(super) fn scope_step(&self, root: Option<NodeId>) -> ScopeStep {
         match root {
             None => ScopeStep::Absent,
-            Some(r) if self.skippable[r.0 as usize] => {
-                ScopeStep::Skip { align: node_align(self.node(r)), bits: self.fixed_size[r.0 as usize].unwrap_or(0) }
-            }
+            Some(r) if self.skippable[r.0 as usize] => ScopeStep::Skip { align: node_align(self.node(r)), bits: self.fixed_size[r.0 as usize].unwrap_or(0) },
             Some(r) => ScopeStep::Decode(r),
         }
     }

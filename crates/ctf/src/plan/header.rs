@@ -162,7 +162,11 @@ pub struct ShortWord {
 /// The mask of the low `bits` bits of a `u64`.
 #[inline]
 pub(crate) fn low_mask(bits: u32) -> u64 {
-    if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 }
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
 }
 
 impl ShortWord {
@@ -187,7 +191,11 @@ impl Plan {
         let Node::Struct { align, first, count: 2, .. } = *self.node(h) else { return None };
         let m = self.struct_members(first, 2);
         let (id, var) = (m[0].node, m[1].node);
-        let Node::Int { bits: id_bits, signed: false, be, role: Some(Role::EventClassId), clock: false, enum_idx: Some(_), align: id_align, .. } = *self.node(id) else { return None };
+        let Node::Int { bits: id_bits, signed: false, be, role: Some(Role::EventClassId), clock: false, enum_idx: Some(_), align: id_align, .. } =
+            *self.node(id)
+        else {
+            return None;
+        };
         let Node::Variant { tag, first: c0, count: 2, .. } = *self.node(var) else { return None };
         if tag != id || id_align > align {
             return None;
@@ -226,7 +234,19 @@ impl Plan {
             }
         }
         let ((short_range, short_ts), (ext_range, ext_id, ext_ts)) = (short?, ext?);
-        let mut h = FastHeader { align, be, id: FixedInt { node: id, offset: 0, bits: id_bits }, short_range, short_ts, ext_range, ext_id, ext_ts, short_word: None, ext_words: None, layout: HeaderLayout::Other };
+        let mut h = FastHeader {
+            align,
+            be,
+            id: FixedInt { node: id, offset: 0, bits: id_bits },
+            short_range,
+            short_ts,
+            ext_range,
+            ext_id,
+            ext_ts,
+            short_word: None,
+            ext_words: None,
+            layout: HeaderLayout::Other,
+        };
         h.short_word = ShortWord::of(&h);
         h.ext_words = ExtWords::of(&h);
         if let (Some(short), Some(ext), false) = (h.short_form(), h.ext_form(), h.be) {

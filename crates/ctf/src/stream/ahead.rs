@@ -141,9 +141,7 @@ impl CopySpec {
             let l = h.lazy.filter(|_| !h.packet_level)?;
             let rel = f.starts.get(usize::from(l.scope))?.checked_add(l.offset)?;
             let (read, bits) = match l.int {
-                Some(i) if !i.be && (1..=64).contains(&i.bits) => {
-                    (FieldRead::int(u8::try_from(rel / 8).ok()?, u32::from(i.bits), i.signed), u64::from(i.bits))
-                }
+                Some(i) if !i.be && (1..=64).contains(&i.bits) => (FieldRead::int(u8::try_from(rel / 8).ok()?, u32::from(i.bits), i.signed), u64::from(i.bits)),
                 None if l.bytes > 0 => (FieldRead { len: u32::from(l.bytes), off: u8::try_from(rel / 8).ok()?, ..FieldRead::ABSENT }, u64::from(l.bytes) * 8),
                 _ => return None,
             };

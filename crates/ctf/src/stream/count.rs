@@ -18,7 +18,11 @@ impl<'t> StreamCursor<'t> {
         let mut twin = None;
         loop {
             while let Some((is_lost, n)) = self.pending.pop() {
-                if is_lost { lost += n.count } else { discarded += n.count }
+                if is_lost {
+                    lost += n.count
+                } else {
+                    discarded += n.count
+                }
             }
             if self.in_packet {
                 self.skim_rest(per_class).map_err(|e| self.stream_error(e))?;
@@ -36,7 +40,11 @@ impl<'t> StreamCursor<'t> {
             match self.advance() {
                 Ok(None) => return Ok((discarded, lost)),
                 Ok(Some(Step::Notice((is_lost, n)))) => {
-                    if is_lost { lost += n.count } else { discarded += n.count }
+                    if is_lost {
+                        lost += n.count
+                    } else {
+                        discarded += n.count
+                    }
                 }
                 Ok(Some(Step::Event)) => {
                     tally(per_class, self.ev.class);

@@ -28,8 +28,11 @@ impl<'t> StreamCursor<'t> {
         let data: &'t [u8] = &file.bytes;
         // A packet running past the end of its file is read up to there; the stream's
         // indexing error is reported after its last event.
-        let (info, _) = read_packet_header(self.plan, &mut self.dec, data, p.info.offset)
-            .map_err(|e| Error::Stream { path: file.path.clone(), offset: p.info.offset + e.bit_pos / 8, kind: e.kind })?;
+        let (info, _) = read_packet_header(self.plan, &mut self.dec, data, p.info.offset).map_err(|e| Error::Stream {
+            path: file.path.clone(),
+            offset: p.info.offset + e.bit_pos / 8,
+            kind: e.kind,
+        })?;
         let header_end = {
             // Decode again into a cursor we keep, so events continue after the context.
             // The buffer runs on to the file's end (reads stop at the content's end,
@@ -99,11 +102,7 @@ impl<'t> StreamCursor<'t> {
         let mut out = Vec::new();
         if let (Some(prev), Some(cur)) = (self.prev.and_then(|q| q.info.seq), p.info.seq) {
             if cur > prev.wrapping_add(1) && cur > prev {
-                out.push((true, Notice {
-                    count: cur - prev - 1,
-                    begin_ns: ns(self.prev.and_then(|q| q.info.ts_end)),
-                    end_ns: ns(p.info.ts_begin),
-                }));
+                out.push((true, Notice { count: cur - prev - 1, begin_ns: ns(self.prev.and_then(|q| q.info.ts_end)), end_ns: ns(p.info.ts_begin) }));
             }
         }
         if let Some(cur) = p.info.discarded {
@@ -223,8 +222,7 @@ const POPULATE_AHEAD: u64 = 4 << 20;
 pub(super) fn has_ts_range(plan: &Plan, sp: &StreamPlan) -> bool {
     let Some(c) = sp.packet_context else { return false };
     let Node::Struct { first, count, .. } = *plan.node(c) else { return false };
-    let has = |want: Role| {
-        plan.struct_members(first, count).iter().any(|m| matches!(*plan.node(m.node), Node::Int { clock: true, role: Some(r), .. } if r == want))
-    };
+    let has =
+        |want: Role| plan.struct_members(first, count).iter().any(|m| matches!(*plan.node(m.node), Node::Int { clock: true, role: Some(r), .. } if r == want));
     has(Role::PacketBeginTimestamp) && has(Role::PacketEndTimestamp)
 }

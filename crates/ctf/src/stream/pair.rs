@@ -136,7 +136,11 @@ impl<'t> StreamCursor<'t> {
     pub(super) fn count_of_open_packet(&mut self) -> PacketCount {
         let mut out = PacketCount { packet: self.packet.expect("a packet is open"), ..Default::default() };
         for (is_lost, n) in self.pending.drain(..) {
-            if is_lost { out.lost += n.count } else { out.discarded += n.count }
+            if is_lost {
+                out.lost += n.count
+            } else {
+                out.discarded += n.count
+            }
         }
         out
     }

@@ -395,7 +395,17 @@ impl<'b> Finder<'b> {
 /// it ends past `end`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn step_on(at: &mut ChainAt, buf: &[u8], end: usize, from: usize, (id, tag, lead): (u64, u64, u32), clock: u64, table: &[u64], last: u64, spots: &mut Vec<Spot>) -> bool {
+fn step_on(
+    at: &mut ChainAt,
+    buf: &[u8],
+    end: usize,
+    from: usize,
+    (id, tag, lead): (u64, u64, u32),
+    clock: u64,
+    table: &[u64],
+    last: u64,
+    spots: &mut Vec<Spot>,
+) -> bool {
     let Some(&e) = table.get(id as usize) else { return false };
     if e == u64::MAX {
         return false;

@@ -88,11 +88,21 @@ impl<'t> StreamCursor<'t> {
     /// `STOP` only; `TAKES` where `take` may keep events (its checks are then fewer; the
     /// loop may stop 4 GiB on in a packet).
     #[inline(always)]
-    pub(super) fn skim_fixed_taking<const STOP: bool, const TAKES: bool>(&mut self, table: &[u64], stop_at: u64, see: impl FnMut(u32, u64), take: impl FnMut(&Stopped) -> bool) -> Option<Stopped> {
+    pub(super) fn skim_fixed_taking<const STOP: bool, const TAKES: bool>(
+        &mut self,
+        table: &[u64],
+        stop_at: u64,
+        see: impl FnMut(u32, u64),
+        take: impl FnMut(&Stopped) -> bool,
+    ) -> Option<Stopped> {
         let h = self.sp.fast_header.as_ref()?;
         match h.layout {
-            HeaderLayout::LttngCompactLe => self.skim_fixed_as::<false, STOP, TAKES>(ShortForm::LTTNG_COMPACT_LE, Some(ExtForm::LTTNG_COMPACT_LE), table, stop_at, see, take),
-            HeaderLayout::LttngLargeLe => self.skim_fixed_as::<false, STOP, TAKES>(ShortForm::LTTNG_LARGE_LE, Some(ExtForm::LTTNG_LARGE_LE), table, stop_at, see, take),
+            HeaderLayout::LttngCompactLe => {
+                self.skim_fixed_as::<false, STOP, TAKES>(ShortForm::LTTNG_COMPACT_LE, Some(ExtForm::LTTNG_COMPACT_LE), table, stop_at, see, take)
+            }
+            HeaderLayout::LttngLargeLe => {
+                self.skim_fixed_as::<false, STOP, TAKES>(ShortForm::LTTNG_LARGE_LE, Some(ExtForm::LTTNG_LARGE_LE), table, stop_at, see, take)
+            }
             HeaderLayout::Other => {
                 let (form, ext) = (h.short_form()?, h.ext_form());
                 if h.be {
@@ -108,7 +118,15 @@ impl<'t> StreamCursor<'t> {
     /// short form is `form` and extended form `ext` (`None`: word loads do not read it),
     /// every invariant held in a local (`STOP` and `TAKES` as there).
     #[inline(always)]
-    fn skim_fixed_as<const BE: bool, const STOP: bool, const TAKES: bool>(&mut self, form: ShortForm, ext: Option<ExtForm>, table: &[u64], stop_at: u64, mut see: impl FnMut(u32, u64), mut take: impl FnMut(&Stopped) -> bool) -> Option<Stopped> {
+    fn skim_fixed_as<const BE: bool, const STOP: bool, const TAKES: bool>(
+        &mut self,
+        form: ShortForm,
+        ext: Option<ExtForm>,
+        table: &[u64],
+        stop_at: u64,
+        mut see: impl FnMut(u32, u64),
+        mut take: impl FnMut(&Stopped) -> bool,
+    ) -> Option<Stopped> {
         let sw = form.word;
         let sbytes = sw.bits / 8;
         if !self.cur.pos.is_multiple_of(8) || !sw.bits.is_multiple_of(8) || !form.align.is_multiple_of(8) {
@@ -173,7 +191,14 @@ impl<'t> StreamCursor<'t> {
                 };
                 let Some((i, t)) = pair else { break };
                 let ts = (t >> x.ts.1) & x.ts.2;
-                ((i >> x.id.1) & x.id.2, ts, (x.bits / 8) as usize, (x.bits / 8 * 8) as u32 | ahead::EXTENDED, crate::decode::extend_clock_masked(clock, ts, x.ts.2), true)
+                (
+                    (i >> x.id.1) & x.id.2,
+                    ts,
+                    (x.bits / 8) as usize,
+                    (x.bits / 8 * 8) as u32 | ahead::EXTENDED,
+                    crate::decode::extend_clock_masked(clock, ts, x.ts.2),
+                    true,
+                )
             };
             let Some(&e) = table.get(id as usize) else { break };
             if e & TAKE != 0 {
@@ -185,7 +210,15 @@ impl<'t> StreamCursor<'t> {
                 }
                 let header = HeaderWord { tag, id, ts, ext: is_ext, bits: hbytes as u64 * 8 };
                 let lead = ((base - p) * 8) as u32 + hlead;
-                let s = Stopped { header, lead, start: p as u64 * 8, at: (base + hbytes) as u64 * 8, end: next as u64 * 8, class: ((e & !TAKE) >> 32) as u32, cycles };
+                let s = Stopped {
+                    header,
+                    lead,
+                    start: p as u64 * 8,
+                    at: (base + hbytes) as u64 * 8,
+                    end: next as u64 * 8,
+                    class: ((e & !TAKE) >> 32) as u32,
+                    cycles,
+                };
                 if !STOP && take(&s) {
                     (p, clock) = (next, cycles);
                     continue;
@@ -312,7 +345,8 @@ pub(super) struct Stopped {
 /// this step: sharing it changed that loop's machine code, BENCHMARKS.md, session 32.)
 #[inline(always)]
 pub(super) fn entry_end(buf: &[u8], from: usize, end: usize, e: u64) -> Option<usize> {
-    let next = if e & TAKE == 0 && e & StringSkim::FLAG != 0 { string_end(buf, from, end, StringSkim::of_entry(e))? } else { from + (e & 0xffff_ffff) as usize };
+    let next =
+        if e & TAKE == 0 && e & StringSkim::FLAG != 0 { string_end(buf, from, end, StringSkim::of_entry(e))? } else { from + (e & 0xffff_ffff) as usize };
     (next <= end).then_some(next)
 }
 

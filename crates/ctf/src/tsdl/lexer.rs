@@ -26,9 +26,7 @@ pub struct Token<'a> {
 pub type LexError = (u32, String);
 
 // (Those of several characters first: see `punct`.)
-const PUNCTS: &[&str] = &[
-    "...", ":=", "->", "{", "}", "[", "]", "(", ")", ";", ",", ":", "=", ".", "<", ">", "+", "-", "*",
-];
+const PUNCTS: &[&str] = &["...", ":=", "->", "{", "}", "[", "]", "(", ")", ";", ",", ":", "=", ".", "<", ">", "+", "-", "*"];
 
 /// Bytes that continue an identifier: ASCII letters and digits, `_`.
 const IDENT_CONT: [bool; 256] = {
@@ -159,10 +157,7 @@ fn lex_int(b: &[u8]) -> Result<(u64, usize), String> {
             break;
         }
         let d = (c as char).to_digit(radix).ok_or_else(|| format!("invalid digit {:?} in integer literal", c as char))?;
-        v = v
-            .checked_mul(radix as u64)
-            .and_then(|v| v.checked_add(d as u64))
-            .ok_or("integer literal does not fit in 64 bits")?;
+        v = v.checked_mul(radix as u64).and_then(|v| v.checked_add(d as u64)).ok_or("integer literal does not fit in 64 bits")?;
         i += 1;
     }
     if i == start && radix != 8 {
@@ -256,7 +251,10 @@ mod tests {
     #[test]
     fn punctuators_take_the_longest_match() {
         let p = |s: &str| toks(s).into_iter().map(|t| if let Tok::Punct(p) = t { p } else { "?" }).collect::<Vec<_>>();
-        assert_eq!(p("... .. . := : = -> - > <{}[]()+*;,"), ["...", ".", ".", ".", ":=", ":", "=", "->", "-", ">", "<", "{", "}", "[", "]", "(", ")", "+", "*", ";", ","]);
+        assert_eq!(
+            p("... .. . := : = -> - > <{}[]()+*;,"),
+            ["...", ".", ".", ".", ":=", ":", "=", "->", "-", ">", "<", "{", "}", "[", "]", "(", ")", "+", "*", ";", ","]
+        );
         assert_eq!(p(":-:=.->"), [":", "-", ":=", ".", "->"]);
         assert!(lex("a @ b").is_err());
     }

@@ -62,15 +62,7 @@ fn lower(tops: Vec<Top>) -> LResult<TraceClass> {
         }
     }
     let mut lw = TypeLowerer::new(byte_order);
-    let mut tc = TraceClass {
-        byte_order,
-        uuid: None,
-        packet_header: None,
-        clocks: Vec::new(),
-        streams: Vec::new(),
-        env: Vec::new(),
-        warnings: Vec::new(),
-    };
+    let mut tc = TraceClass { byte_order, uuid: None, packet_header: None, clocks: Vec::new(), streams: Vec::new(), env: Vec::new(), warnings: Vec::new() };
     let mut header_spec = None;
     let mut streams = Vec::new();
     let mut events = Vec::new();
@@ -141,7 +133,12 @@ fn lower(tops: Vec<Top>) -> LResult<TraceClass> {
         }
         let mut outer: Vec<(Scope, Rc<FieldClass>)> = packet_header.iter().map(|h| (Scope::PacketHeader, h.clone())).collect();
         // Lowers a root scope, gives its members their roles and adds it to `outer`.
-        let root = |lw: &mut TypeLowerer, spec: Option<(TypeSpec, u32)>, scope: Scope, roles: &[(&str, Role)], outer: &mut Vec<(Scope, Rc<FieldClass>)>| -> LResult<Option<FieldClass>> {
+        let root = |lw: &mut TypeLowerer,
+                    spec: Option<(TypeSpec, u32)>,
+                    scope: Scope,
+                    roles: &[(&str, Role)],
+                    outer: &mut Vec<(Scope, Rc<FieldClass>)>|
+         -> LResult<Option<FieldClass>> {
             let Some((spec, line)) = spec else { return Ok(None) };
             let mut fc = lw.lower_root(scope, &spec, outer.clone(), line)?;
             set_roles(&mut fc, roles);
@@ -297,12 +294,7 @@ fn strip_member_underscores(tc: &mut TraceClass) {
     }
 }
 
-fn trace_block<'a>(
-    tc: &mut TraceClass,
-    header: &mut Option<(TypeSpec, u32)>,
-    lw: &mut TypeLowerer,
-    attrs: impl Iterator<Item = &'a Attr>,
-) -> LResult<()> {
+fn trace_block<'a>(tc: &mut TraceClass, header: &mut Option<(TypeSpec, u32)>, lw: &mut TypeLowerer, attrs: impl Iterator<Item = &'a Attr>) -> LResult<()> {
     let (mut major, mut minor) = (None, None);
     for a in attrs {
         match a.name.as_str() {

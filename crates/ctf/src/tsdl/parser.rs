@@ -349,9 +349,7 @@ impl<'a> Parser<'a> {
                     Dim::Len(v)
                 }
                 Some(Tok::Ident(_)) => Dim::Path(self.dotted_path()?),
-                Some(Tok::Punct("-")) => {
-                    return Err((self.line(), "array length must be a non-negative constant or a field reference".into()))
-                }
+                Some(Tok::Punct("-")) => return Err((self.line(), "array length must be a non-negative constant or a field reference".into())),
                 _ => return self.err("an array length"),
             };
             self.expect("]")?;

@@ -122,17 +122,18 @@ impl TypeLowerer {
         let dup = |n: &str| (line, format!("`{n}` is already defined in this scope"));
         match ty {
             TypeSpec::Struct { name: Some(n), body: Some(b), align }
-                if self.top().structs.insert(n.clone(), (b.clone(), *align)).is_some_and(|old| old != (b.clone(), *align)) => {
-                    return Err(dup(n));
-                }
-            TypeSpec::Variant { name: Some(n), body: Some(b), .. }
-                if self.top().variants.insert(n.clone(), b.clone()).is_some_and(|old| old != *b) => {
-                    return Err(dup(n));
-                }
+                if self.top().structs.insert(n.clone(), (b.clone(), *align)).is_some_and(|old| old != (b.clone(), *align)) =>
+            {
+                return Err(dup(n));
+            }
+            TypeSpec::Variant { name: Some(n), body: Some(b), .. } if self.top().variants.insert(n.clone(), b.clone()).is_some_and(|old| old != *b) => {
+                return Err(dup(n));
+            }
             TypeSpec::Enum { name: Some(n), body: Some(b), container }
-                if self.top().enums.insert(n.clone(), (container.clone(), b.clone())).is_some_and(|old| old != (container.clone(), b.clone())) => {
-                    return Err(dup(n));
-                }
+                if self.top().enums.insert(n.clone(), (container.clone(), b.clone())).is_some_and(|old| old != (container.clone(), b.clone())) =>
+            {
+                return Err(dup(n));
+            }
             _ => {}
         }
         Ok(())
@@ -143,13 +144,7 @@ impl TypeLowerer {
     }
 
     /// Lowers the type of a root scope (`packet.header := ...` and the like).
-    pub fn lower_root(
-        &mut self,
-        root: Scope,
-        ty: &TypeSpec,
-        outer_roots: Vec<(Scope, Rc<FieldClass>)>,
-        line: u32,
-    ) -> LResult<FieldClass> {
+    pub fn lower_root(&mut self, root: Scope, ty: &TypeSpec, outer_roots: Vec<(Scope, Rc<FieldClass>)>, line: u32) -> LResult<FieldClass> {
         self.root = root;
         self.outer_roots = outer_roots;
         self.levels.clear();
@@ -178,9 +173,7 @@ impl TypeLowerer {
                 match target {
                     FieldClass::Int(i) if !i.signed => {}
                     FieldClass::Enum(e) if !e.int.signed => {}
-                    _ => {
-                        return Err((line, format!("sequence length `{}` is not an unsigned integer field", p.join("."))))
-                    }
+                    _ => return Err((line, format!("sequence length `{}` is not an unsigned integer field", p.join(".")))),
                 }
                 Ok(FieldClass::Sequence(Box::new(SequenceClass { elem, length })))
             }
@@ -214,10 +207,7 @@ impl TypeLowerer {
                 Ok(FieldClass::String(StringClass { encoding }))
             }
             TypeSpec::Named(name) => {
-                let (t, dims) = self
-                    .lookup(|n| n.aliases.get(name))
-                    .cloned()
-                    .ok_or_else(|| (line, format!("unknown type `{name}`")))?;
+                let (t, dims) = self.lookup(|n| n.aliases.get(name)).cloned().ok_or_else(|| (line, format!("unknown type `{name}`")))?;
                 self.lower_with_dims(&t, &dims, line)
             }
             TypeSpec::Struct { name, body, align } => {
@@ -232,17 +222,12 @@ impl TypeLowerer {
                     }
                     None => {
                         let n = name.as_deref().unwrap_or_default();
-                        let (b, a) = self
-                            .lookup(|x| x.structs.get(n))
-                            .cloned()
-                            .ok_or_else(|| (line, format!("unknown struct `{n}`")))?;
+                        let (b, a) = self.lookup(|x| x.structs.get(n)).cloned().ok_or_else(|| (line, format!("unknown struct `{n}`")))?;
                         (Cow::Owned(b), align.or(a))
                     }
                 };
                 let min_align = match align {
-                    Some(a) if a == 0 || !a.is_power_of_two() => {
-                        return Err((line, format!("struct alignment {a} is not a power of two")))
-                    }
+                    Some(a) if a == 0 || !a.is_power_of_two() => return Err((line, format!("struct alignment {a} is not a power of two"))),
                     Some(a) => u32::try_from(a).map_err(|_| (line, "struct alignment too large".to_string()))?,
                     None => 1,
                 };
@@ -268,11 +253,7 @@ impl TypeLowerer {
                     }
                     None => {
                         let n = name.as_deref().unwrap_or_default();
-                        Cow::Owned(
-                            self.lookup(|x| x.variants.get(n))
-                                .cloned()
-                                .ok_or_else(|| (line, format!("unknown variant `{n}`")))?,
-                        )
+                        Cow::Owned(self.lookup(|x| x.variants.get(n)).cloned().ok_or_else(|| (line, format!("unknown variant `{n}`")))?)
                     }
                 };
                 let Some(tag) = tag else {
@@ -303,10 +284,7 @@ impl TypeLowerer {
                     }
                     None => {
                         let n = name.as_deref().unwrap_or_default();
-                        let (c, b) = self
-                            .lookup(|x| x.enums.get(n))
-                            .cloned()
-                            .ok_or_else(|| (line, format!("unknown enum `{n}`")))?;
+                        let (c, b) = self.lookup(|x| x.enums.get(n)).cloned().ok_or_else(|| (line, format!("unknown enum `{n}`")))?;
                         (c.map(|c| Cow::Owned(*c)), Cow::Owned(b))
                     }
                 };
@@ -320,11 +298,7 @@ impl TypeLowerer {
                 for e in enumerators.iter() {
                     let (lo, hi) = e.range.unwrap_or((next, next));
                     let (lo, hi) = if lo <= hi { (lo, hi) } else { (hi, lo) };
-                    let (min, max) = if int.signed {
-                        (-(1i128 << (int.size - 1)), (1i128 << (int.size - 1)) - 1)
-                    } else {
-                        (0, (1i128 << int.size) - 1)
-                    };
+                    let (min, max) = if int.signed { (-(1i128 << (int.size - 1)), (1i128 << (int.size - 1)) - 1) } else { (0, (1i128 << int.size) - 1) };
                     if lo < min || hi > max {
                         return Err((e.line, format!("enumerator `{}` value {lo}...{hi} does not fit its {}-bit container", e.label, int.size)));
                     }
@@ -449,16 +423,8 @@ impl TypeLowerer {
     fn integer(&mut self, attrs: &[Attr], line: u32) -> LResult<IntClass> {
         let mut size = None;
         let mut align = None;
-        let mut int = IntClass {
-            size: 0,
-            align: 0,
-            signed: false,
-            byte_order: self.byte_order,
-            base: 10,
-            encoding: Encoding::None,
-            mapped_clock: None,
-            role: None,
-        };
+        let mut int =
+            IntClass { size: 0, align: 0, signed: false, byte_order: self.byte_order, base: 10, encoding: Encoding::None, mapped_clock: None, role: None };
         for a in attrs {
             match a.name.as_str() {
                 "size" => {
@@ -477,9 +443,7 @@ impl TypeLowerer {
                 "base" => int.base = base_value(&a.value, a.line)?,
                 "encoding" => int.encoding = encoding_value(&a.value, a.line)?,
                 "map" => match &a.value {
-                    Value::Path(p) if p.len() == 3 && p[0] == "clock" && p[2] == "value" => {
-                        int.mapped_clock = Some(p[1].clone())
-                    }
+                    Value::Path(p) if p.len() == 3 && p[0] == "clock" && p[2] == "value" => int.mapped_clock = Some(p[1].clone()),
                     _ => return Err((a.line, "`map` must be `clock.NAME.value`".into())),
                 },
                 other => self.warn(a.line, other),
@@ -550,10 +514,7 @@ fn absolute_prefix(raw: &[String]) -> Option<(Scope, &[String])> {
         (&["event", "context"], Scope::EventSpecificContext),
         (&["event", "fields"], Scope::EventPayload),
     ];
-    table
-        .iter()
-        .find(|(p, _)| s.len() > p.len() && s[..p.len()] == **p)
-        .map(|(p, scope)| (*scope, &raw[p.len()..]))
+    table.iter().find(|(p, _)| s.len() > p.len() && s[..p.len()] == **p).map(|(p, scope)| (*scope, &raw[p.len()..]))
 }
 
 pub(crate) fn uint_value(v: &Value, line: u32, what: &str) -> LResult<u64> {

@@ -486,7 +486,6 @@ fn widen_passed(span: &mut (i64, i64), conv: &ClockConv, inside: Option<(u64, u6
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -68,7 +68,11 @@ pub(super) fn run_stream<'t, A: Analysis>(
                 (y, w)
             }
         };
-        if yes && packet_countable(pk, j) { window } else { None }
+        if yes && packet_countable(pk, j) {
+            window
+        } else {
+            None
+        }
     };
     // Trace whose class indexes `buf` counts.
     let mut buf_trace: Option<u32> = None;
@@ -102,7 +106,14 @@ pub(super) fn run_stream<'t, A: Analysis>(
     };
     // Counts the (rest of the) packet `j`, which the cursor opens or has open, inside
     // `window`.
-    let count = |a: &A, st: &mut A::State, h: &mut Head<'_>, j: usize, window: (u64, u64), buf: &mut Vec<u64>, buf_trace: &mut Option<u32>| -> Result<(), EngineError> {
+    let count = |a: &A,
+                 st: &mut A::State,
+                 h: &mut Head<'_>,
+                 j: usize,
+                 window: (u64, u64),
+                 buf: &mut Vec<u64>,
+                 buf_trace: &mut Option<u32>|
+     -> Result<(), EngineError> {
         count_into(a, st, j, buf, buf_trace);
         let pc = h.cur.count_packet_in(buf, window).map_err(|source| EngineError::Decode { stream: h.stream, source })?;
         if let Some(pc) = pc {
@@ -113,7 +124,15 @@ pub(super) fn run_stream<'t, A: Analysis>(
     // Counts packets `j` and `j + 1` in one loop ([`StreamCursor::count_pair`]) when
     // both are counted whole in `window`, the second read by `twin`; false where that
     // does not apply (nothing read).
-    let count_pair = |a: &A, st: &mut A::State, h: &mut Head<'t>, twin: &mut StreamCursor<'t>, j: usize, window: (u64, u64), buf: &mut Vec<u64>, buf_trace: &mut Option<u32>| -> Result<bool, EngineError> {
+    let count_pair = |a: &A,
+                      st: &mut A::State,
+                      h: &mut Head<'t>,
+                      twin: &mut StreamCursor<'t>,
+                      j: usize,
+                      window: (u64, u64),
+                      buf: &mut Vec<u64>,
+                      buf_trace: &mut Option<u32>|
+     -> Result<bool, EngineError> {
         count_into(a, st, j, buf, buf_trace);
         let stream = h.stream;
         let decode = |source| EngineError::Decode { stream, source };
@@ -188,4 +207,3 @@ pub(super) fn run_stream<'t, A: Analysis>(
     flush(a, st, buf, buf_trace);
     Ok(())
 }
-

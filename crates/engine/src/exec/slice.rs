@@ -3,7 +3,7 @@
 use ctf::stream::Item;
 use ctf::trace::TraceSet;
 
-use super::head::{widen, went_back, Filter, Head};
+use super::head::{went_back, widen, Filter, Head};
 use super::per_stream::run_stream;
 use super::{Ctx, EngineError};
 use crate::partition::Slice;
@@ -135,11 +135,7 @@ pub fn process_slice_taking_over<A: Analysis>(
     let mut st = st;
     let mut awaits_take_over = true;
     a.reserve(&mut st, s.bytes(set));
-    let mut heads: Vec<Head<'_>> = s
-        .chunks
-        .iter()
-        .map(|(si, r)| Head::new(set, *si, r.clone(), s, range))
-        .collect();
+    let mut heads: Vec<Head<'_>> = s.chunks.iter().map(|(si, r)| Head::new(set, *si, r.clone(), s, range)).collect();
     if a.stream_order() == StreamOrder::PerStream {
         let mut buf = Vec::new();
         for h in heads.iter_mut() {
@@ -242,7 +238,6 @@ fn earliest(live: &[(i64, usize)]) -> (usize, Lead) {
     // (`best > second` with equal keys cannot be: the earlier position wins.)
     (best, Lead { last: second_key - i64::from(best > second) })
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -47,7 +47,12 @@ impl<'s, S: EventSink> Sim<'s, S> {
             if self.procs[&pid].busy(fd) {
                 return self.compute(c, t, tid);
             }
-            (Syscall::Close, SyscallArgs::Close { fd }, Pending { uses: None, closes: Some(fd), call: Syscall::Close, ret: 0, buf: 0, effect: Effect::Close { fd } }, false)
+            (
+                Syscall::Close,
+                SyscallArgs::Close { fd },
+                Pending { uses: None, closes: Some(fd), call: Syscall::Close, ret: 0, buf: 0, effect: Effect::Close { fd } },
+                false,
+            )
         } else if r < p_open + p_close + 0.02 && (1..=10).contains(&n_user) {
             let fd = pick_user(&mut self.rng, &self.procs[&pid]);
             let file = self.procs[&pid].fds[&fd].clone();
@@ -55,13 +60,19 @@ impl<'s, S: EventSink> Sim<'s, S> {
                 return self.compute(c, t, tid);
             }
             if self.rng.gen_bool(0.5) {
-                (Syscall::Dup, SyscallArgs::Dup { fildes: fd }, Pending { uses: Some(fd), closes: None, call: Syscall::Dup, ret: 0, buf: 0, effect: Effect::Dup { file } }, false)
+                (
+                    Syscall::Dup,
+                    SyscallArgs::Dup { fildes: fd },
+                    Pending { uses: Some(fd), closes: None, call: Syscall::Dup, ret: 0, buf: 0, effect: Effect::Dup { file } },
+                    false,
+                )
             } else {
                 let newfd = self.rng.gen_range(3..12);
                 if newfd == fd || self.procs[&pid].busy(newfd) {
                     return self.compute(c, t, tid);
                 }
-                let p = Pending { uses: Some(fd), closes: Some(newfd), call: Syscall::Dup2, ret: i64::from(newfd), buf: 0, effect: Effect::Dup2 { newfd, file } };
+                let p =
+                    Pending { uses: Some(fd), closes: Some(newfd), call: Syscall::Dup2, ret: i64::from(newfd), buf: 0, effect: Effect::Dup2 { newfd, file } };
                 (Syscall::Dup2, SyscallArgs::Dup2 { oldfd: fd, newfd }, p, false)
             }
         } else {

@@ -94,17 +94,8 @@ pub fn run(a: CubeArgs) -> Result<()> {
 /// Runs `query`.
 pub fn query(a: QueryArgs) -> Result<()> {
     let c = cube::open(&a.cube)?;
-    let args = cube::cli::QueryArgs {
-        metric: a.metric,
-        agg: a.agg,
-        at: a.at,
-        range: a.range,
-        last: a.last,
-        by: a.by,
-        filters: a.filters,
-        top: a.top,
-        every: a.every,
-    };
+    let args =
+        cube::cli::QueryArgs { metric: a.metric, agg: a.agg, at: a.at, range: a.range, last: a.last, by: a.by, filters: a.filters, top: a.top, every: a.every };
     let resp = c.query(&args.to_request(&c)?)?;
     match a.format.as_str() {
         "text" => print!("{}", resp.to_text()),

@@ -54,11 +54,7 @@ pub fn run(mut a: DumpArgs) -> Result<()> {
     let mut buf = Vec::with_capacity(1 << 16);
     let mut text = String::new();
     let mut prev = None;
-    let hosts: Vec<Option<String>> = set
-        .traces
-        .iter()
-        .map(|t| ctf::dump::host_label(&t.class))
-        .collect();
+    let hosts: Vec<Option<String>> = set.traces.iter().map(|t| ctf::dump::host_label(&t.class)).collect();
     let result = (|| -> Result<()> {
         while let Some(mut m) = merger.next()? {
             let host = set.streams[m.stream].packets.first().and_then(|p| hosts[p.trace as usize].as_deref());

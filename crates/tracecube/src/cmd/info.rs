@@ -46,7 +46,14 @@ pub fn run(a: InfoArgs) -> Result<()> {
             }
         }
         for c in &t.class.clocks {
-            println!("  clock {}: freq {} Hz, offset {} s + {} cycles{}", c.name, c.freq, c.offset_s, c.offset_cycles, if c.absolute { ", absolute" } else { "" });
+            println!(
+                "  clock {}: freq {} Hz, offset {} s + {} cycles{}",
+                c.name,
+                c.freq,
+                c.offset_s,
+                c.offset_cycles,
+                if c.absolute { ", absolute" } else { "" }
+            );
         }
         for w in &t.class.warnings {
             println!("  warning: {w}");
@@ -73,7 +80,8 @@ pub fn run(a: InfoArgs) -> Result<()> {
             }
         };
         let files: Vec<String> = {
-            let mut f: Vec<String> = s.packets.iter().map(|p| set.packet_file(p).1.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()).collect();
+            let mut f: Vec<String> =
+                s.packets.iter().map(|p| set.packet_file(p).1.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()).collect();
             f.dedup();
             f
         };

@@ -202,7 +202,10 @@ pub fn run(a: LiveArgs) -> Result<()> {
         let url = live::url::LiveUrl::parse(&a.source)?;
         if a.list {
             for s in live::relay::list_sessions(&url, Duration::from_secs(10))? {
-                println!("net://{}:{}/host/{}/{}  (id {}, {} streams, {} viewers, live timer {} µs)", url.host, url.port, s.hostname, s.name, s.id, s.streams, s.clients, s.live_timer_us);
+                println!(
+                    "net://{}:{}/host/{}/{}  (id {}, {} streams, {} viewers, live timer {} µs)",
+                    url.host, url.port, s.hostname, s.name, s.id, s.streams, s.clients, s.live_timer_us
+                );
             }
             return Ok(());
         }
@@ -222,7 +225,8 @@ pub fn run(a: LiveArgs) -> Result<()> {
     if !path.is_dir() {
         bail!("{}: neither a net:// URL nor a directory", a.source);
     }
-    let opts = live::replay::FollowOptions { poll: Duration::from_millis(200), until_idle: a.until_idle.map(Duration::from_secs_f64), quiet: Duration::from_secs(1) };
+    let opts =
+        live::replay::FollowOptions { poll: Duration::from_millis(200), until_idle: a.until_idle.map(Duration::from_secs_f64), quiet: Duration::from_secs(1) };
     let p2 = path.clone();
     let rep = run_pipeline(&path.display().to_string(), &a.pipe, None, move |tx, stop| live::replay::follow_dir(&p2, &opts, tx, stop))?;
     eprintln!("directory: {} packets, {} bytes", rep.packets, rep.bytes);

@@ -13,8 +13,11 @@ pub struct Progress {
 impl Progress {
     /// A bar for work measured in bytes of trace.
     pub fn bytes(what: &str) -> Progress {
-        let bar = ProgressBar::with_draw_target(None, if std::io::stderr().is_terminal() { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() });
-        let style = ProgressStyle::with_template("{prefix} [{elapsed_precise}] {wide_bar} {binary_bytes}/{binary_total_bytes} ({binary_bytes_per_sec}, eta {eta})").unwrap_or_else(|_| ProgressStyle::default_bar());
+        let bar =
+            ProgressBar::with_draw_target(None, if std::io::stderr().is_terminal() { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() });
+        let style =
+            ProgressStyle::with_template("{prefix} [{elapsed_precise}] {wide_bar} {binary_bytes}/{binary_total_bytes} ({binary_bytes_per_sec}, eta {eta})")
+                .unwrap_or_else(|_| ProgressStyle::default_bar());
         bar.set_style(style);
         bar.set_prefix(what.to_string());
         Progress { bar }

@@ -42,7 +42,8 @@ pub struct SynthArgs {
 /// Runs `synth`.
 pub fn run(a: SynthArgs) -> Result<()> {
     if let Some(rate) = a.day_rate {
-        let n = live::day::write(&a.output, &live::day::DayTrace { seconds: a.span, rate, cpus: a.cpus, seed: a.seed }).with_context(|| format!("writing {}", a.output.display()))?;
+        let n = live::day::write(&a.output, &live::day::DayTrace { seconds: a.span, rate, cpus: a.cpus, seed: a.seed })
+            .with_context(|| format!("writing {}", a.output.display()))?;
         println!("wrote {n} events over {} s of stream time to {}", a.span, a.output.display());
         return Ok(());
     }
