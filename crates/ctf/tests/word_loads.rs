@@ -207,6 +207,8 @@ fn word_loads_equal_the_general_decoder_on_real_traces() {
     }
     if root.exists() {
         assert!(seen >= 3, "real traces read: {seen}");
+    } else {
+        testkit::skip("word_loads on shared traces", &format!("{} absent", root.display()));
     }
 }
 

@@ -18,8 +18,7 @@ fn synth(dir: &Path, cpus: u32, events: u64, seed: u64, background: u8) -> synth
 
 #[test]
 fn babeltrace2_reads_silently_and_counts_match() {
-    if !have("babeltrace2") {
-        eprintln!("notice: babeltrace2 not installed; test skipped");
+    if !testkit::require_commands("babeltrace2_reads_silently", &["babeltrace2"], "apt-get install babeltrace2") {
         return;
     }
     for (cpus, seed, background) in [(1, 1, 0), (4, 2, 0), (3, 3, 0), (4, 4, 70)] {
@@ -39,7 +38,7 @@ fn canonical_dump_oracle_decodes_every_event() {
     let oracle = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/oracle/bt2_canonical.py");
     let ok = Command::new("/usr/bin/python3").args(["-c", "import bt2"]).output().map(|o| o.status.success()).unwrap_or(false);
     if !ok || !oracle.exists() {
-        eprintln!("notice: python3-bt2 or {} missing; test skipped", oracle.display());
+        testkit::skip("canonical_dump_oracle", &format!("python3-bt2 or {} missing", oracle.display()));
         return;
     }
     for background in [0, 60] {
@@ -59,8 +58,7 @@ fn canonical_dump_oracle_decodes_every_event() {
 
 #[test]
 fn lttng_analyses_agree_with_truth() {
-    if !have("lttng-cputop-mi") || !have("lttng-iousagetop-mi") {
-        eprintln!("notice: lttng-analyses (python3-lttnganalyses) not installed; test skipped");
+    if !testkit::require_commands("lttng_analyses_agree_with_truth", &["lttng-cputop-mi", "lttng-iousagetop-mi"], "apt-get install python3-lttnganalyses") {
         return;
     }
     // Background activity (irqs, timers, allocations, wake-ups) changes none of it.

@@ -8,8 +8,7 @@ use support::bin;
 
 /// `../shared` beside the repository, when present (CI and developer machines).
 fn shared() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
-    p.join("traces").is_dir().then_some(p)
+    testkit::shared("cli")
 }
 
 #[test]
@@ -79,10 +78,7 @@ fn damaged_stream_keeps_earlier_events_and_names_file_and_offset() {
 
 #[test]
 fn invalid_traces_get_one_clean_error_each() {
-    let Some(shared) = shared() else {
-        eprintln!("skipped: ../shared not present");
-        return;
-    };
+    let Some(shared) = shared() else { return };
     let mut n = 0;
     for e in std::fs::read_dir(shared.join("traces/invalid")).unwrap() {
         let dir = e.unwrap().path();

@@ -39,7 +39,7 @@ fn pyarrow_sums(dir: &Path) -> Option<Value> {
     let has = Command::new("python3").args(["-c", "import pyarrow"]).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
     if !has {
         assert!(std::env::var("TRACECUBE_REQUIRE_PYARROW").map_or(true, |v| v != "1"), "TRACECUBE_REQUIRE_PYARROW=1 but python3 cannot import pyarrow");
-        eprintln!("skipped: python3 has no pyarrow (pip install pyarrow)");
+        testkit::skip("pyarrow", "python3 has no pyarrow (pip install pyarrow)");
         return None;
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/parquet_sums.py");
@@ -162,6 +162,8 @@ fn dump_parquet_has_one_table_per_event_class_with_count_s_rows() {
     for t in ["lttng-recorded/kemu-small", "ust-small"] {
         if shared.join(t).is_dir() {
             traces.push(shared.join(t));
+        } else {
+            testkit::skip("dump_parquet on shared traces", &format!("{t} absent"));
         }
     }
     for (i, trace) in traces.iter().enumerate() {

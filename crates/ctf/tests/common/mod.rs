@@ -26,7 +26,7 @@ pub fn items(set: &TraceSet, stream: usize, range: std::ops::Range<usize>) -> Ve
 pub fn shared_trace_dirs() -> Option<Vec<std::path::PathBuf>> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
     let Ok(entries) = std::fs::read_dir(&root) else {
-        eprintln!("skipped: {} absent", root.display());
+        testkit::skip("shared_trace_dirs", &format!("{} absent", root.display()));
         return None;
     };
     let mut dirs: Vec<_> = entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();

@@ -24,7 +24,7 @@ pub fn chromium_or_skip() -> Option<PathBuf> {
     if chrome.is_none() || !ws {
         let why = format!("chromium {}, python3 websocket-client {}", if chrome.is_some() { "found" } else { "missing" }, if ws { "found" } else { "missing" });
         assert!(!required, "TRACECUBE_REQUIRE_BROWSER=1 but the browser test cannot run: {why}");
-        eprintln!("skipped: {why} (apt-get install chromium; pip install websocket-client)");
+        testkit::skip("browser", &format!("{why} (apt-get install chromium; pip install websocket-client)"));
         return None;
     }
     chrome
