@@ -86,6 +86,7 @@ impl Sc {
 
 /// What an event class means to the kernel model, with its field handles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)] // variant fields are the handles of the tracepoint fields they are named after
 pub enum Kind {
     /// Not used by the model.
     Other,

@@ -3,6 +3,7 @@
 //! numbers, plus file size and memory, come faster from the `store_report`
 //! example. Fixed seed; workloads as in `examples/store_report.rs`.
 
+#![allow(missing_docs)] // criterion_group! makes an undocumented public function
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::time::Duration;
 use store::{Config, HistoryStore, Key, Timestamp};

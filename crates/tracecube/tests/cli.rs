@@ -1,6 +1,6 @@
 //! The `tracecube` binary as a black box: commands, outputs and exit codes.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 mod support;

@@ -38,6 +38,7 @@ impl AsRef<str> for LoggedPath {
 /// One record of an event the io analysis interprets. `P` is the form of an open's
 /// path: borrowed from the trace while the event is at hand, owned in a chunk's log.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(missing_docs)] // variant fields are the tracepoint fields they are named after
 pub enum Rec<P = LoggedPath> {
     /// A syscall entry we understand.
     Entry { who: Who, sc: Sc, a0: i32, a1: i32, a2: i32, path: Option<P> },
