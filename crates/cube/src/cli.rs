@@ -6,6 +6,30 @@ use crate::error::{CubeError, Result};
 use crate::query::{Agg, Request, When};
 use crate::time::{parse_duration, parse_instant};
 
+/// The largest `top` accepted (by `tracecube query` and the server alike).
+pub const MAX_TOP: usize = 100_000;
+
+/// Refuses what the cube would otherwise answer without complaint but a user surely
+/// did not mean: a reversed range, a window of length 0, `top` 0 or above [`MAX_TOP`].
+/// (Too many windows is the cube's own error, at [`crate::query::MAX_WINDOWS`].) The
+/// command and the server give the same messages.
+pub fn check_request(req: &Request) -> Result<()> {
+    if let When::Range(a, b) = req.when {
+        if a > b {
+            return Err(CubeError::Query(format!("range: begin {a} is after end {b} (expected T1..T2 with T1 <= T2)")));
+        }
+    }
+    if req.every == Some(0) {
+        return Err(CubeError::Query("every: the window length must be positive".into()));
+    }
+    if let Some(k) = req.top {
+        if k == 0 || k > MAX_TOP {
+            return Err(CubeError::Query(format!("top={k}: expected a whole number from 1 to {MAX_TOP}")));
+        }
+    }
+    Ok(())
+}
+
 /// `tracecube query` arguments, as strings (clap fills it; see the crate README).
 #[derive(Debug, Clone, Default)]
 pub struct QueryArgs {
@@ -52,7 +76,7 @@ impl QueryArgs {
                 Ok((d.to_string(), v.split(',').map(str::to_string).collect()))
             })
             .collect::<Result<_>>()?;
-        Ok(Request {
+        let req = Request {
             metric: self.metric.clone(),
             agg: self.agg.as_deref().map(str::parse::<Agg>).transpose()?.unwrap_or_default(),
             when,
@@ -60,7 +84,9 @@ impl QueryArgs {
             filters,
             top: self.top,
             every: self.every.as_deref().map(parse_duration).transpose()?,
-        })
+        };
+        check_request(&req)?;
+        Ok(req)
     }
 }
 

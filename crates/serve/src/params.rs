@@ -7,10 +7,9 @@
 //! refused with a message naming the parameter.
 
 use cube::cli::QueryArgs;
-use cube::{Request, When};
 
 /// The largest `top` accepted.
-pub const MAX_TOP: usize = 100_000;
+pub use cube::cli::MAX_TOP;
 /// The largest number of windows an `every` may produce (the cube's limit).
 pub use cube::query::MAX_WINDOWS;
 
@@ -74,21 +73,6 @@ pub(crate) fn query_args(pairs: &[(String, String)]) -> Result<QueryArgs, String
         top,
         every: text("every")?,
     })
-}
-
-/// Checks what the cube would otherwise answer without complaint but a client
-/// surely did not mean: a reversed range, an empty `every`. (Too many windows is
-/// the cube's own error, at [`MAX_WINDOWS`].)
-pub(crate) fn check_request(req: &Request) -> Result<(), String> {
-    if let When::Range(a, b) = req.when {
-        if a > b {
-            return Err(format!("range: begin {a} is after end {b} (expected T1..T2 with T1 <= T2)"));
-        }
-    }
-    if req.every == Some(0) {
-        return Err("every: the window length must be positive".into());
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -10,32 +10,10 @@
 use crate::directory::DirEntry;
 use crate::error::Corruption;
 use crate::types::{Key, KeyInfo, LogOffset, Timestamp, Value};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
-/// A fast hasher for [`Key`]s (one multiply per key). Keys come from our own
-/// cube, not from an adversary, so hash flooding is not a concern.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    #[inline]
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(23) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0 ^ (self.0 >> 29)
-    }
-}
-
-/// A map from keys using [`KeyHasher`].
-pub type KeyMap<V> = HashMap<Key, V, BuildHasherDefault<KeyHasher>>;
+/// A map from keys, hashed by `rustc-hash` (keys come from our own cube, not from an
+/// adversary, so hash flooding is not a concern).
+pub type KeyMap<V> = rustc_hash::FxHashMap<Key, V>;
 
 /// Where one chunk of a key lives and when it starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -158,3 +158,23 @@ fn text_view_equals_babeltrace2_text() {
         assert_eq!(ours.lines().count(), theirs.lines().count(), "{t}");
     }
 }
+
+/// An analysis that finds nothing says why on stderr, in one line, instead of printing
+/// silent empty tables: CPU usage of a user-space trace, I/O of a kernel trace recorded
+/// without system calls, a range holding no event.
+#[test]
+fn analyses_say_when_nothing_relevant_is_there() {
+    let Some(shared) = shared() else { return };
+    let note = |args: &[&str], trace: &str| {
+        let out = bin().arg("analyze").arg(shared.join("traces").join(trace)).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?} {trace}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stderr).lines().filter(|l| l.starts_with("note: ")).map(str::to_string).collect::<Vec<_>>()
+    };
+    let ust = note(&["-a", "cpu"], "ust-cyg-profile-glxgears");
+    assert!(ust.len() == 1 && ust[0].contains("no sched_switch event"), "{ust:?}");
+    let no_syscalls = note(&["-a", "io"], "flipping-endianness");
+    assert!(no_syscalls.len() == 1 && no_syscalls[0].contains("no system call events"), "{no_syscalls:?}");
+    let empty_range = note(&["-a", "io", "--begin", "1", "--end", "2"], "many-threads");
+    assert!(empty_range.len() == 1 && empty_range[0].contains("in the range analysed"), "{empty_range:?}");
+    assert!(note(&["-a", "io"], "many-threads").is_empty(), "a trace with I/O gets no note");
+}

@@ -57,3 +57,32 @@ fn serve_answers_equal_query_command() {
     assert_eq!(status, 400);
     assert!(body.contains("no metric \\\"cpu_tme\\\""), "{body}");
 }
+
+/// `tracecube query` refuses what the API refuses, with the API's message; the server
+/// listens on a host name (`localhost:0`) as well as on an IP.
+#[test]
+fn query_command_validates_like_the_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace");
+    assert!(bin().args(["synth", "--cpus", "2", "--events", "5000", "--seed", "3", "-o"]).arg(&trace).status().unwrap().success());
+    let cube = dir.path().join("c.cube");
+    assert!(bin().args(["cube", "build"]).arg(&trace).arg("-o").arg(&cube).output().unwrap().status.success());
+    let mut child = bin().arg("serve").arg(&cube).args(["--addr", "localhost:0"]).stdout(Stdio::piped()).spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let _server = Server(child);
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).unwrap();
+    let addr = line.split("http://").nth(1).and_then(|s| s.split('/').next()).unwrap_or_else(|| panic!("{line}")).to_string();
+    for (query, args, message) in [
+        ("metric=events&top=0", &["--metric", "events", "--top", "0"][..], "top=0: expected a whole number from 1 to 100000"),
+        ("metric=events&every=0s", &["--metric", "events", "--every", "0s"], "every: the window length must be positive"),
+        ("metric=events&range=%2B2s..%2B1s", &["--metric", "events", "--range", "+2s..+1s"], "is after end"),
+    ] {
+        let out = bin().arg("query").arg(&cube).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(message), "{args:?}: {err}");
+        let (status, body) = get(&addr, &format!("/api/query?{query}"));
+        assert_eq!(status, 400, "{query}: {body}");
+        assert!(body.contains(message), "{query}: {body}");
+    }
+}

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use analysis::{AnalysisKind, RunOptions};
+use analysis::{AnalysisKind, Report, RunOptions};
 use anyhow::{anyhow, bail, Context, Result};
 use ctf::trace::TraceSet;
 
@@ -182,6 +182,7 @@ pub fn run(a: AnalyzeArgs) -> Result<()> {
     let which = parse_analysis(&a.analysis)?;
     let set = TraceSet::open(&a.trace)?;
     let opts = options(&a, &set)?;
+    let class_names = event_class_names(&set);
     let report = {
         let bar = super::progress::Progress::bytes(which.name());
         let cb = bar.callback();
@@ -202,10 +203,47 @@ pub fn run(a: AnalyzeArgs) -> Result<()> {
         Format::Lami => writeln!(out, "{}", serde_json::to_string_pretty(&analysis::output::to_lami(&report))?)?,
     }
     out.flush()?;
+    if let Some(note) = nothing_relevant(&class_names, which, &report) {
+        eprintln!("note: {note}");
+    }
     if let Some(u) = unmapping {
         u.join().map_err(|_| anyhow!("unmapping the trace failed"))?;
     }
     Ok(())
+}
+
+/// The names of every event class the trace declares.
+fn event_class_names(set: &TraceSet) -> std::collections::BTreeSet<String> {
+    set.traces.iter().flat_map(|t| t.plan.streams.iter()).flat_map(|s| s.events.iter()).map(|e| e.name.to_string()).collect()
+}
+
+/// A one-line note when the analysis found nothing because the trace cannot hold what
+/// it looks for (no scheduling events for `cpu`, no system calls for `io`) or the range
+/// holds no event, so that an empty table is never left unexplained.
+fn nothing_relevant(classes: &std::collections::BTreeSet<String>, which: AnalysisKind, report: &Report) -> Option<String> {
+    let has = |f: &dyn Fn(&str) -> bool| classes.iter().any(|n| f(n));
+    let (begin, empty) = match report {
+        Report::Count(r) => (r.begin_ns, r.by_name.is_empty()),
+        Report::Cpu(r) => (r.begin_ns, r.threads.is_empty() && r.cpus.iter().all(|c| c.busy_ns == 0)),
+        Report::Io(r) => (r.begin_ns, r.threads.is_empty() && r.files.is_empty()),
+    };
+    if begin.is_none() && empty {
+        return Some("no event in the range analysed".into());
+    }
+    if !empty {
+        return None;
+    }
+    match which {
+        AnalysisKind::Cpu if !has(&|n| n == "sched_switch") => {
+            Some("the trace declares no sched_switch event (a user-space trace?): CPU usage needs a kernel trace with scheduling events".into())
+        }
+        AnalysisKind::Io if !has(&|n| n.starts_with("syscall_entry_") || n.starts_with("sys_") || n == "sys_enter") => {
+            Some("the trace declares no system call events: I/O usage needs a kernel trace recorded with them (lttng enable-event -k --syscall -a)".into())
+        }
+        AnalysisKind::Cpu => Some("no sched_switch in the range analysed".into()),
+        AnalysisKind::Io => Some("no read or write system call in the range analysed".into()),
+        _ => None,
+    }
 }
 
 /// Runs `bench analyze`.

@@ -91,7 +91,7 @@ pub struct ReplayArgs {
 /// `--serve ADDR`: exposes the live cube through the serve crate's HTTP/JSON API and
 /// page (in live mode: the page refreshes on its own). The handle keeps it running.
 fn start_serve(addr: &str, cube: SharedCube) -> Result<serve::ServerHandle> {
-    let sock: std::net::SocketAddr = addr.parse().map_err(|e| anyhow::anyhow!("--serve {addr}: {e} (expected HOST:PORT, e.g. 127.0.0.1:8321)"))?;
+    let sock = super::serve::listen_addr("--serve", addr)?;
     let h = serve::spawn(sock, cube, true)?;
     eprintln!("serving the live cube on http://{}/", h.local_addr());
     Ok(h)

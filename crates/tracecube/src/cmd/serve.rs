@@ -1,6 +1,6 @@
 //! `tracecube serve`: the HTTP/JSON API and the web page over a saved cube.
 
-use std::net::SocketAddr;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
@@ -11,15 +11,22 @@ use anyhow::{Context, Result};
 pub struct ServeArgs {
     /// Cube directory (made by `cube build`).
     pub cube: PathBuf,
-    /// Address to listen on; localhost unless told otherwise (port 0: any free port).
+    /// Address to listen on, HOST:PORT (a name such as localhost:8397 or an IP);
+    /// localhost unless told otherwise (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:8321")]
-    pub addr: SocketAddr,
+    pub addr: String,
+}
+
+/// The socket address `flag`'s HOST:PORT names (the first one a host name resolves to).
+pub fn listen_addr(flag: &str, text: &str) -> Result<SocketAddr> {
+    let mut addrs = text.to_socket_addrs().with_context(|| format!("{flag} {text}: expected HOST:PORT, e.g. 127.0.0.1:8321 or localhost:8321"))?;
+    addrs.next().ok_or_else(|| anyhow::anyhow!("{flag} {text}: the host name resolves to no address"))
 }
 
 /// Runs `serve` until the process is stopped.
 pub fn run(a: ServeArgs) -> Result<()> {
     let c = cube::open(&a.cube).with_context(|| format!("opening the cube {}", a.cube.display()))?;
-    let server = serve::spawn(a.addr, Arc::new(RwLock::new(c)), false)?;
+    let server = serve::spawn(listen_addr("--addr", &a.addr)?, Arc::new(RwLock::new(c)), false)?;
     // One line, flushed, that scripts (and the tests) read to find the port.
     println!("serving {} on http://{}/ (API: /api/openapi.json)", a.cube.display(), server.local_addr());
     server.join()
