@@ -16,6 +16,7 @@ pub mod cpu;
 pub mod fdtable;
 pub mod io;
 pub mod kernel;
+pub mod lami;
 pub mod model;
 pub mod output;
 mod tid_index;

@@ -2,7 +2,10 @@
 //! triple the build for nothing these flat tables need). Every column is OPTIONAL;
 //! types: signed → INT64, unsigned → INT64 annotated `UINT_64`, floats → DOUBLE,
 //! text → BYTE_ARRAY annotated `STRING`, booleans → BOOLEAN; a column with only
-//! nulls in the first batch is STRING. Snappy-compressed, one row group per batch.
+//! nulls in the first batch is STRING. A column holding a point in time in ns since
+//! the Epoch (`ts`, `begin_ns`, `end_ns`) is followed by the same instant as
+//! `TIMESTAMP(NANOS)` adjusted to UTC (`ts_time`, `begin_time`, `end_time`), which
+//! DuckDB, pandas and Spark read as times. Snappy-compressed, one row group per batch.
 
 use std::fs::File;
 use std::path::Path;
@@ -24,6 +27,25 @@ enum Kind {
     Float,
     Text,
     Bool,
+    /// The instant of an integer ns column, as `TIMESTAMP(NANOS)`.
+    Timestamp,
+}
+
+/// One column of the file: its name, type, and the table column it is written from.
+struct Col {
+    name: String,
+    kind: Kind,
+    source: String,
+}
+
+/// The name of the timestamp column that follows `name`, when `name` holds a point in
+/// time in ns since the Epoch.
+fn timestamp_name(name: &str) -> Option<String> {
+    match name {
+        "ts" => Some("ts_time".into()),
+        "begin_ns" | "end_ns" => Some(format!("{}_time", name.trim_end_matches("_ns"))),
+        _ => None,
+    }
 }
 
 fn kind_of(v: &Values) -> Kind {
@@ -43,22 +65,35 @@ fn err(path: &Path) -> impl FnOnce(parquet::errors::ParquetError) -> ExportError
 /// A Parquet file whose columns are those of its first batch.
 pub(crate) struct ParquetOut {
     w: SerializedFileWriter<File>,
-    cols: Vec<(String, Kind)>,
+    cols: Vec<Col>,
 }
 
 impl ParquetOut {
     /// Starts a file with the columns (and types) of `first`.
     pub(crate) fn new(file: File, first: &Table, path: &Path) -> Result<ParquetOut> {
-        let cols: Vec<(String, Kind)> = first.columns.iter().map(|c| (c.name.clone(), kind_of(&c.values))).collect();
+        let mut cols: Vec<Col> = Vec::new();
+        for c in &first.columns {
+            let kind = kind_of(&c.values);
+            cols.push(Col { name: c.name.clone(), kind, source: c.name.clone() });
+            if let (Some(t), Kind::Int | Kind::UInt) = (timestamp_name(&c.name), kind) {
+                if first.columns.iter().all(|o| o.name != t) {
+                    cols.push(Col { name: t, kind: Kind::Timestamp, source: c.name.clone() });
+                }
+            }
+        }
         let fields = cols
             .iter()
-            .map(|(name, k)| {
-                let (phys, logical) = match k {
+            .map(|Col { name, kind, .. }| {
+                let (phys, logical) = match kind {
                     Kind::Int => (Physical::INT64, Some(LogicalType::Integer { bit_width: 64, is_signed: true })),
                     Kind::UInt => (Physical::INT64, Some(LogicalType::Integer { bit_width: 64, is_signed: false })),
                     Kind::Float => (Physical::DOUBLE, None),
                     Kind::Text => (Physical::BYTE_ARRAY, Some(LogicalType::String)),
                     Kind::Bool => (Physical::BOOLEAN, None),
+                    Kind::Timestamp => (
+                        Physical::INT64,
+                        Some(LogicalType::Timestamp { is_adjusted_to_u_t_c: true, unit: parquet::basic::TimeUnit::NANOS(Default::default()) }),
+                    ),
                 };
                 Type::primitive_type_builder(name, phys).with_repetition(Repetition::OPTIONAL).with_logical_type(logical).build().map(Arc::new)
             })
@@ -70,9 +105,9 @@ impl ParquetOut {
         Ok(ParquetOut { w, cols })
     }
 
-    /// The file's column names.
+    /// The table columns the file's columns are written from.
     pub(crate) fn column_names(&self) -> Vec<String> {
-        self.cols.iter().map(|(n, _)| n.clone()).collect()
+        self.cols.iter().map(|c| c.source.clone()).collect()
     }
 
     /// Writes `t` as one row group (its columns matched by name; missing ones null;
@@ -84,12 +119,12 @@ impl ParquetOut {
         }
         let n = t.rows();
         let mut rg = self.w.next_row_group().map_err(err(path))?;
-        for (name, kind) in &self.cols {
+        for Col { kind, source, .. } in &self.cols {
             let Some(mut col) = rg.next_column().map_err(err(path))? else { break };
-            let src = t.columns.iter().find(|c| &c.name == name).map(|c| &c.values);
+            let src = t.columns.iter().find(|c| &c.name == source).map(|c| &c.values);
             let get = |r: usize| src.map_or(Value::Null, |v| v.get(r));
             match kind {
-                Kind::Int | Kind::UInt => {
+                Kind::Int | Kind::UInt | Kind::Timestamp => {
                     let (vals, defs) = levels(n, |r| match get(r) {
                         Value::Int(x) => Some(x),
                         // Unsigned values keep their bits (UINT_64 annotation).
@@ -189,6 +224,17 @@ mod tests {
         // `n` was all null in the first batch, so it is text.
         assert_eq!(rows[2], "{i: 9, u: null, f: null, s: null, b: null, n: \"3\"}");
         let empty = write_table(dir.path(), &t.emptied(), Format::Parquet).unwrap();
+        // Points in time are followed by the same instant as TIMESTAMP(NANOS), UTC.
+        let mut w = Table::new("w");
+        w.push_row([("begin_ns", Value::UInt(1_457_113_582_794_565_804)), ("cpu_ns", Value::UInt(5))]);
+        let path = write_table(dir.path(), &w, Format::Parquet).unwrap();
+        let r = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+        let schema = r.metadata().file_metadata().schema_descr();
+        let names: Vec<String> = (0..schema.num_columns()).map(|i| schema.column(i).name().to_string()).collect();
+        assert_eq!(names, ["begin_ns", "begin_time", "cpu_ns"], "a duration (cpu_ns) gets no timestamp");
+        assert!(matches!(schema.column(1).logical_type(), Some(parquet::basic::LogicalType::Timestamp { is_adjusted_to_u_t_c: true, .. })));
+        let row = r.get_row_iter(None).unwrap().next().unwrap().unwrap().to_string();
+        assert!(row.contains("begin_time: ") && !row.contains("begin_time: null"), "{row}");
         let r = SerializedFileReader::new(std::fs::File::open(&empty).unwrap()).unwrap();
         assert_eq!(r.metadata().file_metadata().num_rows(), 0);
         assert_eq!(r.metadata().file_metadata().schema_descr().num_columns(), 6);

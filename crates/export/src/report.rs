@@ -45,7 +45,12 @@ pub fn report_tables(analysis: &str, report: &Json) -> Vec<Table> {
                 let mut t = Table::new(&format!("{analysis}_{key}"));
                 let kname = key.strip_prefix("by_").unwrap_or("key");
                 for (k, v) in m {
-                    t.push_row([(kname, Value::Text(k.clone())), ("value", value_of(v))]);
+                    // A CPU is an integer in every table (JSON maps can only key by text).
+                    let key = match (kname, k.parse::<u64>()) {
+                        ("cpu", Ok(cpu)) => Value::UInt(cpu),
+                        _ => Value::Text(k.clone()),
+                    };
+                    t.push_row([(kname, key), ("value", value_of(v))]);
                 }
                 out.push(t);
             }
@@ -74,5 +79,7 @@ mod tests {
         assert_eq!(t[1].column("read_bytes"), Some(&Values::UInt(vec![Some(10), Some(7)])));
         assert_eq!(t[0].column("name"), Some(&Values::Text(vec![Some("x".into()), Some("y".into())])));
         assert_eq!(t[2].column("end_ns"), Some(&Values::UInt(vec![Some(9)])));
+        let c = report_tables("count", &serde_json::json!({"by_cpu":{"0":4,"3":1}}));
+        assert_eq!(c[0].column("cpu"), Some(&Values::UInt(vec![Some(0), Some(3)])), "cpu is an integer, as in every other table");
     }
 }

@@ -1,4 +1,4 @@
-//! Writing tables to files, batch by batch: CSV (RFC 4180, a header line), JSON
+//! Writing tables to files, batch by batch: CSV (RFC 4180 by the `csv` crate, a header line), JSON
 //! (an array of row objects, as pandas' `orient="records"` and DuckDB's
 //! `read_json` read it) and Parquet (feature `parquet`; one row group per batch).
 //!
@@ -54,7 +54,7 @@ impl std::str::FromStr for Format {
 
 enum Inner {
     Csv {
-        w: BufWriter<File>,
+        w: csv::Writer<File>,
         columns: Option<Vec<String>>,
     },
     Json {
@@ -102,7 +102,7 @@ impl TableFile {
         let path = dir.join(format!("{}.{}", file_stem(name), format.extension()));
         let file = File::create(&path).map_err(io(&path))?;
         let inner = match format {
-            Format::Csv => Inner::Csv { w: BufWriter::new(file), columns: None },
+            Format::Csv => Inner::Csv { w: csv::Writer::from_writer(file), columns: None },
             Format::Json => {
                 let mut w = BufWriter::new(file);
                 w.write_all(b"[").map_err(io(&path))?;
@@ -126,26 +126,18 @@ impl TableFile {
         let path = self.path.clone();
         match &mut self.inner {
             Inner::Csv { w, columns } => {
+                let first = columns.is_none();
                 let cols = columns.get_or_insert_with(|| t.columns.iter().map(|c| c.name.clone()).collect());
-                if self.rows == 0 {
-                    let header: Vec<String> = cols.iter().map(|c| csv_field(c)).collect();
-                    writeln!(w, "{}", header.join(",")).map_err(io(&path))?;
+                if first {
+                    w.write_record(cols.iter()).map_err(csv_err(&path))?;
                 }
                 let idx: Vec<Option<usize>> = cols.iter().map(|n| t.columns.iter().position(|c| &c.name == n)).collect();
                 self.dropped += count_dropped(t, cols);
-                let mut line = String::new();
+                let mut record: Vec<String> = Vec::with_capacity(idx.len());
                 for r in 0..t.rows() {
-                    line.clear();
-                    for (k, i) in idx.iter().enumerate() {
-                        if k > 0 {
-                            line.push(',');
-                        }
-                        if let Some(i) = i {
-                            line.push_str(&csv_value(&t.columns[*i].values.get(r)));
-                        }
-                    }
-                    line.push('\n');
-                    w.write_all(line.as_bytes()).map_err(io(&path))?;
+                    record.clear();
+                    record.extend(idx.iter().map(|i| i.map_or(String::new(), |i| csv_value(&t.columns[i].values.get(r)))));
+                    w.write_record(&record).map_err(csv_err(&path))?;
                 }
             }
             Inner::Json { w, rows } => {
@@ -211,14 +203,14 @@ pub fn write_table(dir: &Path, t: &Table, format: Format) -> Result<PathBuf> {
     f.finish()
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+fn csv_err(path: &Path) -> impl FnOnce(csv::Error) -> ExportError + '_ {
+    move |e| match e.into_kind() {
+        csv::ErrorKind::Io(e) => io(path)(e),
+        other => io(path)(std::io::Error::other(format!("{other:?}"))),
     }
 }
 
+/// A value as a CSV field's text (null: empty); quoting is the `csv` crate's.
 fn csv_value(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
@@ -226,7 +218,7 @@ fn csv_value(v: &Value) -> String {
         Value::UInt(x) => x.to_string(),
         Value::Float(x) => x.to_string(),
         Value::Bool(x) => x.to_string(),
-        Value::Text(s) => csv_field(s),
+        Value::Text(s) => s.clone(),
     }
 }
 

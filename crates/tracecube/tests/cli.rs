@@ -178,3 +178,44 @@ fn analyses_say_when_nothing_relevant_is_there() {
     assert!(empty_range.len() == 1 && empty_range[0].contains("in the range analysed"), "{empty_range:?}");
     assert!(note(&["-a", "io"], "many-threads").is_empty(), "a trace with I/O gets no note");
 }
+
+/// The LAMI 1.0 handshake Trace Compass's external-analysis runner performs: `--mi-version`
+/// prints the version, `--metadata` the analysis's metadata object with the fields the
+/// LAMI 1.0 specification requires, and every result table then uses a declared table
+/// class (directly or by `inherit`), with one cell per declared column, each of the
+/// declared column's class.
+#[test]
+fn lami_handshake_and_results_agree_with_the_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(bin().args(["synth", "--cpus", "2", "--events", "20000", "--seed", "4", "-o"]).arg(dir.path()).status().unwrap().success());
+    let run = |args: &[&str]| {
+        let out = bin().arg("analyze").args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for a in ["count", "cpu", "io"] {
+        assert_eq!(run(&["-a", a, "--format", "lami", "--mi-version"]).trim(), "1.0");
+        let meta: serde_json::Value = serde_json::from_str(&run(&["-a", a, "--format", "lami", "--metadata"])).unwrap();
+        assert_eq!(meta["mi-version"], serde_json::json!({"major": 1, "minor": 0}), "{a}");
+        for field in ["version", "title", "authors", "description", "url", "tags"] {
+            assert!(!meta[field].is_null(), "{a}: metadata without {field}");
+        }
+        let classes = meta["table-classes"].as_object().unwrap_or_else(|| panic!("{a}: no table-classes"));
+        let trace = dir.path().to_str().unwrap();
+        let results: serde_json::Value = serde_json::from_str(&run(&["-a", a, "--format", "lami", "--output-progress", trace])).unwrap();
+        let tables = results["results"].as_array().unwrap();
+        assert!(!tables.is_empty(), "{a}");
+        for t in tables {
+            let class = t["class"].as_str().or(t["class"]["inherit"].as_str()).unwrap_or_else(|| panic!("{a}: table without class: {t}"));
+            let cols = classes[class]["column-descriptions"].as_array().unwrap_or_else(|| panic!("{a}: class {class} not declared"));
+            assert_eq!(t["time-range"]["class"], "time-range", "{a}");
+            for row in t["data"].as_array().unwrap() {
+                let cells = row.as_array().unwrap();
+                assert_eq!(cells.len(), cols.len(), "{a} {class}: {row}");
+                for (cell, col) in cells.iter().zip(cols) {
+                    assert_eq!(cell["class"], col["class"], "{a} {class}: {row}");
+                }
+            }
+        }
+    }
+}

@@ -23,8 +23,9 @@ pub enum Format {
 /// Arguments of `analyze`.
 #[derive(clap::Args)]
 pub struct AnalyzeArgs {
-    /// Trace directory.
-    pub trace: PathBuf,
+    /// Trace directory (not needed with --mi-version or --metadata).
+    #[arg(required_unless_present_any = ["mi_version", "metadata"])]
+    pub trace: Option<PathBuf>,
     /// Which analysis: count, cpu or io.
     #[arg(short, long, default_value = "count")]
     pub analysis: String,
@@ -47,6 +48,16 @@ pub struct AnalyzeArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// LAMI handshake: print the machine-interface version and exit (Trace Compass's
+    /// external analyses run `tracecube analyze -a cpu --format lami` this way).
+    #[arg(long)]
+    pub mi_version: bool,
+    /// LAMI handshake: print the analysis's LAMI metadata (its table classes) and exit.
+    #[arg(long)]
+    pub metadata: bool,
+    /// Accepted from LAMI runners; progress is drawn on a terminal only.
+    #[arg(long, hide = true)]
+    pub output_progress: bool,
 }
 
 /// How a trace is cut and processed in parallel (`analyze`, `cube build`).
@@ -180,7 +191,16 @@ pub fn parse_analysis(name: &str) -> Result<AnalysisKind> {
 /// Runs `analyze`.
 pub fn run(a: AnalyzeArgs) -> Result<()> {
     let which = parse_analysis(&a.analysis)?;
-    let set = TraceSet::open(&a.trace)?;
+    if a.mi_version {
+        println!("{}", analysis::lami::MI_VERSION);
+        return Ok(());
+    }
+    if a.metadata {
+        println!("{}", analysis::lami::metadata(which));
+        return Ok(());
+    }
+    let trace = a.trace.as_ref().ok_or_else(|| anyhow!("analyze needs a TRACE"))?;
+    let set = TraceSet::open(trace)?;
     let opts = options(&a, &set)?;
     let class_names = event_class_names(&set);
     let report = {
