@@ -23,13 +23,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use analysis::fdtable::{Call, FdTables, PendingCall};
-use analysis::kernel::{comm_of_path, Kind, Layout, Sc, O_CLOEXEC};
-use analysis::model::FxMap;
 use ctf::stream::{Item, StreamCursor};
 use ctf::trace::TraceSet;
 use cube::dims::{file_path_labels, operation_kind, NodeId};
 use cube::{CellId, Cube, MetricId, Result};
+use kernel::fdtable::{Call, FdTables, FileNames, PendingCall};
+use kernel::layout::{comm_of_path, Kind, Layout, Sc, O_CLOEXEC};
+use kernel::model::FxMap;
 
 use crate::log::{Fact, SliceLog};
 
@@ -94,6 +94,26 @@ pub fn prescan_first_switch(set: &TraceSet, layout: &Layout) -> Vec<Option<i32>>
             None
         })
         .collect()
+}
+
+/// The applier's file numbering, as the fd rules ask for it: files are cube members.
+struct CubeFiles<'a> {
+    path_ids: &'a mut HashMap<Arc<str>, u32>,
+    paths: &'a mut Vec<NodeId>,
+    cube: &'a mut Cube,
+}
+
+impl FileNames for CubeFiles<'_> {
+    fn named(&mut self, name: &str) -> u32 {
+        intern_path(self.path_ids, self.paths, self.cube, name)
+    }
+
+    fn held(&mut self, fd: i32) -> u32 {
+        // A new id (each placeholder is its own) for the one member of that name.
+        let named = intern_path(self.path_ids, self.paths, self.cube, &format!("unknown (fd {fd})"));
+        self.paths.push(self.paths[named as usize]);
+        self.paths.len() as u32 - 1
+    }
 }
 
 /// The kernel model's state; it feeds the cube given to [`Applier::apply`].
@@ -228,8 +248,13 @@ impl Applier {
     fn set_pid(&mut self, tid: i32, pid: i32) {
         let t = self.thread(tid);
         if t.pid != Some(pid) {
+            let late = t.pid.is_none();
             t.pid = Some(pid);
             t.node = None;
+            if late {
+                // Its fds were kept under its tid: they are its process's.
+                self.fds.adopt(tid, pid);
+            }
         }
     }
 
@@ -379,7 +404,9 @@ impl Applier {
             Fact::FdDump { pid, fd, filename, flags, .. } => {
                 let path = filename.map(|n| String::from_utf8_lossy(log.str(n)).into_owned()).unwrap_or_else(|| "unknown".into());
                 let file = self.intern(cube, &path);
-                self.fds.insert(pid, fd, file, flags >= 0 && flags & O_CLOEXEC != 0);
+                // (Bytes held for this fd before the statedump were filed in the cube
+                // under `unknown (fd N)` at their time: they stay there.)
+                self.fds.dump(pid, fd, file, flags >= 0 && flags & O_CLOEXEC != 0);
             }
             Fact::Entry { s, sc, a0, a1, a2, path, .. } => {
                 let Some(tid) = self.who(s as usize) else { return Ok(()) };
@@ -394,7 +421,7 @@ impl Applier {
                     }
                 }
             }
-            Fact::Exit { s, sc, ret, .. } => self.exit(cube, s as usize, t, sc, ret)?,
+            Fact::Exit { s, sc, ret, fds, .. } => self.exit(cube, s as usize, t, sc, ret, fds)?,
         }
         self.last_ts = t;
         Ok(())
@@ -435,13 +462,13 @@ impl Applier {
         Ok(())
     }
 
-    fn exit(&mut self, cube: &mut Cube, s: usize, t: i64, sc: Option<Sc>, ret: i64) -> Result<()> {
+    fn exit(&mut self, cube: &mut Cube, s: usize, t: i64, sc: Option<Sc>, ret: i64, fds: Option<[i32; 2]>) -> Result<()> {
         let Some(tid) = self.who(s) else { return Ok(()) };
         let Some(x) = self.threads.get_mut(&tid) else { return Ok(()) };
         let Some(e) = x.pending.take() else { return Ok(()) };
         let pid = x.pid.unwrap_or(tid);
-        let (path_ids, paths) = (&mut self.path_ids, &mut self.paths);
-        let moved = self.fds.exit(pid, e, sc, ret, || intern_path(path_ids, paths, cube, "unknown"));
+        let mut names = CubeFiles { path_ids: &mut self.path_ids, paths: &mut self.paths, cube };
+        let moved = self.fds.exit(pid, e, sc, ret, fds, &mut names);
         let Some(m) = moved else { return Ok(()) };
         let p = self.process_node(cube, tid);
         let f = match m.file {

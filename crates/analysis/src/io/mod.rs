@@ -36,9 +36,9 @@ use ctf::trace::TraceSet;
 use engine::{Analysis, Ctx};
 
 use crate::cpu::HeadPolicy;
-use crate::fdtable::Call;
-use crate::kernel::{i32_of, EvClass, Kind, Layout, Sc, O_CLOEXEC};
-use crate::model::{text_of, Info, Span};
+use kernel::fdtable::Call;
+use kernel::layout::{fd_pair, i32_of, EvClass, Kind, Layout, Sc, O_CLOEXEC};
+use kernel::model::{text_of, Info, Span};
 
 use log::{LRec, Log};
 pub use log::{Rec, Who};
@@ -296,7 +296,11 @@ impl Io {
                 let Call { sc, a0, a1, a2 } = call_of(ev, *sc, [a0, a1, a2]);
                 Rec::Entry { who, sc, a0, a1, a2, path: path(*p) }
             }
-            Kind::Entry { .. } | Kind::OtherEntry | Kind::RawEntry { .. } | Kind::Exit { .. } | Kind::RawExit { .. } => {
+            Kind::Exit { sc, ret, fds: fds @ Some(_) } => match (g(*ret), fd_pair(ev, *fds)) {
+                (0, Some(fds)) => Rec::Pair { who, sc: *sc, fds },
+                (ret, _) => Rec::Exit { who, sc: *sc, ret },
+            },
+            Kind::Entry { .. } | Kind::OtherEntry | Kind::UnknownEntry { .. } | Kind::RawEntry { .. } | Kind::Exit { .. } | Kind::RawExit { .. } => {
                 return syscall_of(ev, &c.kind).map(|s| s.record(who))
             }
             Kind::Fork { parent_tid, parent_pid, child_tid, child_pid, .. } => {
