@@ -3,9 +3,9 @@
 //! worked out in each test's comment. Every trace is also run in parallel with tiny
 //! chunks: the result must equal the serial one.
 //!
-//! lttng-analyses 0.6.1 has none of these rules (its fd tables follow open, close, dup
-//! and the statedump, and an fd it knows nothing of is skipped): where it disagrees,
-//! the test says which is right and why.
+//! Each comment also gives what lttng-analyses 0.6.1 reports on the same trace
+//! (`lttng-iousagetop`, run on the traces these tests write: `FD_RULES_KEEP=DIR` keeps
+//! them), and where it disagrees, which is right and why.
 
 use std::collections::BTreeMap;
 
@@ -193,9 +193,10 @@ fn by_file(io: &IoReport) -> BTreeMap<&str, (u64, u64)> {
 /// fd 3: its 20 bytes go to /data/log.
 ///
 /// Expected: /data/log written 10 + 20 = 30; pipe read 5, written 7.
-/// lttng-analyses 0.6.1 credits the 5 bytes read by 200 to /data/log (it ignores
-/// F_SETFD, and its pipe2 makes no fd): wrong, since the kernel closed fd 3 at exec and
-/// pipe2 gave the number to the pipe.
+/// lttng-analyses 0.6.1 gives /data/log read 5, written 30, and `unknown (n)` written
+/// 7: the 5 bytes are wrong, since the kernel closed fd 3 at exec (F_SETFD, which it
+/// ignores, marked it) and pipe2 gave the number to the pipe, whose fds it does not
+/// learn.
 #[test]
 fn fcntl_setfd_fork_exec_and_a_pipe_reusing_the_number() {
     let pipe_fds = [Value::I(3), Value::I(4)];
@@ -219,8 +220,9 @@ fn fcntl_setfd_fork_exec_and_a_pipe_reusing_the_number() {
 /// survives exec. Process 100 opens /x with O_CLOEXEC (fd 3), clears the flag, execs,
 /// writes 4 bytes to fd 3.
 ///
-/// Expected: /x written 4. (lttng-analyses 0.6.1 does not apply O_CLOEXEC at exec at
-/// all, so it agrees here, by chance.)
+/// Expected: /x written 4. lttng-analyses 0.6.1 gives `unknown (n)` written 4: wrong,
+/// it closes the fd at exec for its O_CLOEXEC, not seeing that F_SETFD cleared the
+/// flag (the kernel keeps close-on-exec per fd, and fcntl sets it).
 #[test]
 fn fcntl_setfd_zero_keeps_the_fd_across_exec() {
     let mut ev = vec![proc_state(100, 100, "p"), switch(0, 100)];
@@ -238,7 +240,9 @@ fn fcntl_setfd_zero_keeps_the_fd_across_exec() {
 /// Expected: /etc/conf read 100 + 1 = 101 (fd 5 was open before tracing began and
 /// nothing touched it: the statedump names what it named); the 40 bytes written to 6
 /// stay `unknown (fd 6)` (fd 6 was closed and reopened in between: they were written
-/// to an earlier, unknown file). lttng-analyses 0.6.1 credits the 100 bytes to no file.
+/// to an earlier, unknown file). lttng-analyses 0.6.1 agrees on the files (/etc/conf
+/// 101, `unknown (daemon)` 40) but files the 101 bytes under its Unknown column; ours
+/// are Disk (the statedump names a path).
 #[test]
 fn bytes_before_the_statedump_go_to_its_path() {
     let mut ev = vec![switch(0, 300)];
@@ -259,7 +263,7 @@ fn bytes_before_the_statedump_go_to_its_path() {
 /// 60 more; thread 400 reads 70 from fd 7 (threads share their process's table).
 ///
 /// Expected: /var/db read 50 + 60 + 70 = 180. (Before the rule the fd stayed under
-/// 401's own id: the 130 later bytes had no file.)
+/// 401's own id: the 130 later bytes had no file.) lttng-analyses 0.6.1 agrees.
 #[test]
 fn a_late_known_thread_brings_its_fds_to_its_process() {
     let mut ev = vec![switch(0, 401)];
@@ -281,8 +285,10 @@ fn a_late_known_thread_brings_its_fds_to_its_process() {
 /// as fd 3 and writes 9 bytes to it; 500 writes 11 bytes to 3 and reads 13 from 4.
 ///
 /// Expected: /a written 11 (only marked in 500, which did not exec); socket written 9;
-/// `unknown (fd 4)` read 13 (4 was closed). lttng-analyses 0.6.1 credits the 9 bytes
-/// to /a and the 13 to /b: wrong, the kernel closed those fds.
+/// `unknown (fd 4)` read 13 (4 was closed: a read that moves bytes there means the
+/// trace lost the event that reopened it). lttng-analyses 0.6.1 gives /a written 20 and
+/// /b read 13: wrong, exec closed /a in 501 (close_range marked it) before socket()
+/// took the number, and close_range closed /b's fd in 500.
 #[test]
 fn close_range_as_an_unknown_syscall() {
     let mark = [Value::U(3), Value::U(u32::MAX.into()), Value::U(4), Value::U(0), Value::U(0), Value::U(0)];
@@ -309,7 +315,8 @@ fn close_range_as_an_unknown_syscall() {
 /// an eventfd (3) and writes 8 bytes to it.
 ///
 /// Expected: anon_inode:[eventfd] written 8, /c nothing. lttng-analyses 0.6.1 credits
-/// the 8 bytes to /c: wrong, exec closed it.
+/// the 8 bytes to /c: wrong, the execve closed it (O_CLOEXEC) and eventfd2 took the
+/// number.
 #[test]
 fn execve_exit_without_sched_process_exec() {
     let mut ev = vec![proc_state(600, 600, "sh"), switch(0, 600)];
