@@ -486,6 +486,7 @@ mod tests {
     }
 
     /// Runs `call` by `pid` to its exit returning `ret`.
+    #[allow(clippy::too_many_arguments)] // a syscall as the tests spell it
     fn run(t: &mut FdTables, n: &mut Names, pid: i32, sc: Sc, [a0, a1, a2]: [i64; 3], path: Option<&str>, ret: i64, fds: Option<[i32; 2]>) -> Option<Transfer> {
         let path = path.map(|p| n.named(p));
         let p = t.enter(pid, Call::new(sc, a0, a1, a2), path);
