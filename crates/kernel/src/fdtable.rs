@@ -173,6 +173,7 @@ impl Table {
         self.sparse.values_mut().for_each(f);
     }
 
+    #[inline]
     fn set(&mut self, fd: i64, v: Option<Fd>) {
         let fd = fd as i32;
         if (0..DENSE_FDS).contains(&fd) {
@@ -261,6 +262,7 @@ impl FdTables {
     }
 
     /// Records that `fd` of `pid` names `file`.
+    #[inline]
     pub fn insert(&mut self, pid: i32, fd: i32, file: u32, cloexec: bool) {
         let t = self.table(pid);
         self.tables[t.0 as usize].set(i64::from(fd), Some(Fd { file, cloexec, held: false }));
@@ -448,6 +450,7 @@ impl FdTables {
     }
 
     /// `to` now names what the source fd named (or nothing, if that was unknown).
+    #[inline]
     fn dup(&mut self, pid: i32, from: Option<u32>, to: i64, cloexec: bool) {
         let t = self.table(pid);
         self.tables[t.0 as usize].set(to, from.map(|file| Fd { file, cloexec, held: false }));

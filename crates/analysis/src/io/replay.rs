@@ -19,9 +19,8 @@ struct ThreadSlot {
     /// Its process's fd table, once looked up (forgotten when `pid` changes).
     table: Option<TableId>,
     pending: Option<PendingCall>,
-    /// Bytes read and written ([`rw_index`]).
-    bytes: [u64; 2],
-    /// The same, by [`FileClass`] of the file.
+    /// Bytes read and written ([`rw_index`]), by [`FileClass`] of the file (the
+    /// totals are their sums: one add per credit, not two).
     split: Split,
     /// Whether bytes were credited (a read or write exit with `ret > 0`).
     io: bool,
@@ -368,7 +367,10 @@ impl Replay {
 
     /// Per-thread `(tid, read, written, by file class)` of threads with I/O.
     pub fn threads(&self) -> impl Iterator<Item = (i32, u64, u64, Split)> + '_ {
-        self.slots.iter().filter(|s| s.io).map(|s| (s.tid, s.bytes[0], s.bytes[1], s.split))
+        self.slots.iter().filter(|s| s.io).map(|s| {
+            let total = |k: usize| s.split.iter().map(|c| c[k]).sum();
+            (s.tid, total(0), total(1), s.split)
+        })
     }
 
     /// Per-file `(path, read, written)` of files with I/O, one per name (the
@@ -411,7 +413,6 @@ fn rw_index(read: bool) -> usize {
 fn credit(slot: &mut ThreadSlot, files: &mut Files, read: bool, n: u64, file: Option<u32>) {
     let k = rw_index(read);
     slot.io = true;
-    slot.bytes[k] += n;
     let Some(f) = file else {
         slot.split[FileClass::Other as usize][k] += n;
         return;
