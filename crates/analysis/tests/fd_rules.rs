@@ -214,6 +214,23 @@ fn fcntl_setfd_fork_exec_and_a_pipe_reusing_the_number() {
     ev.extend(write(3, 20));
     let io = io_of(&ev);
     assert_eq!(by_file(&io), BTreeMap::from([("/data/log", (0, 30)), ("pipe", (5, 7))]));
+    // Per process, split as lttng-iousagetop's columns: 100 wrote 30 to disk; 200's
+    // pipe bytes are other. (lttng-iousagetop 0.6.1 puts 200's 5 bytes read under Disk:
+    // it thinks fd 3 is still /data/log.)
+    assert_eq!(split(&io), BTreeMap::from([(100, [[0, 30], [0, 0], [0, 0]]), (200, [[0, 0], [0, 0], [5, 7]])]));
+}
+
+/// `pid → [[disk read, written], [net …], [other …]]` of a report, each row checked to
+/// sum to its totals.
+fn split(io: &IoReport) -> BTreeMap<i32, [[u64; 2]; 3]> {
+    io.processes
+        .iter()
+        .map(|p| {
+            let s = [[p.disk_read_bytes, p.disk_write_bytes], [p.net_read_bytes, p.net_write_bytes], [p.other_read_bytes, p.other_write_bytes]];
+            assert_eq!((s.iter().map(|c| c[0]).sum::<u64>(), s.iter().map(|c| c[1]).sum::<u64>()), (p.read_bytes, p.write_bytes), "pid {}", p.pid);
+            (p.pid, s)
+        })
+        .collect()
 }
 
 /// fcntl(F_SETFD, 0) clears close-on-exec: an fd opened with O_CLOEXEC then cleared
@@ -256,6 +273,8 @@ fn bytes_before_the_statedump_go_to_its_path() {
     ev.extend(read(5, 1));
     let io = io_of(&ev);
     assert_eq!(by_file(&io), BTreeMap::from([("/etc/conf", (101, 0)), ("unknown (fd 6)", (0, 40))]));
+    // The 100 held bytes moved from other to disk with their file.
+    assert_eq!(split(&io), BTreeMap::from([(300, [[101, 0], [0, 0], [0, 40]])]));
 }
 
 /// Thread 401 of process 400 runs before the statedump says whose it is: it opens
@@ -308,6 +327,7 @@ fn close_range_as_an_unknown_syscall() {
     ev.extend(read(4, 13));
     let io = io_of(&ev);
     assert_eq!(by_file(&io), BTreeMap::from([("/a", (0, 11)), ("socket", (0, 9)), ("unknown (fd 4)", (13, 0))]));
+    assert_eq!(split(&io), BTreeMap::from([(500, [[0, 11], [0, 0], [13, 0]]), (501, [[0, 0], [0, 9], [0, 0]])]));
 }
 
 /// An exec seen only as a successful execve exit (no `sched_process_exec` in the

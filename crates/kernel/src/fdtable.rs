@@ -583,6 +583,22 @@ mod tests {
     }
 
     #[test]
+    fn file_classes_follow_the_name() {
+        for (name, class) in [
+            ("/etc/passwd", FileClass::Disk),
+            ("/dev/pts/0", FileClass::Disk),
+            ("socket", FileClass::Net),
+            ("socket:[22410]", FileClass::Net),
+            ("pipe", FileClass::Other),
+            ("pipe:[27864]", FileClass::Other),
+            ("anon_inode:[eventfd]", FileClass::Other),
+            ("unknown (fd 4)", FileClass::Other),
+        ] {
+            assert_eq!(FileClass::of(name), class, "{name}");
+        }
+    }
+
+    #[test]
     fn a_late_known_thread_brings_its_fds() {
         let (mut t, mut n) = (FdTables::default(), Names::default());
         run(&mut t, &mut n, 7, Sc::Open, [0, 0, 0], Some("/a"), 5, None);
