@@ -8,8 +8,8 @@ use ctf::trace::TraceSet;
 use engine::{Analysis, Ctx, NoticeKind, StreamOrder};
 use serde::Serialize;
 
-use crate::kernel::{cpu_of, Layout};
-use crate::model::Span;
+use kernel::layout::{cpu_of, Layout};
+use kernel::model::Span;
 
 /// The count analysis.
 pub struct Count {

@@ -24,8 +24,8 @@ use ctf::trace::TraceSet;
 use engine::{Analysis, Ctx, StreamOrder};
 use serde::Serialize;
 
-use crate::kernel::{cpu_of, Kind, Layout};
-use crate::model::{switch_request, Info, Span};
+use kernel::layout::{cpu_of, Kind, Layout};
+use kernel::model::{switch_request, Info, Span};
 
 /// What to do with the time before a CPU's first `sched_switch`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,10 +1,9 @@
-//! The Linux kernel model and the `count`, `cpu` and `io` analyses, as mergeable chunk
+//! The `count`, `cpu` and `io` analyses, as mergeable chunk
 //! states run by [`engine`] (requirements B1, B4–B6).
 //!
-//! Where it sits: above `ctf` and `engine`; the `tracecube` binary calls [`run`] and the
-//! formatters in [`output`]. Modules: [`kernel`] (event layouts of every LTTng
-//! generation, resolved once into dispatch tables), [`model`] (thread names and pids,
-//! time span), [`count`], [`cpu`], [`io`], [`output`] (text, JSON, LAMI 1.0),
+//! Where it sits: above `ctf`, `kernel` (the kernel model: event layouts, threads, fd
+//! tables) and `engine`; the `tracecube` binary calls [`run`] and the formatters in
+//! [`output`]. Modules: [`count`], [`cpu`], [`io`], [`output`] (text, JSON, LAMI 1.0), [`lami`] (the LAMI handshake),
 //! [`bench`](mod@bench) (the speedup table).
 //!
 //! Every result is independent of the thread count, chunk size and partition scheme,
@@ -13,13 +12,9 @@
 pub mod bench;
 pub mod count;
 pub mod cpu;
-pub mod fdtable;
 pub mod io;
-pub mod kernel;
 pub mod lami;
-pub mod model;
 pub mod output;
-mod tid_index;
 
 use ctf::trace::TraceSet;
 pub use engine::{EngineError, Partition};

@@ -143,10 +143,16 @@ pub fn write_text(r: &Report, w: &mut impl std::fmt::Write) -> std::fmt::Result 
                 line.label(&t.comm, t.tid, 30).bytes(t.read_bytes, t.write_bytes);
                 w.write_str(line.end())?;
             }
-            writeln!(w, "\nPer-process I/O")?;
+            writeln!(
+                w,
+                "\nPer-process I/O                   Read (B)      Written (B)   Disk R (B)   Disk W (B)    Net R (B)    Net W (B)  Other R (B)  Other W (B)"
+            )?;
             for p in &c.processes {
                 line.clear();
                 line.label(&p.comm, p.pid, 30).bytes(p.read_bytes, p.write_bytes);
+                for v in [p.disk_read_bytes, p.disk_write_bytes, p.net_read_bytes, p.net_write_bytes, p.other_read_bytes, p.other_write_bytes] {
+                    line.push(" ").uint(v, 12);
+                }
                 w.write_str(line.end())?;
             }
             writeln!(w, "\nPer-file I/O")?;
@@ -279,7 +285,18 @@ mod tests {
             begin_ns: Some(1),
             end_ns: Some(9),
             files: vec![FileIoRow { path: "/tmp/é".into(), read_bytes: 5, write_bytes: 0 }],
-            processes: vec![ProcessIoRow { pid: 7, comm: "a".into(), read_bytes: 5, write_bytes: 3 }],
+            processes: vec![ProcessIoRow {
+                pid: 7,
+                comm: "a".into(),
+                read_bytes: 5,
+                write_bytes: 3,
+                disk_read_bytes: 5,
+                disk_write_bytes: 0,
+                net_read_bytes: 0,
+                net_write_bytes: 3,
+                other_read_bytes: 0,
+                other_write_bytes: 0,
+            }],
             threads: vec![ThreadIoRow { tid: 8, pid: Some(7), comm: "a".into(), read_bytes: 5, write_bytes: 3 }],
         });
         let mut out = Vec::new();

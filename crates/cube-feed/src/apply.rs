@@ -23,13 +23,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use analysis::fdtable::{Call, FdTables, PendingCall};
-use analysis::kernel::{comm_of_path, Kind, Layout, Sc, O_CLOEXEC};
-use analysis::model::FxMap;
 use ctf::stream::{Item, StreamCursor};
 use ctf::trace::TraceSet;
 use cube::dims::{file_path_labels, operation_kind, NodeId};
 use cube::{CellId, Cube, MetricId, Result};
+use kernel::fdtable::{Call, FdTables, FileNames, PendingCall};
+use kernel::layout::{comm_of_path, Kind, Layout, Sc, O_CLOEXEC};
+use kernel::model::FxMap;
 
 use crate::log::{Fact, SliceLog};
 
@@ -65,6 +65,10 @@ struct Delta {
     each: i64,
 }
 
+/// Bytes credited to a placeholder file (I/O on an fd before the statedump named it):
+/// `(process member, read, bytes)` per credit, moved to the file the statedump names.
+type Held = FxMap<u32, Vec<(NodeId, bool, i64)>>;
+
 /// The id of path `p` (its File member created if new).
 fn intern_path(path_ids: &mut HashMap<Arc<str>, u32>, paths: &mut Vec<NodeId>, cube: &mut Cube, p: &str) -> u32 {
     if let Some(&i) = path_ids.get(p) {
@@ -96,12 +100,45 @@ pub fn prescan_first_switch(set: &TraceSet, layout: &Layout) -> Vec<Option<i32>>
         .collect()
 }
 
+/// The applier's file numbering, as the fd rules ask for it: files are cube members.
+struct CubeFiles<'a> {
+    path_ids: &'a mut HashMap<Arc<str>, u32>,
+    paths: &'a mut Vec<NodeId>,
+    held: &'a mut Held,
+    cube: &'a mut Cube,
+}
+
+impl FileNames for CubeFiles<'_> {
+    fn named(&mut self, name: &str) -> u32 {
+        intern_path(self.path_ids, self.paths, self.cube, name)
+    }
+
+    fn held(&mut self, fd: i32) -> u32 {
+        // A new id (each placeholder is its own) for the one member of that name.
+        let named = intern_path(self.path_ids, self.paths, self.cube, &format!("unknown (fd {fd})"));
+        self.paths.push(self.paths[named as usize]);
+        let id = self.paths.len() as u32 - 1;
+        self.held.insert(id, Vec::new());
+        id
+    }
+}
+
+/// The metric list of bytes read (`read`) or written.
+fn bytes_metric(read: bool) -> fn(&mut Applier) -> &mut Vec<MetricId> {
+    if read {
+        |a| &mut a.m_read
+    } else {
+        |a| &mut a.m_write
+    }
+}
+
 /// The kernel model's state; it feeds the cube given to [`Applier::apply`].
 pub struct Applier {
     names: Vec<Box<str>>,
     streams: Vec<StreamState>,
     threads: FxMap<i32, Thread>,
     fds: FdTables,
+    held: Held,
     path_ids: HashMap<Arc<str>, u32>,
     paths: Vec<NodeId>,
     machine: NodeId,
@@ -135,6 +172,7 @@ impl Applier {
             streams,
             threads: FxMap::default(),
             fds: FdTables::default(),
+            held: Held::default(),
             path_ids: HashMap::new(),
             paths: Vec::new(),
             machine,
@@ -173,12 +211,20 @@ impl Applier {
 
     fn update(&mut self, cube: &mut Cube, t: i64, which: fn(&mut Applier) -> &mut Vec<MetricId>, ctx: [u32; 5], d: Delta) -> Result<()> {
         let metrics = std::mem::take(which(self));
-        let r = self.update_metrics(cube, t, &metrics, ctx, d);
+        let r = self.update_metrics(cube, t, &metrics, ctx, d, true);
         *which(self) = metrics;
         r
     }
 
-    fn update_metrics(&mut self, cube: &mut Cube, t: i64, metrics: &[MetricId], ctx: [u32; 5], d: Delta) -> Result<()> {
+    /// Adds `sum` to the sum cells of `metrics` only (not their count or extremes).
+    fn update_sum(&mut self, cube: &mut Cube, t: i64, metrics: &[MetricId], ctx: [u32; 5], sum: i64) -> Result<()> {
+        for &m in metrics {
+            self.update_metrics(cube, t, &[m], ctx, Delta { sum, updates: 0, each: 0 }, false)?;
+        }
+        Ok(())
+    }
+
+    fn update_metrics(&mut self, cube: &mut Cube, t: i64, metrics: &[MetricId], ctx: [u32; 5], d: Delta, extremes_too: bool) -> Result<()> {
         for &m in metrics {
             let metric = &cube.schema.metrics[m.0 as usize];
             let (count, extremes) = (metric.count, metric.extremes);
@@ -201,6 +247,9 @@ impl Applier {
                 }
             };
             cube.add(t as u64, CellId(cell), d.sum)?;
+            if !extremes_too {
+                continue;
+            }
             if let Some(cm) = count {
                 cube.add(t as u64, CellId(self.cells[&(cm.0, key)]), d.updates)?;
             }
@@ -228,8 +277,13 @@ impl Applier {
     fn set_pid(&mut self, tid: i32, pid: i32) {
         let t = self.thread(tid);
         if t.pid != Some(pid) {
+            let late = t.pid.is_none();
             t.pid = Some(pid);
             t.node = None;
+            if late {
+                // Its fds were kept under its tid: they are its process's.
+                self.fds.adopt(tid, pid);
+            }
         }
     }
 
@@ -379,7 +433,9 @@ impl Applier {
             Fact::FdDump { pid, fd, filename, flags, .. } => {
                 let path = filename.map(|n| String::from_utf8_lossy(log.str(n)).into_owned()).unwrap_or_else(|| "unknown".into());
                 let file = self.intern(cube, &path);
-                self.fds.insert(pid, fd, file, flags >= 0 && flags & O_CLOEXEC != 0);
+                if let Some(held) = self.fds.dump(pid, fd, file, flags >= 0 && flags & O_CLOEXEC != 0) {
+                    self.give_held(cube, t, held, file)?;
+                }
             }
             Fact::Entry { s, sc, a0, a1, a2, path, .. } => {
                 let Some(tid) = self.who(s as usize) else { return Ok(()) };
@@ -394,7 +450,7 @@ impl Applier {
                     }
                 }
             }
-            Fact::Exit { s, sc, ret, .. } => self.exit(cube, s as usize, t, sc, ret)?,
+            Fact::Exit { s, sc, ret, fds, .. } => self.exit(cube, s as usize, t, sc, ret, fds)?,
         }
         self.last_ts = t;
         Ok(())
@@ -435,22 +491,44 @@ impl Applier {
         Ok(())
     }
 
-    fn exit(&mut self, cube: &mut Cube, s: usize, t: i64, sc: Option<Sc>, ret: i64) -> Result<()> {
+    fn exit(&mut self, cube: &mut Cube, s: usize, t: i64, sc: Option<Sc>, ret: i64, fds: Option<[i32; 2]>) -> Result<()> {
         let Some(tid) = self.who(s) else { return Ok(()) };
         let Some(x) = self.threads.get_mut(&tid) else { return Ok(()) };
         let Some(e) = x.pending.take() else { return Ok(()) };
         let pid = x.pid.unwrap_or(tid);
-        let (path_ids, paths) = (&mut self.path_ids, &mut self.paths);
-        let moved = self.fds.exit(pid, e, sc, ret, || intern_path(path_ids, paths, cube, "unknown"));
+        let mut names = CubeFiles { path_ids: &mut self.path_ids, paths: &mut self.paths, held: &mut self.held, cube };
+        let moved = self.fds.exit(pid, e, sc, ret, fds, &mut names);
         let Some(m) = moved else { return Ok(()) };
         let p = self.process_node(cube, tid);
+        let n = m.bytes as i64;
         let f = match m.file {
-            Some(f) => self.paths[f as usize],
+            Some(f) => {
+                if let Some(h) = self.held.get_mut(&f) {
+                    h.push((p, m.read, n));
+                }
+                self.paths[f as usize]
+            }
             None => cube.schema.dims[FILE].member(&["?", "?", "?", "?"]),
         };
-        let which: fn(&mut Applier) -> &mut Vec<MetricId> = if m.read { |a| &mut a.m_read } else { |a| &mut a.m_write };
-        let n = m.bytes as i64;
-        self.update(cube, t, which, [self.machine.0, 0, p.0, f.0, 0], Delta { sum: n, updates: 1, each: n })
+        self.update(cube, t, bytes_metric(m.read), [self.machine.0, 0, p.0, f.0, 0], Delta { sum: n, updates: 1, each: n })
+    }
+
+    /// The statedump at `t` named the fd whose bytes placeholder `held` holds: they move
+    /// to `file` at `t` (as `analyze` of a prefix ending after `t` gives them to `file`,
+    /// and of one ending before to the placeholder). The move is a sum only: no update
+    /// is counted, no extreme changes.
+    fn give_held(&mut self, cube: &mut Cube, t: i64, held: u32, file: u32) -> Result<()> {
+        let (from, to) = (self.paths[held as usize], self.paths[file as usize]);
+        for (p, read, n) in self.held.remove(&held).unwrap_or_default() {
+            let metrics = std::mem::take(bytes_metric(read)(self));
+            let mut r = Ok(());
+            for (f, sum) in [(from, -n), (to, n)] {
+                r = r.and(self.update_sum(cube, t, &metrics, [self.machine.0, 0, p.0, f.0, 0], sum));
+            }
+            *bytes_metric(read)(self) = metrics;
+            r?;
+        }
+        Ok(())
     }
 
     /// Credits the running threads up to the last event (end of the trace) and closes

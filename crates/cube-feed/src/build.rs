@@ -13,11 +13,11 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use analysis::kernel::Layout;
 use ctf::stream::EventRef;
 use ctf::trace::TraceSet;
 use cube::{Cube, CubeConfig, CubeError, Result};
 use engine::{Analysis, Ctx, EngineOptions, Partition};
+use kernel::layout::Layout;
 use serde::Serialize;
 
 use crate::apply::{prescan_first_switch, Applier};

@@ -15,10 +15,10 @@
 //! Logs of adjacent slices concatenate ([`SliceLog::append`]): the merge is
 //! associative, and applying the concatenation equals applying the parts in order.
 
-use analysis::kernel::{cpu_of, i32_of, EvClass, Kind, Layout, Sc};
-use analysis::model::FxMap;
 use ctf::plan::FieldHandle;
 use ctf::stream::EventRef;
+use kernel::layout::{cpu_of, fd_pair, i32_of, unknown_entry, EvClass, Kind, Layout, Sc};
+use kernel::model::FxMap;
 
 /// A byte string in a log's arena: `(offset, length)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,8 +47,9 @@ pub enum Fact {
     Entry { t: i64, s: u32, sc: Sc, a0: i64, a1: i64, a2: i64, path: Option<Str> },
     /// Entry of any other syscall: forgets the pending one.
     OtherEntry { t: i64, s: u32 },
-    /// A syscall exit (`sc` `None`: generic or unknown; `ret` -1 when absent).
-    Exit { t: i64, s: u32, sc: Option<Sc>, ret: i64 },
+    /// A syscall exit (`sc` `None`: generic or unknown; `ret` -1 when absent; `fds` a
+    /// pipe or socketpair exit's two new fds).
+    Exit { t: i64, s: u32, sc: Option<Sc>, ret: i64, fds: Option<[i32; 2]> },
 }
 
 impl Fact {
@@ -217,8 +218,12 @@ impl SliceLog {
                 Fact::Entry { t, s, sc, a0: g(a0), a1: g(a1), a2: g(a2), path }
             }
             Kind::OtherEntry | Kind::RawEntry { .. } => Fact::OtherEntry { t, s },
-            Kind::Exit { sc, ret } => Fact::Exit { t, s, sc, ret: g(ret) },
-            Kind::RawExit { id, ret } => Fact::Exit { t, s, sc: ev.uint(id).and_then(Sc::from_x86_64), ret: g(ret) },
+            Kind::UnknownEntry { id, args } => match unknown_entry(ev, id, args) {
+                Some((sc, [a0, a1, a2])) => Fact::Entry { t, s, sc, a0, a1, a2, path: None },
+                None => Fact::OtherEntry { t, s },
+            },
+            Kind::Exit { sc, ret, fds } => Fact::Exit { t, s, sc, ret: g(ret), fds: fd_pair(ev, fds) },
+            Kind::RawExit { id, ret } => Fact::Exit { t, s, sc: ev.uint(id).and_then(Sc::from_x86_64), ret: g(ret), fds: None },
         };
         self.facts.push(f);
     }

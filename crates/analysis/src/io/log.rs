@@ -3,8 +3,8 @@
 
 use std::borrow::Cow;
 
-use crate::fdtable::Call;
-use crate::kernel::Sc;
+use kernel::fdtable::Call;
+use kernel::layout::Sc;
 
 /// Who issued a syscall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +46,8 @@ pub enum Rec<P = LoggedPath> {
     OtherEntry { who: Who },
     /// A syscall exit (`sc: None` = generic exit).
     Exit { who: Who, sc: Option<Sc>, ret: i64 },
+    /// A successful pipe, pipe2 or socketpair exit (`ret` 0) with its two new fds.
+    Pair { who: Who, sc: Option<Sc>, fds: [i32; 2] },
     /// A thread was created.
     Fork { parent_tid: Option<i32>, parent_pid: Option<i32>, child_tid: i32, child_pid: Option<i32> },
     /// A thread executed a program.
@@ -61,7 +63,7 @@ impl<P> Rec<P> {
     #[inline]
     pub fn who(&self) -> Option<Who> {
         match self {
-            Rec::Entry { who, .. } | Rec::OtherEntry { who } | Rec::Exit { who, .. } => Some(*who),
+            Rec::Entry { who, .. } | Rec::OtherEntry { who } | Rec::Exit { who, .. } | Rec::Pair { who, .. } => Some(*who),
             _ => None,
         }
     }
@@ -73,6 +75,7 @@ impl<P> Rec<P> {
             Rec::Entry { sc, a0, a1, a2, path, .. } => Rec::Entry { who: w, sc, a0, a1, a2, path },
             Rec::OtherEntry { .. } => Rec::OtherEntry { who: w },
             Rec::Exit { sc, ret, .. } => Rec::Exit { who: w, sc, ret },
+            Rec::Pair { sc, fds, .. } => Rec::Pair { who: w, sc, fds },
             r => r,
         }
     }
@@ -86,6 +89,7 @@ impl Rec<Cow<'_, str>> {
             Rec::Entry { who, sc, a0, a1, a2, path } => Rec::Entry { who, sc, a0, a1, a2, path: path.map(|p| LoggedPath::new(p.as_ref())) },
             Rec::OtherEntry { who } => Rec::OtherEntry { who },
             Rec::Exit { who, sc, ret } => Rec::Exit { who, sc, ret },
+            Rec::Pair { who, sc, fds } => Rec::Pair { who, sc, fds },
             Rec::Fork { parent_tid, parent_pid, child_tid, child_pid } => Rec::Fork { parent_tid, parent_pid, child_tid, child_pid },
             Rec::Exec { tid } => Rec::Exec { tid },
             Rec::ProcState { tid, pid } => Rec::ProcState { tid, pid },
@@ -267,6 +271,11 @@ impl Log {
             }
             Rec::OtherEntry { .. } => self.push_other_entry(t),
             Rec::Exit { sc, ret, .. } => self.push_exit(t, sc, ret),
+            Rec::Pair { .. } => {
+                // Ends the thread's pending call, whatever it was.
+                self.pend.insert(t, Pend::Nothing);
+                self.recs.push(LRec::R(rec));
+            }
             _ => unreachable!("only syscall records name a thread"),
         }
     }

@@ -13,14 +13,17 @@
 //! result equals a serial replay of the whole trace. Decoding, the costly part, runs in
 //! parallel.
 //!
-//! Semantics (as lttng-analyses): bytes are the exit `ret` when > 0 of read-family and
-//! write-family syscalls whose entry was seen, credited to the thread, to its process
-//! (pid from fork/statedump, else the tid) and to the path the fd had in the process's
-//! table when the syscall was entered (files opened by open/openat/creat, duplicated by dup/dup2/dup3/fcntl(F_DUPFD),
-//! listed by the statedump; forked processes copy the table; exec drops `O_CLOEXEC`
-//! fds). Syscalls issued before their CPU's first `sched_switch` are credited to that
-//! switch's `prev_tid` with [`HeadPolicy::FromStart`](crate::cpu::HeadPolicy), dropped
-//! with `Ignore` (lttng-analyses has no current thread there).
+//! Semantics: bytes are the exit `ret` when > 0 of read-family and write-family
+//! syscalls whose entry was seen, credited to the thread, to its process (pid from
+//! fork/statedump, else the tid), to the file the fd named in the process's table when
+//! the syscall was entered, and to that file's class (disk, net, other). The tables
+//! follow the kernel's fd rules, written once in `kernel::fdtable` (opens, every
+//! syscall that makes an fd, dups, close and close_range, close-on-exec and exec, fork,
+//! the statedump, bytes held for it, a late-known thread's fds); every byte has a file
+//! row (by kind, or `unknown (fd N)`). Syscalls issued before their CPU's first
+//! `sched_switch` are credited to that switch's `prev_tid` with
+//! [`HeadPolicy::FromStart`](crate::cpu::HeadPolicy), dropped with `Ignore`
+//! (lttng-analyses has no current thread there).
 
 mod log;
 mod replay;
@@ -36,9 +39,9 @@ use ctf::trace::TraceSet;
 use engine::{Analysis, Ctx};
 
 use crate::cpu::HeadPolicy;
-use crate::fdtable::Call;
-use crate::kernel::{i32_of, EvClass, Kind, Layout, Sc, O_CLOEXEC};
-use crate::model::{text_of, Info, Span};
+use kernel::fdtable::Call;
+use kernel::layout::{fd_pair, i32_of, EvClass, Kind, Layout, Sc, O_CLOEXEC};
+use kernel::model::{text_of, Info, Span};
 
 use log::{LRec, Log};
 pub use log::{Rec, Who};
@@ -296,7 +299,11 @@ impl Io {
                 let Call { sc, a0, a1, a2 } = call_of(ev, *sc, [a0, a1, a2]);
                 Rec::Entry { who, sc, a0, a1, a2, path: path(*p) }
             }
-            Kind::Entry { .. } | Kind::OtherEntry | Kind::RawEntry { .. } | Kind::Exit { .. } | Kind::RawExit { .. } => {
+            Kind::Exit { sc, ret, fds: fds @ Some(_) } => match (g(*ret), fd_pair(ev, *fds)) {
+                (0, Some(fds)) => Rec::Pair { who, sc: *sc, fds },
+                (ret, _) => Rec::Exit { who, sc: *sc, ret },
+            },
+            Kind::Entry { .. } | Kind::OtherEntry | Kind::UnknownEntry { .. } | Kind::RawEntry { .. } | Kind::Exit { .. } | Kind::RawExit { .. } => {
                 return syscall_of(ev, &c.kind).map(|s| s.record(who))
             }
             Kind::Fork { parent_tid, parent_pid, child_tid, child_pid, .. } => {

@@ -6,10 +6,10 @@
 
 use std::sync::Arc;
 
-use crate::fdtable::{Call, FdTables, PendingCall, TableId};
 use crate::io::log::{LRec, Rec, Who};
-use crate::kernel::Sc;
-use crate::model::FxMap;
+use kernel::fdtable::{Call, FdTables, FileClass, FileNames, PendingCall, TableId};
+use kernel::layout::Sc;
+use kernel::model::FxMap;
 
 /// What the replay knows of one thread.
 #[derive(Debug, Clone, Default)]
@@ -19,8 +19,9 @@ struct ThreadSlot {
     /// Its process's fd table, once looked up (forgotten when `pid` changes).
     table: Option<TableId>,
     pending: Option<PendingCall>,
-    /// Bytes read and written ([`rw_index`]).
-    bytes: [u64; 2],
+    /// Bytes read and written ([`rw_index`]), by [`FileClass`] of the file (the
+    /// totals are their sums: one add per credit, not two).
+    split: Split,
     /// Whether bytes were credited (a read or write exit with `ret > 0`).
     io: bool,
 }
@@ -32,6 +33,9 @@ impl ThreadSlot {
         self.pid.unwrap_or(self.tid)
     }
 }
+
+/// Bytes `[read, written]` by [`FileClass`] (disk, net, other).
+pub type Split = [[u64; 2]; 3];
 
 /// A thread's slot cached for a stream: `(tid, slot)` of the task last seen there, or
 /// [`NO_CACHE`] (a plain pair, its slot read with one load).
@@ -58,17 +62,63 @@ fn direct_index(tid: i32) -> Option<usize> {
 pub struct Replay {
     /// Slot of each tid in `0..DIRECT_TIDS` (or [`NO_SLOT`]), by tid: grown to the
     /// largest tid seen, so at most 16 MiB. (Flat, not paged as a
-    /// [`crate::tid_index::TidIndex`]: only the one complete state has a replay, and a
+    /// [`kernel::tid_index::TidIndex`]: only the one complete state has a replay, and a
     /// look-up is then one load, not two: 2 % of io's time on syn2m, measured.)
     by_tid: Vec<u32>,
     /// Slots of other tids.
     tids: FxMap<i32, u32>,
     slots: Vec<ThreadSlot>,
-    /// Fd tables; files are indexes into `paths`.
+    /// Fd tables; files are indexes into `files.rows`.
     fds: FdTables,
-    path_ids: FxMap<Arc<str>, u32>,
-    /// Interned paths with their bytes read and written ([`rw_index`]).
-    paths: Vec<(Arc<str>, [u64; 2])>,
+    files: Files,
+}
+
+/// The files: interned names, and placeholders for bytes held for the statedump
+/// ([`FileNames::held`]), each with its bytes read and written ([`rw_index`]).
+#[derive(Debug, Clone, Default)]
+struct Files {
+    ids: FxMap<Arc<str>, u32>,
+    rows: Vec<Row>,
+    /// Bytes credited to a placeholder, by (placeholder, tid): a thread's share moves
+    /// from [`FileClass::Other`] to the class of the file the statedump names.
+    held_by: FxMap<(u32, i32), [u64; 2]>,
+}
+
+/// A file: its name, bytes `[read, written]`, class, and whether it is a placeholder
+/// ([`FileNames::held`]).
+type Row = (Arc<str>, [u64; 2], FileClass, bool);
+
+impl FileNames for Files {
+    fn named(&mut self, p: &str) -> u32 {
+        if let Some(&i) = self.ids.get(p) {
+            return i;
+        }
+        let i = self.rows.len() as u32;
+        let p: Arc<str> = Arc::from(p);
+        self.ids.insert(p.clone(), i);
+        self.rows.push((p.clone(), [0; 2], FileClass::of(&p), false));
+        i
+    }
+
+    fn held(&mut self, fd: i32) -> u32 {
+        self.rows.push((Arc::from(format!("unknown (fd {fd})")), [0; 2], FileClass::Other, true));
+        self.rows.len() as u32 - 1
+    }
+}
+
+impl Files {
+    /// The bytes of placeholder `held` are `file`'s (the statedump named its fd):
+    /// returns each thread's share `(tid, [read, written])`.
+    fn give(&mut self, held: u32, file: u32) -> Vec<(i32, [u64; 2])> {
+        let b = std::mem::take(&mut self.rows[held as usize].1);
+        let f = &mut self.rows[file as usize].1;
+        f[0] += b[0];
+        f[1] += b[1];
+        let mut shares: Vec<(i32, [u64; 2])> = self.held_by.iter().filter(|((h, _), _)| *h == held).map(|(&(_, t), &b)| (t, b)).collect();
+        self.held_by.retain(|(h, _), _| *h != held);
+        shares.sort_unstable();
+        shares
+    }
 }
 
 impl Replay {
@@ -123,18 +173,6 @@ impl Replay {
         }
     }
 
-    /// The id of path `p` (added with zero bytes if new).
-    fn intern(&mut self, p: &str) -> u32 {
-        if let Some(&i) = self.path_ids.get(p) {
-            return i;
-        }
-        let i = self.paths.len() as u32;
-        let p: Arc<str> = Arc::from(p);
-        self.path_ids.insert(p.clone(), i);
-        self.paths.push((p, [0; 2]));
-        i
-    }
-
     fn key(&self, tid: i32) -> i32 {
         self.find(tid).and_then(|i| self.slots[i].pid).unwrap_or(tid)
     }
@@ -149,6 +187,10 @@ impl Replay {
         let i = self.slot(tid);
         let s = &mut self.slots[i];
         if s.pid != Some(pid) {
+            if s.pid.is_none() {
+                // Its fds were kept under its tid: they are its process's.
+                self.fds.adopt(tid, pid);
+            }
             s.pid = Some(pid);
             s.table = None;
         }
@@ -157,7 +199,7 @@ impl Replay {
     /// Credits `n` bytes read (`read`) or written to slot `i` and to `file`.
     #[inline(always)]
     fn credit(&mut self, i: usize, read: bool, n: u64, file: Option<u32>) {
-        credit(&mut self.slots[i], &mut self.paths, read, n, file);
+        credit(&mut self.slots[i], &mut self.files, read, n, file);
     }
 
     /// The thread of slot `i` enters `call` (`path`: an open's interned path).
@@ -193,20 +235,37 @@ impl Replay {
             // The common case, without the tables' general exit (and without copying
             // the pending call out): as there, an exit of another call ends the
             // pending one and credits nothing.
-            let (read, file) = (e.call.sc == Sc::Read, e.file);
+            let (read, file, fd) = (e.call.sc == Sc::Read, e.file, e.call.a0);
             let matches = sc.is_none_or(|s| s == e.call.sc);
             slot.pending = None;
             if matches && ret > 0 {
-                credit(slot, &mut self.paths, read, ret as u64, file);
+                let file = match file {
+                    Some(f) => f,
+                    None => self.held_file(i, fd.into()),
+                };
+                credit(&mut self.slots[i], &mut self.files, read, ret as u64, Some(file));
             }
             return;
         }
-        let Some(e) = slot.pending.take() else { return };
+        self.exit_other(i, sc, ret, None);
+    }
+
+    /// The file of bytes moved on `fd` by the thread of slot `i`, whose fd table does
+    /// not know `fd`: a placeholder ([`FdTables::io_file`]).
+    #[cold]
+    #[inline(never)]
+    fn held_file(&mut self, i: usize, fd: i64) -> u32 {
+        let table = table_of(&mut self.slots[i], &mut self.fds);
+        self.fds.io_file(table, fd, &mut self.files)
+    }
+
+    /// [`Replay::exit`] of a call other than a read or write (`fds`: a pipe or
+    /// socketpair exit's).
+    #[inline(never)]
+    fn exit_other(&mut self, i: usize, sc: Option<Sc>, ret: i64, fds: Option<[i32; 2]>) {
+        let Some(e) = self.slots[i].pending.take() else { return };
         let pid = self.pid(i);
-        // A successful open without a path argument names "unknown".
-        let unknown = (e.call.sc == Sc::Open && e.path.is_none()).then(|| self.intern("unknown"));
-        let unknown = || unknown.unwrap_or_default();
-        if let Some(x) = self.fds.exit(pid, e, sc, ret, unknown) {
+        if let Some(x) = self.fds.exit(pid, e, sc, ret, fds, &mut self.files) {
             self.credit(i, x.read, x.bytes, x.file);
         }
     }
@@ -237,8 +296,8 @@ impl Replay {
                 slot.pending = None;
                 if ret > 0 {
                     let table = table_of(slot, &mut self.fds);
-                    let file = self.fds.file_in(table, fd.into());
-                    credit(slot, &mut self.paths, sc == Sc::Read, ret as u64, file);
+                    let file = self.fds.io_file(table, fd.into(), &mut self.files);
+                    credit(slot, &mut self.files, sc == Sc::Read, ret as u64, Some(file));
                 }
             }
             // (A read or write uses only its fd: the other arguments as if absent.)
@@ -254,7 +313,7 @@ impl Replay {
         match r {
             Rec::Entry { who: Who::Tid(t), sc, a0, a1, a2, path } => {
                 let i = slot_of(self, t);
-                let path = path.map(|p| self.intern(p.as_ref()));
+                let path = path.map(|p| self.files.named(p.as_ref()));
                 self.enter(i, Call { sc, a0, a1, a2 }, path);
             }
             Rec::OtherEntry { who: Who::Tid(t) } => {
@@ -267,7 +326,15 @@ impl Replay {
                     self.exit(i, sc, ret);
                 }
             }
-            Rec::Entry { who: Who::Head(_), .. } | Rec::OtherEntry { who: Who::Head(_) } | Rec::Exit { who: Who::Head(_), .. } => {}
+            Rec::Pair { who: Who::Tid(t), sc, fds } => {
+                if let Some(i) = slot.or_else(|| self.find(t)) {
+                    self.exit_other(i, sc, 0, Some(fds));
+                }
+            }
+            Rec::Entry { who: Who::Head(_), .. }
+            | Rec::OtherEntry { who: Who::Head(_) }
+            | Rec::Exit { who: Who::Head(_), .. }
+            | Rec::Pair { who: Who::Head(_), .. } => {}
             Rec::Fork { parent_tid, parent_pid, child_tid, child_pid } => {
                 let child_pid = child_pid.unwrap_or(child_tid);
                 self.set_pid(child_tid, child_pid);
@@ -282,20 +349,40 @@ impl Replay {
             }
             Rec::ProcState { tid, pid } => self.set_pid(tid, pid),
             Rec::FdDump { pid, fd, path, cloexec } => {
-                let file = self.intern(path.as_ref());
-                self.fds.insert(pid, fd, file, cloexec);
+                let file = self.files.named(path.as_ref());
+                if let Some(held) = self.fds.dump(pid, fd, file, cloexec) {
+                    let class = self.files.rows[file as usize].2 as usize;
+                    for (tid, b) in self.files.give(held, file) {
+                        let i = self.slot(tid);
+                        let split = &mut self.slots[i].split;
+                        for k in 0..2 {
+                            split[FileClass::Other as usize][k] -= b[k];
+                            split[class][k] += b[k];
+                        }
+                    }
+                }
             }
         }
     }
 
-    /// Per-thread `(tid, read, written)` of threads with I/O.
-    pub fn threads(&self) -> impl Iterator<Item = (i32, u64, u64)> + '_ {
-        self.slots.iter().filter(|s| s.io).map(|s| (s.tid, s.bytes[0], s.bytes[1]))
+    /// Per-thread `(tid, read, written, by file class)` of threads with I/O.
+    pub fn threads(&self) -> impl Iterator<Item = (i32, u64, u64, Split)> + '_ {
+        self.slots.iter().filter(|s| s.io).map(|s| {
+            let total = |k: usize| s.split.iter().map(|c| c[k]).sum();
+            (s.tid, total(0), total(1), s.split)
+        })
     }
 
-    /// Per-file `(path, read, written)` of files with I/O.
+    /// Per-file `(path, read, written)` of files with I/O, one per name (the
+    /// placeholders of one fd number share `unknown (fd N)`).
     pub fn files(&self) -> impl Iterator<Item = (&str, u64, u64)> + '_ {
-        self.paths.iter().filter(|p| p.1[0] + p.1[1] > 0).map(|(p, [r, w])| (&**p, *r, *w))
+        let mut by_name: std::collections::BTreeMap<&str, [u64; 2]> = Default::default();
+        for (p, [r, w], ..) in self.files.rows.iter().filter(|p| p.1[0] + p.1[1] > 0) {
+            let e = by_name.entry(&**p).or_default();
+            e[0] += r;
+            e[1] += w;
+        }
+        by_name.into_iter().map(|(p, [r, w])| (p, r, w))
     }
 }
 
@@ -323,12 +410,18 @@ fn rw_index(read: bool) -> usize {
 /// Credits `n` bytes read (`read`) or written to `slot` and to `file` (an index into
 /// `paths`).
 #[inline(always)]
-fn credit(slot: &mut ThreadSlot, paths: &mut [(Arc<str>, [u64; 2])], read: bool, n: u64, file: Option<u32>) {
+fn credit(slot: &mut ThreadSlot, files: &mut Files, read: bool, n: u64, file: Option<u32>) {
     let k = rw_index(read);
     slot.io = true;
-    slot.bytes[k] += n;
-    if let Some(x) = file.and_then(|f| paths.get_mut(f as usize)) {
-        x.1[k] += n;
+    let Some(f) = file else {
+        slot.split[FileClass::Other as usize][k] += n;
+        return;
+    };
+    let Some(x) = files.rows.get_mut(f as usize) else { return };
+    x.1[k] += n;
+    slot.split[x.2 as usize][k] += n;
+    if x.3 {
+        files.held_by.entry((f, slot.tid)).or_default()[k] += n;
     }
 }
 

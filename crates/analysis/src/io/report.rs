@@ -4,8 +4,10 @@ use std::cmp::Reverse;
 
 use serde::Serialize;
 
-use crate::model::Info;
-use crate::tid_index::TidIndex;
+use kernel::model::Info;
+
+use super::replay::Split;
+use kernel::tid_index::TidIndex;
 
 /// One thread of the result.
 /// (Fields in alphabetical order: see [`crate::output::write_json`].)
@@ -29,6 +31,19 @@ pub struct ThreadIoRow {
 pub struct ProcessIoRow {
     /// Name of its main thread (or of any thread).
     pub comm: String,
+    /// Bytes read from files with a path (lttng-iousagetop's Disk column).
+    pub disk_read_bytes: u64,
+    /// Bytes written to files with a path.
+    pub disk_write_bytes: u64,
+    /// Bytes read from sockets (lttng-iousagetop's Net column).
+    pub net_read_bytes: u64,
+    /// Bytes written to sockets.
+    pub net_write_bytes: u64,
+    /// Bytes read from other fds: pipes, anonymous inodes, unknown fds (lttng-iousagetop's
+    /// Unknown column).
+    pub other_read_bytes: u64,
+    /// Bytes written to other fds.
+    pub other_write_bytes: u64,
     /// Process id (the tid when unknown).
     pub pid: i32,
     /// Bytes read.
@@ -59,7 +74,10 @@ pub struct IoReport {
     pub begin_ns: Option<i64>,
     /// Last event timestamp.
     pub end_ns: Option<i64>,
-    /// Files with I/O (fds of unknown path are not listed), same order.
+    /// Files with I/O, same order: every byte of a thread is in one row (fds that are
+    /// not files by kind, `socket`, `pipe`, `anon_inode:[eventfd]` …, or the
+    /// statedump's name such as `socket:[22410]`; an fd nothing is known about as
+    /// `unknown (fd N)`).
     pub files: Vec<FileIoRow>,
     /// Processes with I/O, same order.
     pub processes: Vec<ProcessIoRow>,
@@ -72,14 +90,15 @@ pub(super) const PARALLEL_ROWS: usize = 1 << 14;
 
 /// A thread's numbers and names, as its rows need them: `(tid, read, written, pid,
 /// name)`.
-type ThreadIo<'i> = (i32, u64, u64, Option<i32>, &'i str);
+type ThreadIo<'i> = (i32, u64, u64, Option<i32>, &'i str, Split);
 
-/// The [`ThreadIo`] of each thread `(tid, read, written)` of `threads`, in their order.
-pub(super) fn thread_io<'i>(threads: impl Iterator<Item = (i32, u64, u64)>, info: &'i Info) -> Vec<ThreadIo<'i>> {
+/// The [`ThreadIo`] of each thread `(tid, read, written, split)` of `threads`, in their
+/// order.
+pub(super) fn thread_io<'i>(threads: impl Iterator<Item = (i32, u64, u64, Split)>, info: &'i Info) -> Vec<ThreadIo<'i>> {
     threads
-        .map(|(tid, r, w)| {
+        .map(|(tid, r, w, split)| {
             let (pid, comm) = info.pid_and_comm(tid);
-            (tid, r, w, pid, comm)
+            (tid, r, w, pid, comm, split)
         })
         .collect()
 }
@@ -87,7 +106,7 @@ pub(super) fn thread_io<'i>(threads: impl Iterator<Item = (i32, u64, u64)>, info
 /// The thread rows and process rows of the threads `raw` lists (in row order): with
 /// `side_by_side`, made on two threads.
 pub(super) fn rows(raw: &[ThreadIo<'_>], info: &Info, side_by_side: bool) -> (Vec<ThreadIoRow>, Vec<ProcessIoRow>) {
-    let procs = || process_rows(raw.iter().map(|&(tid, r, w, pid, _)| (pid.unwrap_or(tid), r, w)), info);
+    let procs = || process_rows(raw.iter().map(|&(tid, r, w, pid, _, split)| (pid.unwrap_or(tid), r, w, split)), info);
     if !side_by_side {
         return (thread_rows(raw), procs());
     }
@@ -100,30 +119,48 @@ pub(super) fn rows(raw: &[ThreadIo<'_>], info: &Info, side_by_side: bool) -> (Ve
 
 /// The rows of the threads `raw` lists (in row order).
 fn thread_rows(raw: &[ThreadIo<'_>]) -> Vec<ThreadIoRow> {
-    raw.iter().map(|&(tid, r, w, pid, comm)| ThreadIoRow { tid, pid, comm: comm.to_string(), read_bytes: r, write_bytes: w }).collect()
+    raw.iter().map(|&(tid, r, w, pid, comm, _)| ThreadIoRow { tid, pid, comm: comm.to_string(), read_bytes: r, write_bytes: w }).collect()
 }
 
 /// The rows of the processes of threads given as `(process, read, written)` (a
 /// thread's process: its pid, its tid when unknown), each summing its threads' bytes,
 /// by decreasing total bytes then pid.
-fn process_rows(threads: impl Iterator<Item = (i32, u64, u64)>, info: &Info) -> Vec<ProcessIoRow> {
+fn process_rows(threads: impl Iterator<Item = (i32, u64, u64, Split)>, info: &Info) -> Vec<ProcessIoRow> {
     // (Pids are tids: indexed as tids are.)
-    let mut procs: Vec<(i32, u64, u64)> = Vec::new();
+    let mut procs: Vec<(i32, u64, u64, Split)> = Vec::new();
     let mut proc_of = TidIndex::default();
-    for (pid, r, w) in threads {
+    for (pid, r, w, split) in threads {
         let i = match proc_of.get(pid) {
             Some(i) => i as usize,
             None => {
                 proc_of.insert(pid, procs.len() as u32);
-                procs.push((pid, 0, 0));
+                procs.push((pid, 0, 0, Split::default()));
                 procs.len() - 1
             }
         };
-        procs[i].1 += r;
-        procs[i].2 += w;
+        let p = &mut procs[i];
+        p.1 += r;
+        p.2 += w;
+        for (a, b) in p.3.iter_mut().flatten().zip(split.iter().flatten()) {
+            *a += b;
+        }
     }
-    procs.sort_unstable_by_key(|&(pid, r, w)| (Reverse(r + w), pid));
-    procs.into_iter().map(|(pid, r, w)| ProcessIoRow { pid, comm: info.comm_of(pid).to_string(), read_bytes: r, write_bytes: w }).collect()
+    procs.sort_unstable_by_key(|&(pid, r, w, _)| (Reverse(r + w), pid));
+    procs
+        .into_iter()
+        .map(|(pid, r, w, [disk, net, other])| ProcessIoRow {
+            pid,
+            comm: info.comm_of(pid).to_string(),
+            read_bytes: r,
+            write_bytes: w,
+            disk_read_bytes: disk[0],
+            disk_write_bytes: disk[1],
+            net_read_bytes: net[0],
+            net_write_bytes: net[1],
+            other_read_bytes: other[0],
+            other_write_bytes: other[1],
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -134,7 +171,8 @@ mod tests {
     fn rows_side_by_side_equal_rows_made_in_turn() {
         // 40 k threads of 3 k processes (some with no known pid), bytes that tie.
         let mut info = Info::default();
-        let raw: Vec<(i32, u64, u64)> = (1..=40_000).map(|t| (t, (t % 7) as u64 * 100, (t % 5) as u64)).collect();
+        let raw: Vec<(i32, u64, u64, Split)> =
+            (1..=40_000).map(|t| (t, (t % 7) as u64 * 100, (t % 5) as u64, [[(t % 7) as u64 * 100, 0], [0, (t % 5) as u64], [0, 0]])).collect();
         for &(t, ..) in &raw {
             if t % 11 != 0 {
                 info.pid(t, 1 + t % 3000, (0, 0));
@@ -144,7 +182,7 @@ mod tests {
         let serial = rows(&gathered, &info, false);
         assert_eq!(rows(&gathered, &info, true), serial);
         // Processes sum their threads, each counted once, in the documented order.
-        let total = |r: &[(i32, u64, u64)]| r.iter().map(|x| x.1 + x.2).sum::<u64>();
+        let total = |r: &[(i32, u64, u64, Split)]| r.iter().map(|x| x.1 + x.2).sum::<u64>();
         assert_eq!(serial.1.iter().map(|p| p.read_bytes + p.write_bytes).sum::<u64>(), total(&raw));
         assert!(serial.1.windows(2).all(|w| (Reverse(w[0].read_bytes + w[0].write_bytes), w[0].pid) < (Reverse(w[1].read_bytes + w[1].write_bytes), w[1].pid)));
         let keys: std::collections::HashSet<i32> = raw.iter().map(|&(t, ..)| info.pid_of(t).unwrap_or(t)).collect();

@@ -4,9 +4,9 @@
 
 use ctf::stream::{Copied, CopyRequest, EventRef};
 
-use crate::fdtable::Call;
-use crate::kernel::{Kind, Sc};
-use crate::model::switch_request;
+use kernel::fdtable::Call;
+use kernel::layout::{unknown_entry, Kind, Sc};
+use kernel::model::switch_request;
 
 use super::log::Log;
 use super::replay::Replay;
@@ -28,7 +28,7 @@ pub(super) fn call_of(ev: &EventRef<'_, '_>, sc: Sc, [a0, a1, a2]: [&Option<ctf:
 #[inline(always)]
 fn exit_of(ev: &EventRef<'_, '_>, kind: &Kind) -> Option<(Option<Sc>, i64)> {
     match *kind {
-        Kind::Exit { sc, ref ret } => Some((sc, int_or(ev, ret))),
+        Kind::Exit { sc, ref ret, fds: None } => Some((sc, int_or(ev, ret))),
         Kind::RawExit { id, ref ret } => Some((ev.uint(id).and_then(Sc::from_x86_64), int_or(ev, ret))),
         _ => None,
     }
@@ -137,14 +137,18 @@ impl SyscallSink for Logged<'_> {
     }
 }
 
-/// The [`Syscall`] of an event of kind `kind` (`None`: not one, or an entry naming a
-/// path).
+/// The [`Syscall`] of an event of kind `kind` (`None`: not one, an entry naming a
+/// path or an exit that may carry two fds).
 #[inline(always)]
 pub(super) fn syscall_of(ev: &EventRef<'_, '_>, kind: &Kind) -> Option<Syscall> {
     Some(match kind {
         Kind::Entry { sc, a0, a1, a2, path: None } => Syscall::Entry(call_of(ev, *sc, [a0, a1, a2])),
         Kind::OtherEntry | Kind::RawEntry { .. } => Syscall::Other,
-        Kind::Exit { .. } | Kind::RawExit { .. } => {
+        Kind::UnknownEntry { id, args } => match unknown_entry(ev, *id, *args) {
+            Some((sc, [a0, a1, a2])) => Syscall::Entry(Call::new(sc, a0, a1, a2)),
+            None => Syscall::Other,
+        },
+        Kind::Exit { fds: None, .. } | Kind::RawExit { .. } => {
             let (sc, ret) = exit_of(ev, kind)?;
             Syscall::Exit(sc, ret)
         }
@@ -182,7 +186,7 @@ impl Label {
             Kind::Entry { sc: s, a0, a1: None, a2: None, path: None } => (Label::ENTRY_FD | sc(Some(s)), vec![a0]),
             Kind::Entry { sc: s, a0, a1, a2, path: None } => (Label::ENTRY | sc(Some(s)), vec![a0, a1, a2]),
             Kind::OtherEntry | Kind::RawEntry { .. } => (Label::OTHER, vec![]),
-            Kind::Exit { sc: s, ret } => (Label::EXIT | sc(s), vec![ret]),
+            Kind::Exit { sc: s, ret, fds: None } => (Label::EXIT | sc(s), vec![ret]),
             Kind::RawExit { id, ret } => (Label::RAW_EXIT, vec![Some(id), ret]),
             Kind::Switch { .. } => return switch_request(kind, Label::SWITCH),
             _ => return None,
@@ -198,9 +202,9 @@ impl Label {
     #[inline(always)]
     pub(super) fn dispatch(c: &Copied<'_>, mut sink: impl SyscallSink) -> bool {
         let label = c.label();
-        // Entries name a syscall (`request` puts one in their low byte): `& 7` keeps
-        // the index among the eight, so never `None` (the fallback is never taken).
-        let entry_sc = || Sc::from_index(label & 7).unwrap_or(Sc::Read);
+        // Entries name a syscall (`request` puts one in their low byte), so never
+        // `None` (the fallback is never taken).
+        let entry_sc = || Sc::from_index(label & 0xff).unwrap_or(Sc::Read);
         let v = |i: usize| c.get(i) as i64;
         if label & Label::EXIT != 0 {
             sink.exit(Sc::from_index(label & 0xff), v(0));

@@ -199,6 +199,24 @@ impl<'c, 't> EventRef<'c, 't> {
         self.c.cur.buf.get(start..start + len as usize)
     }
 
+    /// Element `i` of a static array of integers (e.g. the `fildes[2]` of a
+    /// `syscall_exit_pipe2`), as unsigned raw bits (signed values sign-extended), if the
+    /// event has the array and the element lies inside the packet.
+    pub fn int_elem(&self, h: FieldHandle, i: u64) -> Option<u64> {
+        let pos = self.string_pos(h)?;
+        let Node::Array { elem, len, .. } = *self.c.plan.node(h.node) else { return None };
+        let Node::Int { align, bits, signed, be, .. } = *self.c.plan.node(elem) else { return None };
+        if i >= len {
+            return None;
+        }
+        let stride = crate::plan::align_up(u64::from(bits), u64::from(align));
+        let at = crate::plan::align_up(pos, u64::from(align)).checked_add(i.checked_mul(stride)?)?;
+        if at.checked_add(u64::from(bits))? > self.c.cur.end {
+            return None;
+        }
+        Some(crate::bits::read_int(self.c.cur.buf, at, bits, signed, be))
+    }
+
     /// [`EventRef::array_bytes`] through the field's node.
     #[inline(never)]
     fn array_bytes_slow(&self, h: FieldHandle) -> Option<&'c [u8]> {

@@ -2,7 +2,7 @@
 //! process rows): looked up on every `sched_switch`, and for each row of a report.
 //!
 //! Linux tids are small non-negative numbers (below `pid_max`, at most 2^22) handed out
-//! about in order, so they are indexed directly, in pages of [`PAGE`] slots made when a
+//! about in order, so they are indexed directly, in pages of `PAGE` (1024) slots made when a
 //! tid of their range first comes: two loads and no hashing, and memory in proportion
 //! to the ranges of tids seen, not to the largest (a state per chunk of a parallel run
 //! each has one). Other tids (negative ones, or beyond 2^22, in malformed or foreign

@@ -8,7 +8,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use ctf::plan::FieldHandle;
 use ctf::stream::{Copied, CopyRequest, EventRef};
 
-use crate::kernel::{comm_of_path, i32_of, EvClass, Kind};
+use crate::layout::{comm_of_path, i32_of, EvClass, Kind};
 use crate::tid_index::TidIndex;
 
 /// A multiply-rotate hasher (as rustc's FxHash) for tids, pids and fds: keys come from
@@ -52,7 +52,7 @@ impl Hasher for FxHasher {
 /// Bytes as text, invalid UTF-8 replaced (as [`String::from_utf8_lossy`] gives it; valid
 /// text, the common case, is checked by the faster [`std::str::from_utf8`]).
 #[inline]
-pub(crate) fn text_of(b: &[u8]) -> std::borrow::Cow<'_, str> {
+pub fn text_of(b: &[u8]) -> std::borrow::Cow<'_, str> {
     match std::str::from_utf8(b) {
         Ok(s) => std::borrow::Cow::Borrowed(s),
         Err(_) => String::from_utf8_lossy(b),
@@ -113,7 +113,7 @@ impl Span {
 }
 
 /// Where an item falls in the time-merged order of its slice: `(order, stream)` of
-/// [`engine::Ctx`]. Items of one stream with equal versions come in stream order.
+/// the engine's `Ctx`. Items of one stream with equal versions come in stream order.
 pub type Version = (i64, usize);
 
 /// What is known of a thread.
@@ -132,7 +132,7 @@ pub struct ThreadInfo {
 
 /// A thread name as an event gives it.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Name<'a> {
+pub enum Name<'a> {
     /// Bytes of a string (up to its end or first zero byte).
     Bytes(&'a [u8]),
     /// A raw `char[16]` (the name is up to its first zero byte): a thread last named
@@ -236,7 +236,7 @@ impl Info {
         t.raw = raw;
     }
     /// Gives `tid` process `pid` at version `v`, unless a later event did.
-    pub(crate) fn pid(&mut self, tid: i32, pid: i32, v: Version) {
+    pub fn pid(&mut self, tid: i32, pid: i32, v: Version) {
         let i = self.slot_on(tid, v.1);
         let t = &mut self.threads[i].1;
         if t.pid.is_none() || v >= t.at.0 {
@@ -303,7 +303,7 @@ impl Info {
     /// [`Info::switch`] of a `sched_switch` whose fields were copied by the request of
     /// [`switch_request`]: its `[prev_tid, next_tid]` and their slots.
     #[inline(always)]
-    pub(crate) fn switch_copied(&mut self, c: &Copied<'_>, v: Version) -> ([i32; 2], [Option<usize>; 2]) {
+    pub fn switch_copied(&mut self, c: &Copied<'_>, v: Version) -> ([i32; 2], [Option<usize>; 2]) {
         // Names as `Info::switch` reads them: a `char[16]` is a raw name (the request
         // copies no text array of another length).
         let raw = |k: usize| c.array::<16>(k + 2).map(Name::Raw);
@@ -315,7 +315,7 @@ impl Info {
     /// and `name(1)` (only for threads other than the idle task): a `char[16]` array
     /// as [`Name::Raw`].
     #[inline(always)]
-    pub(crate) fn switch_with<'n>(&mut self, tids: [i32; 2], name: impl Fn(usize) -> Option<Name<'n>>, v: Version) -> [Option<usize>; 2] {
+    pub fn switch_with<'n>(&mut self, tids: [i32; 2], name: impl Fn(usize) -> Option<Name<'n>>, v: Version) -> [Option<usize>; 2] {
         let mut slots = [None; 2];
         for (k, tid) in tids.into_iter().enumerate() {
             if tid == 0 {
@@ -394,7 +394,7 @@ impl Info {
 /// prev_comm, next_comm]`. Names are read in place as `char[16]`: a class whose names
 /// are text arrays of another length gets none (its events take the general path, as
 /// [`Info::switch`] reads them).
-pub(crate) fn switch_request(kind: &Kind, label: u32) -> Option<CopyRequest> {
+pub fn switch_request(kind: &Kind, label: u32) -> Option<CopyRequest> {
     let Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } = *kind else { return None };
     let other_length = |h: &FieldHandle| h.lazy.is_some_and(|l| l.int.is_none() && l.bytes > 0 && l.bytes != 16);
     if [prev_comm, next_comm].iter().flatten().any(other_length) {

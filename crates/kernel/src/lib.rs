@@ -1,0 +1,19 @@
+//! The Linux kernel model, shared by every statistic (`analysis`'s count, cpu and io,
+//! `cube-feed` and so `live`): no other crate keeps kernel state.
+//!
+//! Where it sits: above `ctf` (it reads events through resolved field handles), below
+//! `analysis` and `cube-feed`; it knows nothing of the engine. Modules:
+//! * [`layout`]: what each event class means, for the three LTTng naming generations
+//!   (`sys_*` + `exit_syscall`, `syscall_entry_*`/`syscall_exit_*`, raw
+//!   `sys_enter`/`sys_exit`), resolved once per class, and the syscall tables;
+//! * [`model`]: the thread table (tid → pid, name) and the time span;
+//! * [`fdtable`]: the fd tables per process and the kernel rules that change them;
+//! * [`tid_index`]: tid → slot, for per-thread tables.
+//!
+//! Which rule comes from which kernel behaviour is said where the rule is written
+//! ([`fdtable`]'s module documentation lists them).
+
+pub mod fdtable;
+pub mod layout;
+pub mod model;
+pub mod tid_index;
