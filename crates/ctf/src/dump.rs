@@ -23,6 +23,13 @@ use crate::stream::{EventRef, EventScope, Item, Notice};
 
 /// Writes a JSON string literal.
 pub fn json_str(out: &mut Vec<u8>, bytes: &[u8]) {
+    // The common case, printable ASCII without quotes or backslashes, as it is.
+    if bytes.iter().all(|&b| (0x20..0x7F).contains(&b) && b != b'"' && b != b'\\') {
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     let s = String::from_utf8_lossy(bytes);
     out.push(b'"');
     for c in s.chars() {
@@ -42,7 +49,7 @@ pub fn json_str(out: &mut Vec<u8>, bytes: &[u8]) {
     out.push(b'"');
 }
 
-fn json_float(out: &mut Vec<u8>, v: f64) {
+pub(crate) fn json_float(out: &mut Vec<u8>, v: f64) {
     use std::io::Write;
     if v.is_nan() {
         out.extend_from_slice(b"NaN");
@@ -234,6 +241,20 @@ pub fn write_event_json(out: &mut Vec<u8>, e: &mut EventRef<'_, '_>) -> Result<(
         }
     }
     out.extend_from_slice(b"}\n");
+    Ok(())
+}
+
+/// Appends `key` and the JSON value of one scope of `e` through the interpreter,
+/// nothing when the event has no such scope or it is an empty structure.
+pub(crate) fn push_json_scope(out: &mut Vec<u8>, e: &mut EventRef<'_, '_>, scope: EventScope, key: &[u8]) -> Result<(), DecodeError> {
+    let mark = out.len();
+    out.extend_from_slice(key);
+    let body = out.len();
+    let plan = e.plan();
+    let had = e.visit(scope, &mut JsonVisitor { out, plan, stack: Vec::new() })?;
+    if !had || &out[body..] == b"{}" {
+        out.truncate(mark);
+    }
     Ok(())
 }
 
