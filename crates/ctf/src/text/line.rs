@@ -485,17 +485,28 @@ fn packet_context_text(e: &EventRef<'_, '_>, plan: &Plan, root: crate::plan::Nod
     t.push(b'{');
     let mut shown = 0;
     for m in &plan.members[first as usize..(first + count) as usize] {
-        let Node::Int { bits, signed, base, role, clock, enum_idx, boolean, .. } = *plan.node(m.node) else { continue };
-        if role.is_some() || clock {
-            continue;
-        }
-        let Some(v) = e.uint(crate::plan::FieldHandle { node: m.node, packet_level: true, lazy: None }) else { continue };
-        t.extend_from_slice(if shown > 0 { b", " } else { b" " });
-        shown += 1;
-        if names.context {
-            t.extend_from_slice(m.name.as_bytes());
-            t.extend_from_slice(b" = ");
-        }
+        let h = crate::plan::FieldHandle { node: m.node, packet_level: true, lazy: None };
+        let member = |t: &mut Vec<u8>, shown: &mut u32| {
+            t.extend_from_slice(if *shown > 0 { b", " } else { b" " });
+            *shown += 1;
+            if names.context {
+                t.extend_from_slice(m.name.as_bytes());
+                t.extend_from_slice(b" = ");
+            }
+        };
+        let (bits, signed, base, enum_idx, boolean) = match *plan.node(m.node) {
+            Node::Int { role: None, clock: false, bits, signed, base, enum_idx, boolean, .. } => (bits, signed, base, enum_idx, boolean),
+            Node::Str { unit: 1, .. } | Node::Array { text: true, .. } | Node::Seq { text: true, .. } => {
+                if let Some(b) = e.bytes(h) {
+                    member(&mut t, &mut shown);
+                    super::push_escaped(&mut t, b);
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        let Some(v) = e.uint(h) else { continue };
+        member(&mut t, &mut shown);
         let is = IntStyle::new(bits, signed, base);
         match (boolean, enum_idx) {
             (true, _) => t.extend_from_slice(if v != 0 { b"true" } else { b"false" }),
