@@ -7,7 +7,7 @@ use crate::plan::{Node, Plan};
 use crate::stream::{EventRef, EventScope};
 use crate::trace::TraceSet;
 
-use super::num::{civil_from_days, push_i64, push_padded, push_u64, IntStyle};
+use super::num::{civil_from_days, push_i64, push_padded, push_u64, put_short, IntStyle};
 use super::prog::{compile, Prog, Shape};
 use super::visit::TextVisitor;
 use super::{EnumCache, Style};
@@ -103,7 +103,9 @@ enum ScopeOut {
 struct ClassOut {
     /// From after the timestamp to the first scope (`vm sched_switch: `), or the JSON
     /// name member.
+    /// (Followed by 32 bytes of padding, for [`put_short`].)
     head: Vec<u8>,
+    head_len: usize,
     scopes: [ScopeOut; 3],
 }
 
@@ -192,10 +194,17 @@ impl<'s> TextWriter<'s> {
         let (t, s, c) = self.class_ids(e);
         let mut first = true;
         {
-            let head = &self.classes[t][s][c].as_deref().expect("made by class_ids").head[..];
-            // (The head is made for a line with a timestamp; without one and with header
-            // names, the separator before the first header field goes.)
-            out.extend_from_slice(if ts.is_none() && names.header { head.strip_prefix(b", ").unwrap_or(head) } else { head });
+            let class = self.classes[t][s][c].as_deref().expect("made by class_ids");
+            let head = &class.head[..class.head_len];
+            if ts.is_none() && names.header {
+                // (The head is made for a line with a timestamp; without one and with
+                // header names, the separator before the first header field goes.)
+                out.extend_from_slice(head.strip_prefix(b", ").unwrap_or(head));
+            } else if head.len() <= 32 {
+                put_short(out, &class.head, head.len());
+            } else {
+                out.extend_from_slice(head);
+            }
         }
         self.push_packet_context(out, e, &mut first);
         let scopes = [EventScope::CommonContext, EventScope::SpecificContext, EventScope::Payload];
@@ -243,7 +252,7 @@ impl<'s> TextWriter<'s> {
         let scopes = [EventScope::CommonContext, EventScope::SpecificContext, EventScope::Payload];
         const KEYS: [&[u8]; 3] = [b",\"sec\":", b",\"ec\":", b",\"p\":"];
         let class = self.classes[t][s][c].as_deref().expect("made by class_ids");
-        out.extend_from_slice(&class.head);
+        out.extend_from_slice(&class.head[..class.head_len]);
         for (i, scope) in scopes.into_iter().enumerate() {
             match &class.scopes[i] {
                 ScopeOut::Absent => {}
@@ -295,7 +304,10 @@ impl<'s> TextWriter<'s> {
             }
             Style::Text => self.text_head(e),
         };
-        ClassOut { head, scopes }
+        let head_len = head.len();
+        let mut head = head;
+        head.extend_from_slice(&[0; 32]);
+        ClassOut { head, head_len, scopes }
     }
 
     /// The header fields and the name, as Babeltrace 2's `print_event_header` writes

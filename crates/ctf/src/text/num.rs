@@ -8,26 +8,61 @@ const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 6061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
 
+/// Appends `len` bytes of `src`, copying a fixed 32 bytes (one or two vector moves
+/// instead of a call to `memmove`): `src` must hold at least 32 bytes from its start,
+/// of which the first `len` (at most 32) are the text.
+#[inline(always)]
+pub fn put_short(out: &mut Vec<u8>, src: &[u8], len: usize) {
+    let src: &[u8; 32] = src.get(..32).and_then(|s| s.try_into().ok()).expect("32 readable bytes");
+    assert!(len <= 32);
+    out.reserve(32);
+    // SAFETY: `reserve` made room for 32 more bytes; the first `len` of them are
+    // initialised by the copy before the length covers them.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src.as_ptr(), out.as_mut_ptr().add(out.len()), 32);
+        out.set_len(out.len() + len);
+    }
+}
+
+/// Number of decimal digits of `v`.
+#[inline(always)]
+fn digits(v: u64) -> usize {
+    let mut n = 1;
+    let mut p = 10u64;
+    while n < 20 && v >= p {
+        n += 1;
+        p = p.wrapping_mul(10);
+    }
+    n
+}
+
+/// Writes the `width` low decimal digits of `v` at the end of `out`, zero-padded.
+#[inline(always)]
+fn put_digits(out: &mut Vec<u8>, mut v: u64, width: usize) {
+    out.reserve(width);
+    let base = out.len();
+    // SAFETY: `reserve` made room for `width` more bytes, all written below before the
+    // length covers them.
+    unsafe {
+        let p = out.as_mut_ptr().add(base);
+        let mut i = width;
+        while i >= 2 {
+            let r = (v % 100) as usize * 2;
+            v /= 100;
+            i -= 2;
+            std::ptr::copy_nonoverlapping(PAIRS.as_ptr().add(r), p.add(i), 2);
+        }
+        if i == 1 {
+            *p = b'0' + (v % 10) as u8;
+        }
+        out.set_len(base + width);
+    }
+}
+
 /// Appends `v` in decimal.
 #[inline]
-pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = 20;
-    while v >= 100 {
-        let r = (v % 100) as usize * 2;
-        v /= 100;
-        i -= 2;
-        buf[i..i + 2].copy_from_slice(&PAIRS[r..r + 2]);
-    }
-    if v >= 10 {
-        let r = v as usize * 2;
-        i -= 2;
-        buf[i..i + 2].copy_from_slice(&PAIRS[r..r + 2]);
-    } else {
-        i -= 1;
-        buf[i] = b'0' + v as u8;
-    }
-    out.extend_from_slice(&buf[i..]);
+pub fn push_u64(out: &mut Vec<u8>, v: u64) {
+    put_digits(out, v, digits(v));
 }
 
 /// Appends `v` in decimal, with its sign.
@@ -41,21 +76,8 @@ pub fn push_i64(out: &mut Vec<u8>, v: i64) {
 
 /// Appends `v` as exactly `width` decimal digits, zero-padded (`v < 10^width`).
 #[inline]
-pub fn push_padded(out: &mut Vec<u8>, mut v: u64, width: usize) {
-    let mut buf = [b'0'; 20];
-    let mut i = 20;
-    while v >= 100 && i >= 2 {
-        let r = (v % 100) as usize * 2;
-        v /= 100;
-        i -= 2;
-        buf[i..i + 2].copy_from_slice(&PAIRS[r..r + 2]);
-    }
-    while v > 0 && i > 0 {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-    }
-    out.extend_from_slice(&buf[20 - width..]);
+pub fn push_padded(out: &mut Vec<u8>, v: u64, width: usize) {
+    put_digits(out, v, width.min(20));
 }
 
 /// Appends `v` in upper-case hexadecimal digits, without prefix.

@@ -11,7 +11,7 @@ use crate::decode::{node_align, Cursor};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::plan::{Node, NodeId, Plan};
 
-use super::num::{push_g, IntStyle};
+use super::num::{push_g, put_short, IntStyle};
 use super::{push_escaped, EnumCache, Style};
 
 /// One step of a program.
@@ -156,7 +156,12 @@ impl Builder<'_> {
 /// The program of the scope rooted at `root`, or `None` when it has no program form.
 pub fn compile(plan: &Plan, root: NodeId, shape: Shape) -> Option<Prog> {
     let mut b = Builder { plan, shape, prog: Prog::default() };
-    b.node(root).then_some(b.prog)
+    if !b.node(root) {
+        return None;
+    }
+    // Room for the fixed 32-byte copies of short literals (`put_short`).
+    b.prog.lits.extend_from_slice(&[0; 32]);
+    Some(b.prog)
 }
 
 impl Prog {
@@ -171,6 +176,7 @@ impl Prog {
     pub fn run(&self, plan: &Plan, style: Style, cur: &mut Cursor<'_>, out: &mut Vec<u8>, enums: &mut EnumCache) -> Result<(), DecodeError> {
         for op in &self.ops {
             match *op {
+                Op::Lit(a, b) if b - a <= 32 => put_short(out, &self.lits[a as usize..], (b - a) as usize),
                 Op::Lit(a, b) => out.extend_from_slice(&self.lits[a as usize..b as usize]),
                 Op::Align(a) => cur.align(a)?,
                 Op::Int { align, bits, be, signed, style: is, en } => {
