@@ -8,28 +8,16 @@ use std::process::Command;
 mod support;
 use support::bin;
 
-/// Whether a missing input must fail the test (CI) rather than be reported.
-fn required() -> bool {
-    std::env::var_os("CI").is_some() || std::env::var_os("TRACECUBE_REQUIRE_SHARED").is_some()
-}
-
-/// `../shared`; panics when it is absent and required.
+/// `../shared`, or `None` after `testkit::skip` (which fails in CI).
 fn shared() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
-    if p.join("traces").is_dir() {
-        return Some(p);
-    }
-    assert!(!required(), "{} is missing", p.display());
-    eprintln!("SKIPPED: {} absent", p.display());
-    None
+    testkit::shared("print")
 }
 
-/// Whether `babeltrace2` runs here; panics when it does not and it is required.
+/// Whether `babeltrace2` runs here; `false` after `testkit::skip` (which fails in CI).
 fn have_bt2() -> bool {
-    let ok = Command::new("babeltrace2").arg("--version").output().is_ok_and(|o| o.status.success());
-    assert!(ok || !required(), "babeltrace2 is not installed");
+    let ok = testkit::have_command("babeltrace2");
     if !ok {
-        eprintln!("SKIPPED: babeltrace2 not installed");
+        testkit::skip("print", "babeltrace2 not installed");
     }
     ok
 }

@@ -15,6 +15,9 @@ use ctf::trace::TraceSet;
 
 use super::read::{read_slice, Filter};
 
+/// A slice to format: per stream, a packet range; and its `[lo, hi)` time keys.
+pub type SliceSpec = (Vec<(usize, Range<usize>)>, (i64, i64));
+
 /// Output buffers are written out once they hold this much.
 const FLUSH: usize = 1 << 20;
 
@@ -103,7 +106,7 @@ fn emit(out: &mut dyn Write, c: &Chunk, prev: Option<i64>, text: bool) -> std::i
 
 /// Runs `job` over `slices` (each: per-stream packet ranges and `[lo, hi)`) on the
 /// calling thread, writing to `out` as it goes.
-pub fn serial(job: &Job<'_>, slices: &[(Vec<(usize, Range<usize>)>, (i64, i64))], out: &mut dyn Write) -> Result<()> {
+pub fn serial(job: &Job<'_>, slices: &[SliceSpec], out: &mut dyn Write) -> Result<()> {
     let mut w = (job.writer)();
     let mut c = Chunk { out: Vec::with_capacity(FLUSH + (1 << 16)), ..Chunk::default() };
     for (chunks, bounds) in slices {
@@ -123,7 +126,7 @@ pub fn serial(job: &Job<'_>, slices: &[(Vec<(usize, Range<usize>)>, (i64, i64))]
 
 /// Runs `job` over `slices` on `workers` threads, writing the slices to `out` in order
 /// as they complete; at most `2 × workers` slices are formatted or waiting at a time.
-pub fn parallel(job: &Job<'_>, slices: &[(Vec<(usize, Range<usize>)>, (i64, i64))], workers: usize, out: &mut dyn Write) -> Result<()> {
+pub fn parallel(job: &Job<'_>, slices: &[SliceSpec], workers: usize, out: &mut dyn Write) -> Result<()> {
     let window = 2 * workers;
     let next = AtomicUsize::new(0);
     let abort = AtomicBool::new(false);
