@@ -8,7 +8,7 @@
 //! variable shapes go through the [`Visitor`](crate::decode::Visitor) path ([`visit`]).
 //!
 //! Parts: [`num`] formats numbers and dates, [`prog`] compiles and runs scope
-//! programs, [`line`] writes whole lines (the [`TextWriter`]), [`visit`] is the
+//! programs, [`line`](mod@line) writes whole lines (the [`TextWriter`]), [`visit`] is the
 //! general path.
 
 pub mod line;
