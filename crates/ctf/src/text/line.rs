@@ -4,7 +4,7 @@
 use crate::error::DecodeError;
 use crate::ir::EnvValue;
 use crate::plan::{Node, Plan};
-use crate::stream::{EventRef, EventScope};
+use crate::stream::{EventRef, EventScope, Item};
 use crate::trace::TraceSet;
 
 use super::num::{civil_from_days, push_i64, push_padded, push_u64, put_short, IntStyle};
@@ -116,8 +116,9 @@ pub struct TextWriter<'s> {
     opts: TextOptions,
     /// Per trace, per stream class index, per class index.
     classes: Vec<Vec<Vec<Option<Box<ClassOut>>>>>,
-    /// The packet context text of the last packet: (trace, file, offset) and text.
-    packet: Option<((u32, u32, u64), Vec<u8>)>,
+    /// Per trace and stream file, the packet context text of its last packet: its
+    /// offset and text (streams interleave: one entry per file).
+    packets: Vec<Vec<Option<(u64, Vec<u8>)>>>,
     /// The last second formatted and its text up to the `.`.
     second: Option<(i64, [u8; 24], u8)>,
     prev_ts: Option<i64>,
@@ -137,7 +138,8 @@ impl<'s> TextWriter<'s> {
 
     fn new(set: &'s TraceSet, style: Style, opts: TextOptions) -> Self {
         let classes = set.traces.iter().map(|t| t.plan.streams.iter().map(|s| (0..s.events.len()).map(|_| None).collect()).collect()).collect();
-        TextWriter { set, style, opts, classes, packet: None, second: None, prev_ts: None, enums: EnumCache::default() }
+        let packets = set.traces.iter().map(|t| vec![None; t.files.len()]).collect();
+        TextWriter { set, style, opts, classes, packets, second: None, prev_ts: None, enums: EnumCache::default() }
     }
 
     /// The timestamp of the last event written (the next delta is from it).
@@ -157,6 +159,47 @@ impl<'s> TextWriter<'s> {
             Style::Text => self.text_line(out, e),
             Style::Json => self.json_line(out, e),
         }
+    }
+
+    /// Appends Babeltrace 2's warning line (with its `\n`) for a discarded-events or
+    /// lost-packets notice of stream `stream`; false (nothing appended) for an event.
+    pub fn write_notice(&mut self, out: &mut Vec<u8>, stream: usize, item: &Item<'_, '_>) -> bool {
+        let (n, what) = match item {
+            Item::Discarded(n) => (n, "event"),
+            Item::LostPackets(n) => (n, "packet"),
+            Item::Event(_) => return false,
+        };
+        let set = self.set;
+        let s = &set.streams[stream];
+        let first = s.packets.first();
+        out.extend_from_slice(format!("WARNING: Tracer discarded {} {what}{} ", n.count, if n.count == 1 { "" } else { "s" }).as_bytes());
+        match (n.begin_ns, n.end_ns) {
+            (Some(b), Some(e)) => {
+                out.extend_from_slice(b"between [");
+                self.push_time(out, b);
+                out.extend_from_slice(b"] and [");
+                self.push_time(out, e);
+                out.push(b']');
+            }
+            _ => out.extend_from_slice(b"(unknown time range)"),
+        }
+        let t = first.map_or(0, |p| p.trace as usize);
+        out.extend_from_slice(format!(" in trace \"{}\" ", trace_name(set, t).unwrap_or_else(|| "(unknown)".into())).as_bytes());
+        match set.traces.get(t).and_then(|t| t.class.uuid) {
+            Some(u) => {
+                let hex: String = u.iter().map(|b| format!("{b:02x}")).collect();
+                out.extend_from_slice(format!("(UUID: {}-{}-{}-{}-{}) ", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..]).as_bytes());
+            }
+            None => out.extend_from_slice(b"(no UUID) "),
+        }
+        let path = first.map(|p| set.packet_file(p).1.path.clone()).unwrap_or_default();
+        let path = std::fs::canonicalize(&path).unwrap_or(path);
+        out.extend_from_slice(format!("within stream \"{}\" (stream class ID: {}, ", path.display(), s.class_id).as_bytes());
+        match s.instance {
+            Some(i) => out.extend_from_slice(format!("stream ID: {i}).\n").as_bytes()),
+            None => out.extend_from_slice(b"no stream ID).\n"),
+        }
+        true
     }
 
     /// Appends `(+S.nnnnnnnnn)`'s inside for timestamp `ts` after the previous one.
@@ -342,14 +385,7 @@ impl<'s> TextWriter<'s> {
             dom_print = true;
         };
         if f.trace {
-            let host = text("hostname");
-            let rel = self.set.traces.get(e.trace_index()).map(|t| t.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
-            let name = match (host, rel) {
-                (Some(h), Some(r)) => Some(format!("{h}/{r}")),
-                (None, r) => r,
-                (h, None) => h,
-            };
-            if let Some(n) = name {
+            if let Some(n) = trace_name(self.set, e.trace_index()) {
                 if !start_line {
                     h.extend_from_slice(b", ");
                 }
@@ -416,12 +452,13 @@ impl<'s> TextWriter<'s> {
     fn push_packet_context(&mut self, out: &mut Vec<u8>, e: &EventRef<'_, '_>, first: &mut bool) {
         let Some(root) = e.stream_plan().packet_context else { return };
         let p = e.packet();
-        let key = (p.trace, p.file, p.info.offset);
-        if self.packet.as_ref().is_none_or(|(k, _)| *k != key) {
+        let (t, f, offset) = (p.trace as usize, p.file as usize, p.info.offset);
+        let Some(slot) = self.packets.get_mut(t).and_then(|v| v.get_mut(f)) else { return };
+        if slot.as_ref().is_none_or(|(o, _)| *o != offset) {
             let text = packet_context_text(e, e.plan(), root, self.opts.names, &mut self.enums);
-            self.packet = Some((key, text));
+            *slot = Some((offset, text));
         }
-        let Some((_, text)) = &self.packet else { return };
+        let Some((_, text)) = slot.as_ref() else { return };
         if text.is_empty() {
             return;
         }
@@ -531,4 +568,20 @@ fn packet_context_text(e: &EventRef<'_, '_>, plan: &Plan, root: crate::plan::Nod
     }
     t.extend_from_slice(b" }");
     t
+}
+
+/// A trace's name as Babeltrace 2 gives it: its `hostname`, then `/` and its directory
+/// relative to the directory opened (`vm/ust/uid/0/64-bit`).
+pub fn trace_name(set: &TraceSet, t: usize) -> Option<String> {
+    let tr = set.traces.get(t)?;
+    let host = match tr.class.env("hostname") {
+        Some(EnvValue::Str(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let rel = tr.dir.strip_prefix(&set.root).ok().map(|p| p.to_string_lossy().into_owned()).filter(|r| !r.is_empty());
+    match (host, rel) {
+        (Some(h), Some(r)) => Some(format!("{h}/{r}")),
+        (h, None) => h,
+        (None, r) => r,
+    }
 }

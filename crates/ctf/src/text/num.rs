@@ -24,16 +24,20 @@ pub fn put_short(out: &mut Vec<u8>, src: &[u8], len: usize) {
     }
 }
 
-/// Number of decimal digits of `v`.
+/// Number of decimal digits of `v` (from its bit length: no loop).
 #[inline(always)]
 fn digits(v: u64) -> usize {
-    let mut n = 1;
-    let mut p = 10u64;
-    while n < 20 && v >= p {
-        n += 1;
-        p = p.wrapping_mul(10);
-    }
-    n
+    const POW10: [u64; 20] = {
+        let mut p = [1u64; 20];
+        let mut i = 1;
+        while i < 20 {
+            p[i] = p[i - 1] * 10;
+            i += 1;
+        }
+        p
+    };
+    let t = ((64 - (v | 1).leading_zeros()) * 1233 >> 12) as usize;
+    (t + 1 - usize::from(v < POW10[t])).max(1)
 }
 
 /// Writes the `width` low decimal digits of `v` at the end of `out`, zero-padded.

@@ -219,27 +219,3 @@ fn parquet(a: &DumpArgs) -> Result<()> {
     }
     Ok(())
 }
-
-/// Babeltrace's warning for a discarded-events or lost-packets notice (the text view
-/// writes them to stderr, as Babeltrace does).
-pub(super) fn notice_warning(set: &TraceSet, stream: usize, item: &ctf::stream::Item<'_, '_>) -> Option<String> {
-    use ctf::dump::clock_text;
-    use ctf::stream::Item;
-    let (n, what) = match item {
-        Item::Discarded(n) => (n, if n.count == 1 { "event" } else { "events" }),
-        Item::LostPackets(n) => (n, if n.count == 1 { "packet" } else { "packets" }),
-        Item::Event(_) => return None,
-    };
-    let s = &set.streams[stream];
-    let path = s.packets.first().map(|p| set.packet_file(p).1.path.display().to_string()).unwrap_or_default();
-    let when = match (n.begin_ns, n.end_ns) {
-        (Some(b), Some(e)) => format!(" between [{}] and [{}]", clock_text(b), clock_text(e)),
-        _ => String::new(),
-    };
-    Some(format!(
-        "WARNING: Tracer discarded {} {what}{when} within stream \"{path}\" (stream class ID: {}, stream ID: {}).",
-        n.count,
-        s.class_id,
-        s.instance.map_or("-".to_string(), |i| i.to_string())
-    ))
-}

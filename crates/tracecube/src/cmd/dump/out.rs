@@ -64,10 +64,7 @@ fn format_slice(
                 w.write_event(&mut c.out, e).map_err(|e| anyhow::anyhow!("decoding error at bit {} of a packet: {}", e.bit_pos, e.kind))?;
             }
             n if job.text => {
-                if let Some(line) = super::notice_warning(job.set, stream, n) {
-                    c.err.extend_from_slice(line.as_bytes());
-                    c.err.push(b'\n');
-                }
+                w.write_notice(&mut c.err, stream, n);
             }
             n => {
                 let _ = ctf::dump::write_json(&mut c.out, n);
