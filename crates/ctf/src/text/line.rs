@@ -99,6 +99,9 @@ enum ScopeOut {
     Visit,
 }
 
+/// A packet's offset in its file and its packet context text.
+type PacketText = (u64, Vec<u8>);
+
 /// What is formatted once per event class.
 struct ClassOut {
     /// From after the timestamp to the first scope (`vm sched_switch: `), or the JSON
@@ -118,7 +121,7 @@ pub struct TextWriter<'s> {
     classes: Vec<Vec<Vec<Option<Box<ClassOut>>>>>,
     /// Per trace and stream file, the packet context text of its last packet: its
     /// offset and text (streams interleave: one entry per file).
-    packets: Vec<Vec<Option<(u64, Vec<u8>)>>>,
+    packets: Vec<Vec<Option<PacketText>>>,
     /// The last second formatted and its text up to the `.`.
     second: Option<(i64, [u8; 24], u8)>,
     prev_ts: Option<i64>,

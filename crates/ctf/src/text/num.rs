@@ -36,7 +36,7 @@ fn digits(v: u64) -> usize {
         }
         p
     };
-    let t = ((64 - (v | 1).leading_zeros()) * 1233 >> 12) as usize;
+    let t = (((64 - (v | 1).leading_zeros()) * 1233) >> 12) as usize;
     (t + 1 - usize::from(v < POW10[t])).max(1)
 }
 
