@@ -191,9 +191,21 @@ pub trait Visitor {
     /// The next structure member is `name`.
     #[inline]
     fn member(&mut self, _name: &str) {}
+    /// The next structure member is `name`, of node `node` (by default:
+    /// [`Visitor::member`]).
+    #[inline]
+    fn member_node(&mut self, name: &str, _node: NodeId) {
+        self.member(name)
+    }
     /// The structure ends.
     #[inline]
     fn end_struct(&mut self) {}
+    /// A variant's selected option `name` begins (its value follows).
+    #[inline]
+    fn begin_variant(&mut self, _name: &str) {}
+    /// The variant's value ends.
+    #[inline]
+    fn end_variant(&mut self) {}
     /// An array or sequence begins.
     #[inline]
     fn begin_array(&mut self) {}
@@ -477,18 +489,21 @@ impl Decoder {
                 v.begin_struct();
                 for i in first..first + count {
                     let m = &plan.members[i as usize];
-                    v.member(&m.name);
+                    v.member_node(&m.name, m.node);
                     self.decode(plan, m.node, cur, v)?;
                 }
                 v.end_struct();
             }
-            Node::Variant { tag, first, count, .. } => {
+            Node::Variant { tag, first, count, opts, nopts } => {
                 let value = self.tag_value(plan, tag);
                 let choice = plan.choices[first as usize..(first + count) as usize]
                     .iter()
                     .find(|c| c.lo <= value && value <= c.hi)
                     .ok_or(DecodeError::new(cur.pos, K::NoVariantOption(value)))?;
+                let options = plan.members.get(opts as usize..(opts + nopts) as usize).unwrap_or_default();
+                v.begin_variant(options.iter().find(|m| m.node == choice.node).map_or("", |m| &m.name));
                 self.decode(plan, choice.node, cur, v)?;
+                v.end_variant();
             }
             Node::Array { align, elem, len, text } => {
                 cur.align(align)?;

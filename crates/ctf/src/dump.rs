@@ -1,5 +1,6 @@
 //! Output of decoded events (A8): the canonical JSON-lines dump of
-//! `shared/oracle/bt2_canonical.py`, and a human text view like Babeltrace's.
+//! `shared/oracle/bt2_canonical.py` (the text view like Babeltrace 2's, and the fast
+//! writer of both, are in [`crate::text`]).
 //!
 //! JSON records, one per line:
 //! - event: `{"ts":NS|null,"name":S,"sec":{..},"ec":{..},"p":{..}}` (empty scopes omitted);
@@ -19,10 +20,17 @@ use crate::decode::Visitor;
 use crate::error::DecodeError;
 
 use crate::plan::{Node, NodeId, Plan};
-use crate::stream::{EventRef, EventScope, Item, Notice};
+use crate::stream::{EventRef, EventScope, Item};
 
 /// Writes a JSON string literal.
 pub fn json_str(out: &mut Vec<u8>, bytes: &[u8]) {
+    // The common case, printable ASCII without quotes or backslashes, as it is.
+    if bytes.iter().all(|&b| (0x20..0x7F).contains(&b) && b != b'"' && b != b'\\') {
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     let s = String::from_utf8_lossy(bytes);
     out.push(b'"');
     for c in s.chars() {
@@ -42,7 +50,7 @@ pub fn json_str(out: &mut Vec<u8>, bytes: &[u8]) {
     out.push(b'"');
 }
 
-fn json_float(out: &mut Vec<u8>, v: f64) {
+pub(crate) fn json_float(out: &mut Vec<u8>, v: f64) {
     use std::io::Write;
     if v.is_nan() {
         out.extend_from_slice(b"NaN");
@@ -237,202 +245,16 @@ pub fn write_event_json(out: &mut Vec<u8>, e: &mut EventRef<'_, '_>) -> Result<(
     Ok(())
 }
 
-/// Builds the `{ a = 1, b = "x" }` text of a scope, like Babeltrace's pretty printer.
-struct TextVisitor<'o> {
-    out: &'o mut String,
-    plan: &'o Plan,
-    stack: Vec<(bool, u32)>,
-}
-
-impl TextVisitor<'_> {
-    /// Array elements are shown as `[i] = value`, like Babeltrace.
-    fn before_value(&mut self) {
-        use std::fmt::Write;
-        if let Some((true, n)) = self.stack.last_mut() {
-            let _ = write!(self.out, "{}[{n}] = ", if *n > 0 { ", " } else { " " });
-            *n += 1;
-        }
-    }
-}
-
-impl Visitor for TextVisitor<'_> {
-    fn int(&mut self, plan: &Plan, node: &Node, raw: u64) {
-        use std::fmt::Write;
-        let (signed, enum_idx, base) = match *node {
-            Node::Int { boolean: true, .. } => {
-                self.before_value();
-                self.out.push_str(if raw != 0 { "true" } else { "false" });
-                return;
-            }
-            Node::Int { signed, enum_idx, base, .. } => (signed, enum_idx, base),
-            Node::VarInt { signed, .. } => (signed, None, 10),
-            _ => return,
-        };
-        self.before_value();
-        let value: i128 = if signed { raw as i64 as i128 } else { raw as i128 };
-        let num = match base {
-            16 if !signed || value >= 0 => format!("0x{:X}", raw),
-            8 if !signed || value >= 0 => format!("0{:o}", raw),
-            2 if !signed || value >= 0 => format!("0b{:b}", raw),
-            _ => value.to_string(),
-        };
-        match enum_idx {
-            Some(e) => {
-                let labels = enum_labels(plan, e, value);
-                let l = match labels.as_slice() {
-                    [] => "<unknown>".to_string(),
-                    [one] => one.to_string(),
-                    many => format!("{{ {} }}", many.join(", ")),
-                };
-                let _ = write!(self.out, "( \"{l}\" : container = {num} )");
-            }
-            None => self.out.push_str(&num),
-        }
-    }
-    fn float(&mut self, v: f64) {
-        self.before_value();
-        self.out.push_str(&format_g(v));
-    }
-    fn null(&mut self) {
-        self.before_value();
-        self.out.push_str("null");
-    }
-    fn string(&mut self, node: NodeId, bytes: &[u8]) {
-        self.before_value();
-        self.out.push('"');
-        match self.plan.node(node) {
-            Node::Str { unit, be, .. } if *unit > 1 => self.out.push_str(&decode_wide(bytes, *unit, *be)),
-            _ => self.out.push_str(&String::from_utf8_lossy(bytes)),
-        }
-        self.out.push('"');
-    }
-    fn begin_struct(&mut self) {
-        self.before_value();
-        self.out.push('{');
-        self.stack.push((false, 0));
-    }
-    fn member(&mut self, name: &str) {
-        if let Some((false, n)) = self.stack.last_mut() {
-            self.out.push_str(if *n > 0 { ", " } else { " " });
-            *n += 1;
-        }
-        self.out.push_str(name);
-        self.out.push_str(" = ");
-    }
-    fn end_struct(&mut self) {
-        self.stack.pop();
-        self.out.push_str(" }");
-    }
-    fn begin_array(&mut self) {
-        self.before_value();
-        self.out.push('[');
-        self.stack.push((true, 0));
-    }
-    fn end_array(&mut self) {
-        let (_, n) = self.stack.pop().unwrap_or_default();
-        self.out.push_str(if n > 0 { " ]" } else { "]" });
-    }
-}
-
-/// Formats a float like C's `printf("%g")` (6 significant digits, trailing zeros
-/// removed, exponent form below 1e-4 and from 1e6), as Babeltrace's text output does.
-pub fn format_g(v: f64) -> String {
-    if v.is_nan() {
-        return "nan".into();
-    }
-    if v.is_infinite() {
-        return if v > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    if v == 0.0 {
-        return if v.is_sign_negative() { "-0".into() } else { "0".into() };
-    }
-    let sci = format!("{v:.5e}"); // d.ddddde[-]x, rounded to 6 significant digits
-    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let trim = |s: &str| -> String {
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s.to_string()
-        }
-    };
-    if !(-4..6).contains(&exp) {
-        format!("{}e{}{:02}", trim(mant), if exp < 0 { '-' } else { '+' }, exp.abs())
-    } else {
-        let decimals = (5 - exp).max(0) as usize;
-        trim(&format!("{v:.decimals$}"))
-    }
-}
-
-/// The trace's label in the text view, as Babeltrace shows it: `hostname`, followed
-/// for per-process traces by `:procname` and `:(vpid)` from the env block.
-pub fn host_label(tc: &crate::ir::TraceClass) -> Option<String> {
-    use crate::ir::EnvValue;
-    let text = |k: &str| match tc.env(k) {
-        Some(EnvValue::Str(s)) => Some(s.clone()),
-        Some(EnvValue::Int(i)) => Some(i.to_string()),
-        None => None,
-    };
-    let mut label = text("hostname")?;
-    if let Some(p) = text("procname") {
-        label.push(':');
-        label.push_str(&p);
-    }
-    if let Some(v) = text("vpid") {
-        label.push_str(&format!(":({v})"));
-    }
-    Some(label)
-}
-
-/// Formats ns from origin as `HH:MM:SS.nnnnnnnnn` (UTC time of day).
-pub fn clock_text(ns: i64) -> String {
-    let s = ns.div_euclid(1_000_000_000);
-    let frac = ns.rem_euclid(1_000_000_000);
-    let day = s.rem_euclid(86_400);
-    format!("{:02}:{:02}:{:02}.{:09}", day / 3600, day / 60 % 60, day % 60, frac)
-}
-
-/// One line of the text view for an item. `prev_ts` is the previous event's time.
-pub fn write_text(out: &mut String, item: &mut Item<'_, '_>, prev_ts: &mut Option<i64>, host: Option<&str>) -> Result<(), DecodeError> {
-    use std::fmt::Write;
-    match item {
-        Item::Discarded(Notice { count, .. }) => {
-            let _ = writeln!(out, "WARNING: {count} events discarded by the tracer");
-        }
-        Item::LostPackets(Notice { count, .. }) => {
-            let _ = writeln!(out, "WARNING: {count} packets lost");
-        }
-        Item::Event(e) => {
-            if let Some(ts) = e.ts() {
-                let delta = match *prev_ts {
-                    Some(p) => {
-                        let d = ts - p;
-                        format!("+{}.{:09}", d.div_euclid(1_000_000_000), d.rem_euclid(1_000_000_000))
-                    }
-                    None => "+?.?????????".to_string(),
-                };
-                let _ = write!(out, "[{}] ({delta}) ", clock_text(ts));
-                *prev_ts = Some(ts);
-            }
-            if let Some(h) = host {
-                let _ = write!(out, "{h} ");
-            }
-            let _ = write!(out, "{}: ", e.name());
-            let mut parts = Vec::new();
-            // Like Babeltrace: the packet context's `cpu_id`, then every scope the event has.
-            if let Some(cpu) = e.packet_cpu_id() {
-                parts.push(format!("{{ cpu_id = {cpu} }}"));
-            }
-            for scope in [EventScope::CommonContext, EventScope::SpecificContext, EventScope::Payload] {
-                let mut s = String::new();
-                let plan = e.plan();
-                if e.visit(scope, &mut TextVisitor { out: &mut s, plan, stack: Vec::new() })? {
-                    parts.push(s);
-                }
-            }
-            out.push_str(&parts.join(", "));
-            out.push('\n');
-        }
+/// Appends `key` and the JSON value of one scope of `e` through the interpreter,
+/// nothing when the event has no such scope or it is an empty structure.
+pub(crate) fn push_json_scope(out: &mut Vec<u8>, e: &mut EventRef<'_, '_>, scope: EventScope, key: &[u8]) -> Result<(), DecodeError> {
+    let mark = out.len();
+    out.extend_from_slice(key);
+    let body = out.len();
+    let plan = e.plan();
+    let had = e.visit(scope, &mut JsonVisitor { out, plan, stack: Vec::new() })?;
+    if !had || &out[body..] == b"{}" {
+        out.truncate(mark);
     }
     Ok(())
 }
@@ -440,24 +262,6 @@ pub fn write_text(out: &mut String, item: &mut Item<'_, '_>, prev_ts: &mut Optio
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn printf_g() {
-        for (v, want) in [
-            (0.5, "0.5"),
-            (1.0 / 3.0, "0.333333"),
-            (3.0, "3"),
-            (4.5, "4.5"),
-            (1e-5, "1e-05"),
-            (123456.0, "123456"),
-            (1234567.0, "1.23457e+06"),
-            (-2.5e-7, "-2.5e-07"),
-            (0.0001, "0.0001"),
-            (999999.5, "1e+06"),
-        ] {
-            assert_eq!(format_g(v), want, "{v}");
-        }
-    }
 
     #[test]
     fn json_strings_escape() {

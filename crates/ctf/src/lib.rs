@@ -72,5 +72,6 @@ pub mod merge;
 pub mod metadata;
 pub mod plan;
 pub mod stream;
+pub mod text;
 pub mod trace;
 pub mod tsdl;

@@ -225,6 +225,21 @@ impl<'c, 't> EventRef<'c, 't> {
         self.bytes_at(pos, len)
     }
 
+    /// The root node of one scope of the event and a cursor on its first bit (before
+    /// the root's alignment), for readers that walk the scope themselves (the text and
+    /// JSON writers' compiled programs). `None` when the event has no such scope.
+    #[inline]
+    pub fn scope_cursor(&self, scope: EventScope) -> Option<(crate::plan::NodeId, crate::decode::Cursor<'c>)> {
+        let (root, pos) = match scope {
+            EventScope::CommonContext => (self.c.sp.common_context, self.c.ev.scopes[0]),
+            EventScope::SpecificContext => (self.class().context, self.c.ev.scopes[1]),
+            EventScope::Payload => (self.class().payload, self.c.ev.scopes[2]),
+        };
+        let mut cur: crate::decode::Cursor<'c> = self.c.cur;
+        cur.pos = pos;
+        Some((root?, cur))
+    }
+
     /// Decodes one scope again, reporting its structure to `v`. Returns false when the
     /// event has no such scope.
     pub fn visit<V: Visitor>(&mut self, scope: EventScope, v: &mut V) -> std::result::Result<bool, DecodeError> {

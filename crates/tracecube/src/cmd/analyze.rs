@@ -149,7 +149,7 @@ pub fn parse_time(s: &str, start: i64) -> Result<i64> {
 }
 
 /// Earliest packet beginning of the set, in ns (the trace start for `+` offsets).
-fn trace_start(set: &TraceSet) -> i64 {
+pub(crate) fn trace_start(set: &TraceSet) -> i64 {
     set.streams
         .iter()
         .flat_map(|s| s.packets.first())

@@ -1,12 +1,23 @@
-//! `tracecube dump` and `tracecube print`.
+//! `tracecube dump` and `tracecube print`: every event in time order, as the canonical
+//! JSON lines or as Babeltrace 2's text (`print`), trimmed to a time range and filtered
+//! by event name and CPU, formatted on N threads and written in order.
+//!
+//! Parts: `opts` (Babeltrace 2's options and time forms), `read` (a slice's items
+//! merged by time, with the filters), `out` (slices formatted and written in order).
+
+mod opts;
+mod out;
+mod read;
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use ctf::dump::{write_json, write_text};
-use ctf::merge::Merger;
+use ctf::stream::{Item, StreamCursor, Wanted};
+use ctf::text::{TextOptions, TextWriter};
 use ctf::trace::TraceSet;
+
+use opts::{glob, parse_fields, parse_names};
 
 /// Arguments of `dump`.
 #[derive(clap::Args)]
@@ -20,26 +31,104 @@ pub struct DumpArgs {
     /// event class in the `--output` directory, for DuckDB and friends).
     #[arg(long, default_value = "json")]
     pub format: String,
-    /// Output directory of `--format parquet`.
+    /// Output file (json, text; default: standard output), or the output directory of
+    /// `--format parquet`.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// What is read.
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// How text is shown.
+    #[command(flatten)]
+    pub view: ViewArgs,
 }
 
-/// Arguments of `print`.
+/// Which events are written, and by how many threads.
+#[derive(clap::Args, Clone, Default)]
+pub struct SelectArgs {
+    /// Beginning of the time range: ns from origin, +OFFSET from the trace's start
+    /// (+2.5s, +10ms), HH:MM:SS[.ns] (on the trace's first day) or
+    /// "YYYY-MM-DD HH:MM:SS[.ns]" (in the time zone of the text: local unless --clock-gmt).
+    #[arg(long)]
+    pub begin: Option<String>,
+    /// End of the time range (inclusive; same forms as --begin).
+    #[arg(long)]
+    pub end: Option<String>,
+    /// Only events whose name matches this glob (`*`, `?`); repeatable. Other classes
+    /// are passed over by their sizes, never decoded.
+    #[arg(long = "name")]
+    pub names: Vec<String>,
+    /// Only events of the streams of this CPU (the packet context's `cpu_id`); repeatable.
+    #[arg(long = "cpu")]
+    pub cpus: Vec<u64>,
+    /// Formatting threads (0: all cores). Slices of the trace are formatted in
+    /// parallel and written in order: the output does not depend on it.
+    #[arg(short = 'j', long = "jobs", default_value_t = 1)]
+    pub jobs: usize,
+}
+
+/// Babeltrace 2's text options.
+#[derive(clap::Args, Clone, Default)]
+pub struct ViewArgs {
+    /// Timestamps as seconds since the origin (`S.nnnnnnnnn`).
+    #[arg(long)]
+    pub clock_seconds: bool,
+    /// Timestamps in UTC (default: the local time zone, as TZ says).
+    #[arg(long)]
+    pub clock_gmt: bool,
+    /// Timestamps with their date.
+    #[arg(long)]
+    pub clock_date: bool,
+    /// Without the time since the previous event.
+    #[arg(long)]
+    pub no_delta: bool,
+    /// Names shown: payload, context, scope, header, all, none (comma-separated;
+    /// default payload,context).
+    #[arg(long = "names")]
+    pub show_names: Option<String>,
+    /// Header fields shown: trace, trace:hostname, trace:domain, trace:procname,
+    /// trace:vpid, loglevel, emf, callsite, all (comma-separated; default
+    /// trace:hostname,trace:procname,trace:vpid).
+    #[arg(short = 'f', long)]
+    pub fields: Option<String>,
+}
+
+/// Arguments of `print` (Babeltrace 2's text).
 #[derive(clap::Args)]
 pub struct PrintArgs {
     /// Trace directory.
     pub trace: PathBuf,
+    /// Output file (default: standard output).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// What is read.
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// How text is shown.
+    #[command(flatten)]
+    pub view: ViewArgs,
 }
 
 impl From<PrintArgs> for DumpArgs {
     fn from(p: PrintArgs) -> Self {
-        DumpArgs { trace: p.trace, text: true, format: "text".into(), output: None }
+        DumpArgs { trace: p.trace, text: true, format: "text".into(), output: p.output, select: p.select, view: p.view }
     }
 }
 
-/// Runs `dump`: every item in time order to stdout; a decoding error ends the output
-/// after everything decoded before it, and is returned.
+/// The text options of `v`.
+pub fn text_options(v: &ViewArgs) -> Result<TextOptions> {
+    let mut o = TextOptions { time: opts::time_format(v.clock_seconds, v.clock_gmt, v.clock_date), delta: !v.no_delta, ..TextOptions::default() };
+    if let Some(n) = &v.show_names {
+        o.names = parse_names(n)?;
+    }
+    if let Some(f) = &v.fields {
+        o.fields = parse_fields(f)?;
+    }
+    Ok(o)
+}
+
+/// Runs `dump`: every item in time order; a decoding error ends the output after
+/// everything decoded before it, and is returned.
 pub fn run(mut a: DumpArgs) -> Result<()> {
     match a.format.as_str() {
         "json" => {}
@@ -48,47 +137,73 @@ pub fn run(mut a: DumpArgs) -> Result<()> {
         f => anyhow::bail!("unknown format {f:?} (json, text or parquet)"),
     }
     let set = TraceSet::open(&a.trace)?;
-    let stdout = std::io::stdout();
-    let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    let mut merger = Merger::new(&set);
-    let mut buf = Vec::with_capacity(1 << 16);
-    let mut text = String::new();
-    let mut prev = None;
-    let hosts: Vec<Option<String>> = set.traces.iter().map(|t| ctf::dump::host_label(&t.class)).collect();
-    let result = (|| -> Result<()> {
-        while let Some(mut m) = merger.next()? {
-            let host = set.streams[m.stream].packets.first().and_then(|p| hosts[p.trace as usize].as_deref());
-            let r = if a.text {
-                if let Some(w) = notice_warning(&set, m.stream, &m.item) {
-                    eprintln!("{w}");
-                    continue;
-                }
-                text.clear();
-                let r = write_text(&mut text, &mut m.item, &mut prev, host);
-                buf.extend_from_slice(text.as_bytes());
-                r
-            } else {
-                write_json(&mut buf, &mut m.item)
-            };
-            if let Err(e) = r {
-                let (t, f) = {
-                    let s = &set.streams[m.stream];
-                    let p = s.packets.first().copied();
-                    (p.map(|p| p.trace), p.map(|p| p.file))
-                };
-                let _ = (t, f);
-                anyhow::bail!("decoding error at bit {} of a packet: {}", e.bit_pos, e.kind);
+    let topts = text_options(&a.view)?;
+    let offset = match topts.time {
+        ctf::text::TimeFormat::Wall { utc_offset, .. } => utc_offset,
+        ctf::text::TimeFormat::Seconds => None,
+    };
+    let start = super::analyze::trace_start(&set);
+    let time = |s: &Option<String>| s.as_deref().map(|s| opts::parse_time(s, start, offset)).transpose();
+    let range = (time(&a.select.begin)?.unwrap_or(i64::MIN), time(&a.select.end)?.unwrap_or(i64::MAX));
+    if range.0 > range.1 {
+        anyhow::bail!("--begin ({}) is after --end ({})", range.0, range.1);
+    }
+    let filter = read::Filter { range, streams: stream_filters(&set, &a.select) };
+    let text = a.text;
+    let make = || if text { TextWriter::text(&set, topts) } else { TextWriter::json(&set) };
+    let job = out::Job { set: &set, filter: &filter, writer: &make, text };
+    let mut sink: Box<dyn Write> = match &a.output {
+        Some(p) => Box::new(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let workers = if a.select.jobs == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { a.select.jobs };
+    let r = if workers <= 1 {
+        let all: Vec<_> = (0..set.streams.len()).map(|i| (i, 0..set.streams[i].packets.len())).collect();
+        out::serial(&job, &[(all, (i64::MIN, i64::MAX))], &mut sink)
+    } else {
+        // Slices of about 1 MiB of stream data: enough work per slice, little text held.
+        let slices = engine::clip(&engine::partition(&set, engine::Partition::Hybrid, 1 << 20), range);
+        let slices: Vec<_> = slices.into_iter().map(|s| (s.chunks, (s.lo, s.hi))).collect();
+        out::parallel(&job, &slices, workers, &mut sink)
+    };
+    let r = r.and_then(|()| sink.flush().context("writing output"));
+    match r {
+        // A reader that stopped early (`| head`) is not an error.
+        Err(e) if e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)) => Ok(()),
+        r => r,
+    }
+}
+
+/// Per stream: left out (`None`, a CPU not asked for), or the classes wanted.
+fn stream_filters(set: &TraceSet, s: &SelectArgs) -> Vec<Option<Option<Wanted>>> {
+    (0..set.streams.len())
+        .map(|i| {
+            if !s.cpus.is_empty() && !stream_cpu(set, i).is_some_and(|c| s.cpus.contains(&c)) {
+                return None;
             }
-            if buf.len() > 1 << 15 {
-                w.write_all(&buf).context("writing output")?;
-                buf.clear();
+            if s.names.is_empty() {
+                return Some(None);
             }
+            let first = set.streams[i].packets.first()?;
+            let plan = &set.traces[first.trace as usize].plan;
+            let sp = plan.stream(set.streams[i].class_id)?;
+            let mask = sp.events.iter().map(|e| s.names.iter().any(|g| glob(g, &e.name))).collect();
+            Some(Some(Wanted::new(sp, mask)))
+        })
+        .collect()
+}
+
+/// The `cpu_id` of a stream's first packet that holds an event (LTTng writes one
+/// stream per CPU).
+fn stream_cpu(set: &TraceSet, stream: usize) -> Option<u64> {
+    let mut c = StreamCursor::new(set, stream);
+    loop {
+        match c.next() {
+            Ok(Some(Item::Event(e))) => return e.packet_cpu_id(),
+            Ok(Some(_)) => {}
+            _ => return None,
         }
-        Ok(())
-    })();
-    w.write_all(&buf).context("writing output")?;
-    w.flush().context("writing output")?;
-    result
+    }
 }
 
 /// `dump --format parquet`: one Parquet file per event class.
@@ -103,28 +218,4 @@ fn parquet(a: &DumpArgs) -> Result<()> {
         eprintln!("warning: {} values did not fit their column's type and are null", rep.lost_values);
     }
     Ok(())
-}
-
-/// Babeltrace's warning for a discarded-events or lost-packets notice (the text view
-/// writes them to stderr, as Babeltrace does).
-fn notice_warning(set: &TraceSet, stream: usize, item: &ctf::stream::Item<'_, '_>) -> Option<String> {
-    use ctf::dump::clock_text;
-    use ctf::stream::Item;
-    let (n, what) = match item {
-        Item::Discarded(n) => (n, if n.count == 1 { "event" } else { "events" }),
-        Item::LostPackets(n) => (n, if n.count == 1 { "packet" } else { "packets" }),
-        Item::Event(_) => return None,
-    };
-    let s = &set.streams[stream];
-    let path = s.packets.first().map(|p| set.packet_file(p).1.path.display().to_string()).unwrap_or_default();
-    let when = match (n.begin_ns, n.end_ns) {
-        (Some(b), Some(e)) => format!(" between [{}] and [{}]", clock_text(b), clock_text(e)),
-        _ => String::new(),
-    };
-    Some(format!(
-        "WARNING: Tracer discarded {} {what}{when} within stream \"{path}\" (stream class ID: {}, stream ID: {}).",
-        n.count,
-        s.class_id,
-        s.instance.map_or("-".to_string(), |i| i.to_string())
-    ))
 }
