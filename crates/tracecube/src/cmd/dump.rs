@@ -38,8 +38,9 @@ impl From<PrintArgs> for DumpArgs {
     }
 }
 
-/// Runs `dump`: every item in time order to stdout; a decoding error ends the output
-/// after everything decoded before it, and is returned.
+/// Runs `dump`: every item in time order to stdout. A stream's decoding error ends
+/// that stream there; the others are written to their ends, then the errors are
+/// printed and the command fails.
 pub fn run(mut a: DumpArgs) -> Result<()> {
     match a.format.as_str() {
         "json" => {}
@@ -47,19 +48,21 @@ pub fn run(mut a: DumpArgs) -> Result<()> {
         "parquet" => return parquet(&a),
         f => anyhow::bail!("unknown format {f:?} (json, text or parquet)"),
     }
-    let set = TraceSet::open(&a.trace)?;
+    let set = super::open_traces(&a.trace)?;
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut merger = Merger::new(&set);
     let mut buf = Vec::with_capacity(1 << 16);
     let mut text = String::new();
     let mut prev = None;
+    let mut errors: Vec<ctf::error::Error> = Vec::new();
     let hosts: Vec<Option<String>> = set.traces.iter().map(|t| ctf::dump::host_label(&t.class)).collect();
     let result = (|| -> Result<()> {
-        while let Some(mut m) = merger.next()? {
-            let host = set.streams[m.stream].packets.first().and_then(|p| hosts[p.trace as usize].as_deref());
+        while let Some(mut m) = merger.next_collecting(&mut errors) {
+            let stream = m.stream;
+            let host = set.streams[stream].packets.first().and_then(|p| hosts[p.trace as usize].as_deref());
             let r = if a.text {
-                if let Some(w) = notice_warning(&set, m.stream, &m.item) {
+                if let Some(w) = notice_warning(&set, stream, &m.item) {
                     eprintln!("{w}");
                     continue;
                 }
@@ -71,13 +74,12 @@ pub fn run(mut a: DumpArgs) -> Result<()> {
                 write_json(&mut buf, &mut m.item)
             };
             if let Err(e) = r {
-                let (t, f) = {
-                    let s = &set.streams[m.stream];
-                    let p = s.packets.first().copied();
-                    (p.map(|p| p.trace), p.map(|p| p.file))
-                };
-                let _ = (t, f);
-                anyhow::bail!("decoding error at bit {} of a packet: {}", e.bit_pos, e.kind);
+                // A field that does not decode ends its stream there; the others go on.
+                drop(m);
+                let at = merger.cursor(stream).packet().copied();
+                merger.retire(stream);
+                let path = at.map(|p| set.packet_file(&p).1.path.clone()).unwrap_or_default();
+                errors.push(ctf::error::Error::Stream { path, offset: at.map_or(0, |p| p.info.offset) + e.bit_pos / 8, kind: e.kind });
             }
             if buf.len() > 1 << 15 {
                 w.write_all(&buf).context("writing output")?;
@@ -88,13 +90,14 @@ pub fn run(mut a: DumpArgs) -> Result<()> {
     })();
     w.write_all(&buf).context("writing output")?;
     w.flush().context("writing output")?;
-    result
+    result?;
+    super::fail_on_stream_errors(&errors)
 }
 
 /// `dump --format parquet`: one Parquet file per event class.
 fn parquet(a: &DumpArgs) -> Result<()> {
     let dir = a.output.as_ref().ok_or_else(|| anyhow::anyhow!("--format parquet needs --output DIR (one file per event class)"))?;
-    let set = TraceSet::open(&a.trace)?;
+    let set = super::open_traces(&a.trace)?;
     let rep = export::events::export_events(&set, dir, export::Format::Parquet)?;
     for (name, path, rows) in &rep.tables {
         eprintln!("{rows:>9} rows  {name}  {}", path.display());
