@@ -143,7 +143,12 @@ pub fn run_with_progress(set: &TraceSet, which: AnalysisKind, opts: &RunOptions,
 /// [`run_with_progress`] that reads on past damaged streams: the report of everything
 /// that could be read, and the streams' errors (see [`engine::run_reporting`]). `Err`
 /// only for a failure of the run itself.
-pub fn run_reporting(set: &TraceSet, which: AnalysisKind, opts: &RunOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<(Report, Vec<EngineError>), AnalysisError> {
+pub fn run_reporting(
+    set: &TraceSet,
+    which: AnalysisKind,
+    opts: &RunOptions,
+    progress: Option<&dyn Fn(u64, u64)>,
+) -> Result<(Report, Vec<EngineError>), AnalysisError> {
     let e = opts.engine();
     let keep = |t: i32| opts.tids.is_empty() || opts.tids.contains(&t);
     let lim = opts.limit.unwrap_or(usize::MAX);

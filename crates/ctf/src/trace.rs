@@ -317,8 +317,22 @@ fn group_streams(traces: &[Trace], warnings: &mut Vec<String>) -> Vec<Stream> {
     let mut order: Vec<Key> = Vec::new();
     let mut unique = 0usize;
     for (ti, t) in traces.iter().enumerate() {
+        // First packets seen in this trace: a second file starting with the same
+        // packet, byte for byte (a copy), claims a stream already held, whatever its ids.
+        let mut firsts: BTreeMap<(u64, Option<u64>, Option<u64>, u64, u64), usize> = BTreeMap::new();
         for (fi, f) in t.files.iter().enumerate() {
             let first = f.packets.first();
+            if let Some(p) = first.filter(|p| p.ts_begin.is_some()) {
+                fn bytes<'a>(f: &'a StreamFile, p: &PacketInfo) -> Option<&'a [u8]> {
+                    f.bytes.get(p.offset as usize..p.offset.saturating_add(p.total_bits / 8) as usize)
+                }
+                let held = firsts.get(&(p.stream_class, p.ts_begin, p.ts_end, p.total_bits, p.content_bits)).copied();
+                if let Some(held) = held.filter(|&h| bytes(&t.files[h], p) == bytes(f, p)) {
+                    warnings.push(format!("{}: begins with the same packet as {} (a copy?): not read", f.path.display(), t.files[held].path.display()));
+                    continue;
+                }
+                firsts.insert((p.stream_class, p.ts_begin, p.ts_end, p.total_bits, p.content_bits), fi);
+            }
             let class = first.map(|p| p.stream_class).unwrap_or(0);
             let instance = first.and_then(|p| p.instance);
             let key = match (t.class.uuid, instance) {

@@ -19,8 +19,8 @@ use ctf::trace::TraceSet;
 use crate::partition::{clip, partition, Slice};
 use crate::{Analysis, EngineOptions};
 
-pub use slice::{process_slice, process_slice_from, process_slice_taking_over};
 use slice::read_slice;
+pub use slice::{process_slice, process_slice_from, process_slice_taking_over};
 
 /// What an analysis is told about the item it receives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
