@@ -30,6 +30,7 @@ mod skim;
 pub use ahead::{Ahead, AheadBuf, Copied, CopyRequest, CopySpec, AHEAD_ROOM, COPY_WINDOW, MAX_COPIES};
 pub use event::{EventRef, EventScope};
 use packet::has_ts_range;
+pub use packet::{OVERLAP_NS, PACKET_END_SLACK_NS};
 pub use pair::PairCount;
 use skim::SkimEnd;
 

@@ -138,14 +138,19 @@ fn damage(d: Damage, root: &Path, dir: &Path, rng: &mut Rng) {
                 flip(&file, off + rng.below(64), rng.next());
                 return;
             }
-            // The packet's size or content size field, made absurd.
+            // The packet's size or content size field (64 or 32 bits, either byte
+            // order), made absurd.
             let mut b = std::fs::read(&file).unwrap();
             let want = if rng.below(2) == 0 { total } else { content };
-            let head = &b[off as usize..(off as usize + 128).min(b.len())];
-            let at = (0..head.len().saturating_sub(7)).find(|&i| u64::from_le_bytes(head[i..i + 8].try_into().unwrap()) == want);
-            let at = at.expect("a packet-size field in the first 128 bytes") + off as usize;
-            let bad = [u64::MAX, want * 1024, total + 8, 1 << 40][rng.below(4) as usize];
-            b[at..at + 8].copy_from_slice(&bad.to_le_bytes());
+            let o = off as usize;
+            let head = &b[o..(o + 128).min(b.len())];
+            let forms: [Vec<u8>; 4] =
+                [want.to_le_bytes().into(), want.to_be_bytes().into(), (want as u32).to_le_bytes().into(), (want as u32).to_be_bytes().into()];
+            let found = forms.iter().find_map(|f| (0..head.len().saturating_sub(f.len() - 1)).find(|&i| head[i..i + f.len()] == f[..]).map(|i| (i, f.len())));
+            let (at, n) = found.unwrap_or((40, 8));
+            let bad = [u64::MAX, want.saturating_mul(1024), total + 8, 1 << 40][rng.below(4) as usize];
+            let bytes = if n == 8 { bad.to_le_bytes().to_vec() } else { (bad as u32 | 1).to_le_bytes().to_vec() };
+            b[o + at..o + at + n].copy_from_slice(&bytes);
             std::fs::write(&file, b).unwrap();
         }
         Damage::PayloadFlip => flip(&file, rng.below(len), rng.next()),
@@ -164,9 +169,9 @@ fn damage(d: Damage, root: &Path, dir: &Path, rng: &mut Rng) {
             flip(&m, rng.below(n), rng.next());
         }
         Damage::LinkFarm => {
-            // The trace moved aside (hidden: not searched), a folder of links to its
-            // files in its place, as users build for lttng-analyses.
-            let real = root.join(".real");
+            // The trace moved aside (out of the search), a folder of links to its files
+            // in its place, as users build for lttng-analyses.
+            let real = root.with_file_name(format!(".{}-real", root.file_name().unwrap().to_string_lossy()));
             std::fs::rename(dir, &real).unwrap();
             std::fs::create_dir(dir).unwrap();
             for e in std::fs::read_dir(&real).unwrap() {

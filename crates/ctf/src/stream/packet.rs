@@ -263,7 +263,7 @@ impl<'t> StreamCursor<'t> {
 /// before the last event of the one before; their packets' *ends* overlap the next
 /// beginning by up to 1.25 ms (`ust-hello-lost`; 1.5 µs in `synctraces-scp-src`), so
 /// events are allowed that much too. Beyond it, time going back is an error
-/// ([`StreamCursor::check_time`]): a flipped bit of weight 2^20 or more in a
+/// (checked as each packet is opened): a flipped bit of weight 2^20 or more in a
 /// `timestamp_begin` is caught (any flip where an index file holds the packet's times).
 pub const OVERLAP_NS: i64 = 1_250_000;
 

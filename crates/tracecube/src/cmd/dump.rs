@@ -61,6 +61,8 @@ pub fn run(mut a: DumpArgs) -> Result<()> {
         while let Some(mut m) = merger.next_collecting(&mut errors) {
             let stream = m.stream;
             let host = set.streams[stream].packets.first().and_then(|p| hosts[p.trace as usize].as_deref());
+            // (An item that fails half-written is taken back: no partial line.)
+            let mark = buf.len();
             let r = if a.text {
                 if let Some(w) = notice_warning(&set, stream, &m.item) {
                     eprintln!("{w}");
@@ -75,6 +77,7 @@ pub fn run(mut a: DumpArgs) -> Result<()> {
             };
             if let Err(e) = r {
                 // A field that does not decode ends its stream there; the others go on.
+                buf.truncate(mark);
                 drop(m);
                 let at = merger.cursor(stream).packet().copied();
                 merger.retire(stream);
