@@ -33,13 +33,16 @@ pub fn open_traces(path: &Path) -> anyhow::Result<TraceSet> {
 /// Prints each stream error to stderr, then fails when there was one (the command
 /// then exits non-zero, after printing everything it could read: every intact stream
 /// whole, a damaged one up to its damage).
+/// (One error is the command's error: one line.)
 pub fn fail_on_stream_errors<E: std::fmt::Display>(errors: &[E]) -> anyhow::Result<()> {
-    for e in errors {
-        eprintln!("tracecube: error: {e}");
-    }
-    match errors.len() {
-        0 => Ok(()),
-        1 => anyhow::bail!("a stream could not be read to its end (the output holds what could be read)"),
-        n => anyhow::bail!("{n} stream errors (the output holds what could be read)"),
+    match errors {
+        [] => Ok(()),
+        [e] => anyhow::bail!("{e}"),
+        _ => {
+            for e in errors {
+                eprintln!("tracecube: error: {e}");
+            }
+            anyhow::bail!("{} streams could not be read to their end (the output holds what could be read)", errors.len())
+        }
     }
 }
