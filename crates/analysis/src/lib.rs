@@ -133,25 +133,46 @@ pub fn run(set: &TraceSet, which: AnalysisKind, opts: &RunOptions) -> Result<Rep
 
 /// [`run`], calling `progress(bytes done, bytes in all)` as slices are merged.
 pub fn run_with_progress(set: &TraceSet, which: AnalysisKind, opts: &RunOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<Report, AnalysisError> {
+    let (report, faults) = run_reporting(set, which, opts, progress)?;
+    match faults.into_iter().next() {
+        Some(e) => Err(e.into()),
+        None => Ok(report),
+    }
+}
+
+/// [`run_with_progress`] that reads on past damaged streams: the report of everything
+/// that could be read, and the streams' errors (see [`engine::run_reporting`]). `Err`
+/// only for a failure of the run itself.
+pub fn run_reporting(
+    set: &TraceSet,
+    which: AnalysisKind,
+    opts: &RunOptions,
+    progress: Option<&dyn Fn(u64, u64)>,
+) -> Result<(Report, Vec<EngineError>), AnalysisError> {
     let e = opts.engine();
     let keep = |t: i32| opts.tids.is_empty() || opts.tids.contains(&t);
     let lim = opts.limit.unwrap_or(usize::MAX);
     Ok(match which {
-        AnalysisKind::Count => Report::Count(engine::run_with_progress(&count::Count::new(set), set, &e, progress)?),
+        AnalysisKind::Count => {
+            let o = engine::run_reporting(&count::Count::new(set), set, &e, progress)?;
+            (Report::Count(o.output), o.faults)
+        }
         AnalysisKind::Cpu => {
-            let mut r = engine::run_with_progress(&cpu::Cpu::new(set, opts.head), set, &e, progress)?;
+            let o = engine::run_reporting(&cpu::Cpu::new(set, opts.head), set, &e, progress)?;
+            let mut r = o.output;
             r.threads.retain(|t| keep(t.tid));
             r.threads.truncate(lim);
-            Report::Cpu(r)
+            (Report::Cpu(r), o.faults)
         }
         AnalysisKind::Io => {
-            let mut r = engine::run_with_progress(&io::Io::new(set, opts.head).with_workers(e.worker_count()), set, &e, progress)?;
+            let o = engine::run_reporting(&io::Io::new(set, opts.head).with_workers(e.worker_count()), set, &e, progress)?;
+            let mut r = o.output;
             r.threads.retain(|t| keep(t.tid));
             r.processes.retain(|p| keep(p.pid) || opts.tids.is_empty());
             r.threads.truncate(lim);
             r.processes.truncate(lim);
             r.files.truncate(lim);
-            Report::Io(r)
+            (Report::Io(r), o.faults)
         }
     })
 }

@@ -554,7 +554,7 @@ impl Decoder {
             return Ok(());
         }
         if n > left && n > MAX_EMPTY_ELEMENTS {
-            return Err(DecodeError::new(cur.pos, K::OutOfBounds { needed: n, available: left }));
+            return Err(DecodeError::new(cur.pos, K::Invalid(format!("array of {n} elements, more than the {left} bits left in the packet content hold"))));
         }
         v.begin_array();
         for _ in 0..n {

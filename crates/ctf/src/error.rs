@@ -39,6 +39,17 @@ pub enum DecodeErrorKind {
     /// A field's value is unusable (e.g. a length that does not fit).
     #[error("{0}")]
     Invalid(String),
+    /// A stream's time goes back: a packet begins before the one before it ends, or
+    /// before the stream's last event, by more than old tracers' packets overlap.
+    #[error("time goes back: {what} at {to} ns, after {from} ns")]
+    TimeGoesBack {
+        /// What begins too early.
+        what: &'static str,
+        /// The time it should not be before (ns from origin).
+        from: i64,
+        /// The earlier time (ns from origin).
+        to: i64,
+    },
     /// Nesting of compound fields is deeper than the decoder allows.
     #[error("field nesting deeper than {0}")]
     TooDeep(usize),
@@ -65,12 +76,12 @@ impl DecodeError {
 #[non_exhaustive]
 pub enum Error {
     /// Reading a file failed.
-    #[error("{path}: {source}")]
+    #[error("{path}: {err}")]
     Io {
         /// The file.
         path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
+        /// The OS error (in the message, not a `source()`: printed once).
+        err: std::io::Error,
     },
     /// The metadata is malformed or unsupported.
     #[error("{path}: metadata line {line}: {msg}")]
@@ -102,9 +113,33 @@ pub enum Error {
         /// The cause.
         kind: DecodeErrorKind,
     },
+    /// The files on disk are not laid out as a trace (a `metadata` that is a directory,
+    /// a trace deeper than the search goes).
+    #[error("{path}: {msg}")]
+    Layout {
+        /// The file or directory.
+        path: PathBuf,
+        /// What is wrong.
+        msg: String,
+    },
     /// No trace (no `metadata` file) was found.
     #[error("{0}: no CTF trace found (no file named `metadata`)")]
     NoTrace(PathBuf),
+}
+
+impl Error {
+    /// A copy of this error (an OS error keeps its kind and message), for reporting it
+    /// in more than one place (a stream's indexing error, reported by each reader).
+    pub fn duplicate(&self) -> Error {
+        match self {
+            Error::Stream { path, offset, kind } => Error::Stream { path: path.clone(), offset: *offset, kind: kind.clone() },
+            Error::Io { path, err } => Error::Io { path: path.clone(), err: std::io::Error::new(err.kind(), err.to_string()) },
+            Error::Metadata { path, line, msg } => Error::Metadata { path: path.clone(), line: *line, msg: msg.clone() },
+            Error::MetadataPacket { path, offset, msg } => Error::MetadataPacket { path: path.clone(), offset: *offset, msg: msg.clone() },
+            Error::Layout { path, msg } => Error::Layout { path: path.clone(), msg: msg.clone() },
+            Error::NoTrace(p) => Error::NoTrace(p.clone()),
+        }
+    }
 }
 
 /// Convenient result alias.

@@ -130,6 +130,10 @@ pub fn scan_packets(plan: &Plan, data: &[u8], path: &Path) -> (Vec<PacketInfo>, 
 /// Reads an LTTng index file. Returns `None` when it is absent, malformed, or does not
 /// describe `file_len` bytes of contiguous packets (the caller then scans the file).
 pub fn read_index_file(idx_path: &Path, file_len: u64) -> Option<Vec<PacketInfo>> {
+    // Only a regular file (a FIFO would block the read forever), links followed.
+    if !std::fs::metadata(idx_path).ok()?.is_file() {
+        return None;
+    }
     let b = std::fs::read(idx_path).ok()?;
     let be32 = |o: usize| Some(u32::from_be_bytes(b.get(o..o + 4)?.try_into().ok()?));
     let be64 = |o: usize| Some(u64::from_be_bytes(b.get(o..o + 8)?.try_into().ok()?));

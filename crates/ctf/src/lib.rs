@@ -30,6 +30,36 @@
 //! - A packet whose size runs past the end of its file is read up to the end, then the
 //!   error is reported (events before the damage are delivered).
 //! - Metadata: unknown attributes are warnings; unused declarations are still checked.
+//! - Clock-less LTTng 2.0-era metadata (no `clock` block, no integer mapped to a clock):
+//!   the event header's `timestamp` (also inside its compact/extended variant) and the
+//!   packet context's `timestamp_begin`/`timestamp_end` get an implicit 1 GHz clock of
+//!   origin 0, as Babeltrace 1 reads them.
+//!
+//! # What happens on damage
+//!
+//! Nothing is invented and nothing is hidden:
+//!
+//! - Discovery ([`trace`]) follows symbolic links (a folder of links reads as the trace
+//!   it points to; loops are detected and reported), opens regular files only (a FIFO
+//!   among the stream files or in `index/` is left out, never read), and reports what it
+//!   leaves out in [`trace::TraceSet::warnings`]: non-regular entries, and a file that
+//!   begins with the same packet as another (a backup copy) or whose time overlaps the
+//!   files of the stream it claims. A `metadata` that is not a regular file, or a trace
+//!   deeper than [`trace::MAX_DEPTH`], is an error saying so.
+//! - A stream file is indexed up to its first unreadable packet; the error is kept
+//!   ([`trace::StreamFile::error`]) and reported by every reader that reaches the end of
+//!   that stream, also when no packet at all could be read (then the stream is empty
+//!   but still reported).
+//! - A stream's reader ([`stream::StreamCursor`]) stops at its first error, after every
+//!   item before it. Besides decoding errors, time going back is an error: a packet
+//!   beginning after its own end, before the stream's last event (beyond the overlap
+//!   old LTTng versions write, [`stream::OVERLAP_NS`]) or well before the previous
+//!   packet's end, and an `index/*.idx` entry that gives another size or time than the
+//!   packet itself.
+//! - The time-merge ([`merge::Merger`]) retires a stream at its error and goes on with
+//!   the others: intact streams are delivered whole, a damaged one up to its damage.
+//!   The errors are returned (each naming the file and byte offset), and the commands
+//!   exit non-zero after printing everything they could read.
 //!
 //! # Example
 //!

@@ -4,11 +4,21 @@
 //! its own order even where its packets overlap in time (old LTTng): the merge never
 //! needs a stream's timestamps to be monotonic, so it never aborts on them.
 //! Notices are ordered by the beginning of the interval they cover.
+//!
+//! # Damage
+//!
+//! A stream that cannot be read on (a decoding error in a packet, a packet index that
+//! ends early, a first packet that is unreadable) is retired at that point: its error
+//! is returned once, when the stream's turn comes (right after its last good item, or
+//! at the start for a stream that yields nothing), and the merge goes on with the other
+//! streams. So every intact stream is delivered whole and a damaged one up to its
+//! damage (a prefix of what it holds). [`Merger::next_collecting`] gathers the errors
+//! for the caller to report at the end (and to exit non-zero on).
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::stream::{Item, StreamCursor};
 use crate::trace::TraceSet;
 
@@ -21,6 +31,8 @@ pub struct Merger<'t> {
     /// Last key of each stream (for keying errors and clock-less items).
     keys: Vec<i64>,
     started: bool,
+    /// Errors of streams met while starting, returned before anything else.
+    failed: VecDeque<Error>,
 }
 
 /// What the merger yields, with the index of the stream it comes from.
@@ -36,7 +48,7 @@ impl<'t> Merger<'t> {
     pub fn new(set: &'t TraceSet) -> Self {
         let cursors: Vec<_> = (0..set.streams.len()).map(|i| StreamCursor::new(set, i)).collect();
         let n = cursors.len();
-        Merger { cursors, heap: BinaryHeap::new(), last: None, keys: vec![i64::MIN; n], started: false }
+        Merger { cursors, heap: BinaryHeap::new(), last: None, keys: vec![i64::MIN; n], started: false, failed: VecDeque::new() }
     }
 
     /// A merger over the given cursors (one per stream, in stream order), each
@@ -44,7 +56,7 @@ impl<'t> Merger<'t> {
     /// from each cursor's next item.
     pub fn from_cursors(cursors: Vec<StreamCursor<'t>>) -> Self {
         let n = cursors.len();
-        Merger { cursors, heap: BinaryHeap::new(), last: None, keys: vec![i64::MIN; n], started: false }
+        Merger { cursors, heap: BinaryHeap::new(), last: None, keys: vec![i64::MIN; n], started: false, failed: VecDeque::new() }
     }
 
     /// The cursor of stream `i` (e.g. to see which packet the last item came from).
@@ -65,14 +77,42 @@ impl<'t> Merger<'t> {
     }
 
     /// The next item in time order, or `None` at the end. A stream's decoding error is
-    /// returned when that stream's turn comes; items before it were all delivered.
+    /// returned when that stream's turn comes (items before it were all delivered);
+    /// that stream is then retired and the next call goes on with the others.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Merged<'_, 't>>> {
+        Ok(self.step()?.map(|i| Merged { stream: i, item: self.cursors[i].current() }))
+    }
+
+    /// [`Merger::next`] that puts each stream's error into `errors` and goes on: the
+    /// next item of the streams still readable, `None` at the end.
+    pub fn next_collecting(&mut self, errors: &mut Vec<Error>) -> Option<Merged<'_, 't>> {
+        let i = loop {
+            match self.step() {
+                Ok(i) => break i?,
+                Err(e) => errors.push(e),
+            }
+        };
+        Some(Merged { stream: i, item: self.cursors[i].current() })
+    }
+
+    /// Retires stream `i`, whose item was returned last, as if its cursor had ended
+    /// there (a caller that failed on its item: the other streams go on).
+    pub fn retire(&mut self, i: usize) {
+        if self.last == Some(i) {
+            self.last = None;
+        }
+    }
+
+    /// Advances the merge: the stream whose cursor holds the next item.
+    fn step(&mut self) -> Result<Option<usize>> {
         if !self.started {
             self.started = true;
             for i in 0..self.cursors.len() {
-                if let Some(k) = self.peek_first(i)? {
-                    self.heap.push(Reverse((k, i)));
+                match self.advance(i) {
+                    Ok(Some(k)) => self.heap.push(Reverse((k, i))),
+                    Ok(None) => {}
+                    Err(e) => self.failed.push_back(e),
                 }
             }
         } else if let Some(i) = self.last.take() {
@@ -81,17 +121,16 @@ impl<'t> Merger<'t> {
                 let ahead = self.heap.peek().is_none_or(|Reverse(top)| (k, i) < *top);
                 if ahead {
                     self.last = Some(i);
-                    return Ok(Some(Merged { stream: i, item: self.cursors[i].current() }));
+                    return Ok(Some(i));
                 }
                 self.heap.push(Reverse((k, i)));
             }
         }
+        if let Some(e) = self.failed.pop_front() {
+            return Err(e);
+        }
         let Some(Reverse((_, i))) = self.heap.pop() else { return Ok(None) };
         self.last = Some(i);
-        Ok(Some(Merged { stream: i, item: self.cursors[i].current() }))
-    }
-
-    fn peek_first(&mut self, i: usize) -> Result<Option<i64>> {
-        self.advance(i)
+        Ok(Some(i))
     }
 }

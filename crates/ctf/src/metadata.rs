@@ -107,7 +107,7 @@ pub fn metadata_text(bytes: &[u8], path: &Path) -> Result<MetadataText> {
 
 /// Reads and parses the metadata file at `path`.
 pub fn load_metadata(path: &Path) -> Result<(TraceClass, MetadataFormat)> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.into(), source })?;
+    let bytes = std::fs::read(path).map_err(|err| Error::Io { path: path.into(), err })?;
     parse_metadata(&bytes, path)
 }
 

@@ -30,6 +30,7 @@ mod skim;
 pub use ahead::{Ahead, AheadBuf, Copied, CopyRequest, CopySpec, AHEAD_ROOM, COPY_WINDOW, MAX_COPIES};
 pub use event::{EventRef, EventScope};
 use packet::has_ts_range;
+pub use packet::{OVERLAP_NS, PACKET_END_SLACK_NS};
 pub use pair::PairCount;
 use skim::SkimEnd;
 
@@ -216,6 +217,9 @@ pub struct StreamCursor<'t> {
     replaying: bool,
     /// Whether skimming reads whole packets in pairs ([`StreamCursor::read_in_pairs`]).
     pairs: bool,
+    /// Whether `dec.clock` holds this stream's clock as the packet before the next one
+    /// left it (read by this cursor): then a packet beginning before it is an error.
+    clock_known: bool,
 }
 
 impl<'t> StreamCursor<'t> {
@@ -262,6 +266,7 @@ impl<'t> StreamCursor<'t> {
             pairing: None,
             replaying: false,
             pairs: true,
+            clock_known: false,
         }
     }
 
@@ -438,7 +443,7 @@ impl<'t> StreamCursor<'t> {
                         // Re-scan to rebuild the (non-Clone) error.
                         let file = &self.set.traces[t as usize].files[f as usize];
                         if let Some(e) = &file.error {
-                            return Err(clone_error(e));
+                            return Err(e.duplicate());
                         }
                     }
                 }
@@ -569,16 +574,6 @@ impl<'t> StreamCursor<'t> {
 enum Step {
     Notice((bool, Notice)),
     Event,
-}
-
-fn clone_error(e: &Error) -> Error {
-    match e {
-        Error::Stream { path, offset, kind } => Error::Stream { path: path.clone(), offset: *offset, kind: kind.clone() },
-        Error::Io { path, source } => Error::Io { path: path.clone(), source: std::io::Error::new(source.kind(), source.to_string()) },
-        Error::Metadata { path, line, msg } => Error::Metadata { path: path.clone(), line: *line, msg: msg.clone() },
-        Error::MetadataPacket { path, offset, msg } => Error::MetadataPacket { path: path.clone(), offset: *offset, msg: msg.clone() },
-        Error::NoTrace(p) => Error::NoTrace(p.clone()),
-    }
 }
 
 impl HeaderCopy {

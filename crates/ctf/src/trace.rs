@@ -15,6 +15,9 @@ use crate::index::{read_index_file, scan_packets, PacketInfo};
 use crate::ir::{MetadataFormat, TraceClass};
 use crate::plan::Plan;
 
+mod discover;
+pub use discover::MAX_DEPTH;
+
 /// The bytes of a file: memory-mapped, or read when mapping is impossible (empty files).
 ///
 /// Safety argument for mapping: trace files are opened read-only and tracecube never
@@ -40,7 +43,7 @@ impl std::ops::Deref for FileBytes {
 impl FileBytes {
     /// Maps (or reads) a file.
     pub fn open(path: &Path) -> Result<FileBytes> {
-        let io = |source| Error::Io { path: path.into(), source };
+        let io = |err| Error::Io { path: path.into(), err };
         let f = std::fs::File::open(path).map_err(io)?;
         let len = f.metadata().map_err(io)?.len();
         if len == 0 || std::env::var_os("TRACECUBE_NO_MMAP").is_some() {
@@ -139,26 +142,28 @@ pub struct TraceSet {
     pub traces: Vec<Trace>,
     /// Streams, in a deterministic order.
     pub streams: Vec<Stream>,
+    /// What was found but not read, and why (a FIFO among the stream files, a file
+    /// claiming a stream another file holds): for the reader to print.
+    pub warnings: Vec<String>,
 }
-
-/// Directory depth searched for `metadata` files.
-const MAX_DEPTH: usize = 16;
 
 impl TraceSet {
     /// Opens every trace below `root` (or the trace `root` is).
+    /// Symbolic links are followed (loops detected); only regular files are opened;
+    /// what is left out is in [`TraceSet::warnings`].
     pub fn open(root: &Path) -> Result<TraceSet> {
-        let mut dirs = Vec::new();
-        find_metadata_dirs(root, 0, &mut dirs)?;
-        dirs.sort();
-        if dirs.is_empty() {
-            return Err(Error::NoTrace(root.into()));
+        let mut found = discover::find_traces(root)?;
+        found.dirs.sort();
+        if found.dirs.is_empty() {
+            return Err(discover::no_trace(root, &found));
         }
+        let mut warnings = std::mem::take(&mut found.warnings);
         let mut traces = Vec::new();
-        for dir in dirs {
-            traces.push(open_trace(&dir)?);
+        for dir in &found.dirs {
+            traces.push(open_trace(dir, &mut warnings)?);
         }
-        let streams = group_streams(&traces);
-        Ok(TraceSet { root: root.into(), traces, streams })
+        let streams = group_streams(&traces, &mut warnings);
+        Ok(TraceSet { root: root.into(), traces, streams, warnings })
     }
 
     /// The trace, file and packet of a stream's packet.
@@ -195,7 +200,7 @@ impl TraceSet {
 impl TraceSet {
     /// An empty set (no traces yet); `root` only names it in errors and reports.
     pub fn in_memory(root: &Path) -> TraceSet {
-        TraceSet { root: root.into(), traces: Vec::new(), streams: Vec::new() }
+        TraceSet { root: root.into(), traces: Vec::new(), streams: Vec::new(), warnings: Vec::new() }
     }
 
     /// Adds a trace described by the metadata `bytes` (TSDL plain or packetized, or
@@ -266,49 +271,12 @@ fn one_stream_per_file(traces: &[Trace]) -> Vec<Stream> {
     out
 }
 
-fn find_metadata_dirs(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<()> {
-    let io = |source| Error::Io { path: dir.into(), source };
-    let md = std::fs::metadata(dir).map_err(io)?;
-    if md.is_file() {
-        // A metadata file given directly.
-        if dir.file_name().is_some_and(|n| n == "metadata") {
-            out.push(dir.parent().unwrap_or(Path::new(".")).into());
-        }
-        return Ok(());
-    }
-    if dir.join("metadata").is_file() {
-        out.push(dir.into());
-    }
-    if depth >= MAX_DEPTH {
-        return Ok(());
-    }
-    let mut entries: Vec<_> = std::fs::read_dir(dir).map_err(io)?.filter_map(|e| e.ok()).collect();
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let name = e.file_name();
-        if name.to_string_lossy().starts_with('.') || name == "index" {
-            continue;
-        }
-        if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
-            find_metadata_dirs(&e.path(), depth + 1, out)?;
-        }
-    }
-    Ok(())
-}
-
-fn open_trace(dir: &Path) -> Result<Trace> {
+fn open_trace(dir: &Path, warnings: &mut Vec<String>) -> Result<Trace> {
     let mpath = dir.join("metadata");
     let (class, format) = crate::metadata::load_metadata(&mpath)?;
     let plan = Plan::compile(&class).map_err(|e| Error::Metadata { path: mpath.clone(), line: 0, msg: e.0 })?;
     let clocks = class.clocks.iter().map(ClockConv::new).collect();
-    let mut names: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|source| Error::Io { path: dir.into(), source })?
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
-        .map(|e| e.file_name())
-        .filter(|n| n != "metadata" && !n.to_string_lossy().starts_with('.'))
-        .collect();
-    names.sort();
+    let names = discover::stream_names(dir, warnings)?;
     let mut files = Vec::new();
     for name in names {
         let path = dir.join(&name);
@@ -338,15 +306,35 @@ fn index_agrees(plan: &Plan, data: &[u8], packets: &[PacketInfo]) -> bool {
     }
 }
 
-fn group_streams(traces: &[Trace]) -> Vec<Stream> {
+/// Groups files into streams. Files of one stream (same trace UUID, stream class and
+/// instance) follow each other in time; a file whose first packet begins before the
+/// stream's files so far end (a backup copy, two files claiming one stream) is left out
+/// with a warning rather than counted twice.
+fn group_streams(traces: &[Trace], warnings: &mut Vec<String>) -> Vec<Stream> {
     // Key: (uuid, stream class, instance) when both are known; else unique per file.
     type Key = (Option<[u8; 16]>, u64, Option<u64>, usize);
     let mut groups: BTreeMap<Key, Vec<(u32, u32)>> = BTreeMap::new();
     let mut order: Vec<Key> = Vec::new();
     let mut unique = 0usize;
     for (ti, t) in traces.iter().enumerate() {
+        // First packets seen in this trace: a second file starting with the same
+        // packet, byte for byte (a copy), claims a stream already held, whatever its ids.
+        // (By stream class, first and last clock values, total and content sizes.)
+        type FirstPacket = (u64, Option<u64>, Option<u64>, u64, u64);
+        let mut firsts: BTreeMap<FirstPacket, usize> = BTreeMap::new();
         for (fi, f) in t.files.iter().enumerate() {
             let first = f.packets.first();
+            if let Some(p) = first.filter(|p| p.ts_begin.is_some()) {
+                fn bytes<'a>(f: &'a StreamFile, p: &PacketInfo) -> Option<&'a [u8]> {
+                    f.bytes.get(p.offset as usize..p.offset.saturating_add(p.total_bits / 8) as usize)
+                }
+                let held = firsts.get(&(p.stream_class, p.ts_begin, p.ts_end, p.total_bits, p.content_bits)).copied();
+                if let Some(held) = held.filter(|&h| bytes(&t.files[h], p) == bytes(f, p)) {
+                    warnings.push(format!("{}: begins with the same packet as {} (a copy?): not read", f.path.display(), t.files[held].path.display()));
+                    continue;
+                }
+                firsts.insert((p.stream_class, p.ts_begin, p.ts_end, p.total_bits, p.content_bits), fi);
+            }
             let class = first.map(|p| p.stream_class).unwrap_or(0);
             let instance = first.and_then(|p| p.instance);
             let key = match (t.class.uuid, instance) {
@@ -369,10 +357,23 @@ fn group_streams(traces: &[Trace]) -> Vec<Stream> {
             let file = &traces[t as usize].files[f as usize];
             (file.packets.first().and_then(|p| p.ts_begin).unwrap_or(0), t, f)
         });
-        let mut packets = Vec::new();
+        let mut packets: Vec<PacketRef> = Vec::new();
         let mut error = None;
         for &(t, f) in &files {
             let file = &traces[t as usize].files[f as usize];
+            let end = packets.last().and_then(|p| p.info.ts_end.filter(|_| p.trace == t));
+            if let (Some(end), Some(begin)) = (end, file.packets.first().and_then(|p| p.ts_begin)) {
+                if begin < end {
+                    let held = packets.last().map(|p| traces[p.trace as usize].files[p.file as usize].path.display().to_string()).unwrap_or_default();
+                    warnings.push(format!(
+                        "{}: claims stream {} (class {}) from {held}, whose time it overlaps (a copy?): not read",
+                        file.path.display(),
+                        key.2.map_or("-".into(), |i| i.to_string()),
+                        key.1
+                    ));
+                    continue;
+                }
+            }
             packets.extend(file.packets.iter().map(|&info| PacketRef { trace: t, file: f, info }));
             if file.error.is_some() {
                 error = Some((t, f));

@@ -60,6 +60,9 @@ pub struct BuildReport {
     pub threads: usize,
     /// Wall time, s.
     pub seconds: f64,
+    /// Errors of the streams that could not be read to their end (each naming the
+    /// file and byte offset): the cube holds everything read before them.
+    pub stream_errors: Vec<String>,
 }
 
 impl BuildReport {
@@ -194,8 +197,8 @@ pub fn build_with_progress(set: &TraceSet, opts: &BuildOptions, progress: Option
     let build = CubeBuild::new(set, cube);
     let e = EngineOptions { threads: opts.threads, chunk_size: opts.chunk_size, partition: opts.partition, ..Default::default() };
     let slices = engine::partition(set, e.partition, e.slice_bytes(set));
-    let state = engine::run_slices_with_progress(&build, set, &slices, &e, progress).map_err(|e| CubeError::Trace(e.to_string()))?;
-    let (a, c) = build.finish(state)?;
+    let run = engine::run_slices_reporting(&build, set, &slices, &e, progress).map_err(|e| CubeError::Trace(e.to_string()))?;
+    let (a, c) = build.finish(run.output)?;
     let report = BuildReport {
         events: a.events,
         updates: c.updates,
@@ -204,6 +207,7 @@ pub fn build_with_progress(set: &TraceSet, opts: &BuildOptions, progress: Option
         memory_bytes: c.memory(),
         threads: e.worker_count().min(slices.len()).max(1),
         seconds: t0.elapsed().as_secs_f64(),
+        stream_errors: run.faults.iter().map(|f| f.to_string()).collect(),
     };
     Ok((c, report))
 }

@@ -19,6 +19,7 @@ use ctf::trace::TraceSet;
 use crate::partition::{clip, partition, Slice};
 use crate::{Analysis, EngineOptions};
 
+use slice::read_slice;
 pub use slice::{process_slice, process_slice_from, process_slice_taking_over};
 
 /// What an analysis is told about the item it receives.
@@ -51,6 +52,27 @@ pub enum EngineError {
     WorkerPanicked,
 }
 
+/// What a run made of everything it could read, and the errors of the streams it
+/// could not read to their end (see the crate docs, "Damage").
+#[derive(Debug)]
+pub struct Outcome<T> {
+    /// The result (or state) of every item delivered.
+    pub output: T,
+    /// One [`EngineError::Decode`] per stream error met, in time order of the slices,
+    /// then the indexing errors of streams no slice reached the end of.
+    pub faults: Vec<EngineError>,
+}
+
+impl<T> Outcome<T> {
+    /// The output, or the first fault when there is one.
+    pub fn strict(self) -> Result<T, EngineError> {
+        match self.faults.into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(self.output),
+        }
+    }
+}
+
 /// Runs `a` over `set` with `opts`: partitions, drops what lies outside the time range
 /// ([`clip`]), processes slices on workers, merges in time order, finishes.
 pub fn run<A: Analysis>(a: &A, set: &TraceSet, opts: &EngineOptions) -> Result<A::Output, EngineError> {
@@ -66,13 +88,20 @@ pub fn run_slices<A: Analysis>(a: &A, set: &TraceSet, slices: &[Slice], opts: &E
 /// [`run`], calling `progress(bytes merged, bytes in all)` after each slice is merged
 /// (for a progress bar; bytes are the slices' packet bytes).
 pub fn run_with_progress<A: Analysis>(a: &A, set: &TraceSet, opts: &EngineOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<A::Output, EngineError> {
+    run_reporting(a, set, opts, progress)?.strict()
+}
+
+/// [`run_with_progress`] that reads every stream it can to its end: a stream's error
+/// ends that stream's part of its slice only, and comes back in [`Outcome::faults`].
+/// `Err` only when a worker panicked.
+pub fn run_reporting<A: Analysis>(a: &A, set: &TraceSet, opts: &EngineOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<Outcome<A::Output>, EngineError> {
     let mut bytes = opts.slice_bytes(set);
     if opts.chunk_size == 0 && opts.worker_count() > 1 {
         bytes = bytes.min(a.max_auto_slice_bytes());
     }
     let slices = clip(&partition(set, opts.partition, bytes), opts.range());
-    let st = run_slices_with_progress(a, set, &slices, opts, progress)?;
-    Ok(a.finish(st))
+    let Outcome { output, faults } = run_slices_reporting(a, set, &slices, opts, progress)?;
+    Ok(Outcome { output: a.finish(output), faults })
 }
 
 /// [`run_slices`] with a progress callback (see [`run_with_progress`]).
@@ -82,6 +111,40 @@ pub fn run_slices_with_progress<A: Analysis>(
     slices: &[Slice],
     opts: &EngineOptions,
     progress: Option<&dyn Fn(u64, u64)>,
+) -> Result<A::State, EngineError> {
+    run_slices_reporting(a, set, slices, opts, progress)?.strict()
+}
+
+/// [`run_slices_with_progress`] that reads on past stream errors, as [`run_reporting`].
+pub fn run_slices_reporting<A: Analysis>(
+    a: &A,
+    set: &TraceSet,
+    slices: &[Slice],
+    opts: &EngineOptions,
+    progress: Option<&dyn Fn(u64, u64)>,
+) -> Result<Outcome<A::State>, EngineError> {
+    let mut faults = Vec::new();
+    let output = run_collecting(a, set, slices, opts, progress, &mut faults)?;
+    // Streams whose indexing error no slice reported (a stream without a readable
+    // packet is in no slice; a time range may leave out a stream's end).
+    for (i, s) in set.streams.iter().enumerate() {
+        let reported = faults.iter().any(|f| matches!(f, EngineError::Decode { stream, .. } if *stream == i));
+        if let (Some(e), false) = (set.stream_error(s), reported) {
+            faults.push(EngineError::Decode { stream: i, source: e.duplicate() });
+        }
+    }
+    Ok(Outcome { output, faults })
+}
+
+/// The engine's loop: slices read on workers (or inline), states merged in order,
+/// stream errors gathered into `faults` in slice order.
+fn run_collecting<A: Analysis>(
+    a: &A,
+    set: &TraceSet,
+    slices: &[Slice],
+    opts: &EngineOptions,
+    progress: Option<&dyn Fn(u64, u64)>,
+    faults: &mut Vec<EngineError>,
 ) -> Result<A::State, EngineError> {
     let total: u64 = if progress.is_some() { slices.iter().map(|s| s.bytes(set)).sum() } else { 0 };
     let mut done = 0u64;
@@ -98,9 +161,9 @@ pub fn run_slices_with_progress<A: Analysis>(
         let mut acc = a.initial_state();
         for s in slices {
             acc = if in_place {
-                process_slice_from(a, set, s, range, acc)?
+                read_slice(a, set, s, range, acc, || None, faults)
             } else {
-                let st = process_slice(a, set, s, range)?;
+                let st = read_slice(a, set, s, range, a.new_state(), || None, faults);
                 a.merge(acc, st)
             };
             tick(s);
@@ -112,7 +175,8 @@ pub fn run_slices_with_progress<A: Analysis>(
     let abort = AtomicBool::new(false);
     // Index of the next slice to merge; workers may not run more than `window` ahead.
     let merged = (Mutex::new(0usize), Condvar::new());
-    let (tx, rx) = mpsc::channel::<(usize, Result<A::State, EngineError>)>();
+    type Read<S> = Result<(S, Vec<EngineError>), EngineError>;
+    let (tx, rx) = mpsc::channel::<(usize, Read<A::State>)>();
     let handoff = Handoff::new();
     std::thread::scope(|scope| {
         for _ in 0..workers {
@@ -134,8 +198,12 @@ pub fn run_slices_with_progress<A: Analysis>(
                 // be lent the running state while it is read.
                 let start = if k == 0 && in_place { a.initial_state() } else { a.new_state() };
                 let take_over = || if in_place { handoff.take_for(k) } else { None };
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process_slice_taking_over(a, set, &slices[k], range, start, take_over)));
-                let r = r.unwrap_or(Err(EngineError::WorkerPanicked));
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let mut faults = Vec::new();
+                    let st = read_slice(a, set, &slices[k], range, start, take_over, &mut faults);
+                    (st, faults)
+                }));
+                let r = r.map_err(|_| EngineError::WorkerPanicked);
                 if tx.send((k, r)).is_err() {
                     break;
                 }
@@ -158,7 +226,8 @@ pub fn run_slices_with_progress<A: Analysis>(
                     pending.insert(k, st);
                 }
             }
-            while let Some(st) = pending.remove(&want) {
+            while let Some((st, slice_faults)) = pending.remove(&want) {
+                faults.extend(slice_faults);
                 // The running state, if lent to this slice and not taken (else `st`
                 // holds it: it is the state of everything up to this slice's end).
                 if let Some(lent) = handoff.take_back() {

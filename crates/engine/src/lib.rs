@@ -58,11 +58,26 @@
 //! instead of into a fresh chunk state merged afterwards: `io` interprets syscalls at
 //! once there rather than logging them for a replay.
 
+//!
+//! # Damage
+//!
+//! A stream that cannot be read on (a decoding error, a packet index that ends early,
+//! no readable packet at all) does not stop the run: its part of the slice ends at the
+//! error, after every item before it was delivered, and the other streams are read to
+//! their ends. [`run_reporting`] returns what was made of everything read together with
+//! the errors ([`Outcome::faults`], each naming the file and byte offset); [`run`]
+//! returns the first error instead. Streams that no slice holds (their first packet is
+//! unreadable, so the index has none) and streams whose end lies outside the time
+//! range still have their indexing error reported. With several slices, a stream
+//! damaged inside one packet is read again from the next slice on: the packets after
+//! the damaged one that the index holds are delivered too (their bytes are intact); the
+//! serial reader ([`ctf::merge::Merger`]) stops the stream at the damage.
+
 pub mod bench;
 pub mod exec;
 pub mod partition;
 
-pub use exec::{run, run_slices, run_slices_with_progress, run_with_progress, Ctx, EngineError};
+pub use exec::{run, run_reporting, run_slices, run_slices_reporting, run_slices_with_progress, run_with_progress, Ctx, EngineError, Outcome};
 pub use partition::{auto_chunk_size, chunk_size_for, clip, partition, Partition, PartitionError, Slice};
 
 use ctf::stream::{Copied, CopyRequest, EventRef, Notice, PacketCount, StreamCursor};

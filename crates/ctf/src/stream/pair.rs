@@ -47,6 +47,7 @@ impl<'t> StreamCursor<'t> {
         self.current = None;
         self.done = false;
         self.report_stream_error = false;
+        self.clock_known = false;
     }
 
     /// Counts the next two packets of this cursor's range per event class into
@@ -69,6 +70,7 @@ impl<'t> StreamCursor<'t> {
         }
         let Some((a, b)) = self.next_two_whole(window) else { return Ok(None) };
         self.next_packet += 1;
+        self.clock_known = false;
         if let Err(e) = self.open_packet(a) {
             self.done = true;
             return Err(e);

@@ -5,7 +5,7 @@
 use std::rc::Rc;
 
 use super::ast::*;
-use super::types::{bool_value, byte_order_value, int_value, uint_value, walk, LResult, TypeLowerer};
+use super::types::{bool_value, byte_order_value, int_value, uint_value, LResult, TypeLowerer};
 use crate::ir::*;
 
 /// Parses TSDL text into a trace class. Errors are `(line, message)`.
@@ -441,23 +441,33 @@ fn set_roles(fc: &mut FieldClass, table: &[(&str, Role)]) {
 /// (packet context) integers to the trace's only clock, creating a 1 GHz clock when the
 /// trace has none, as Babeltrace does; then records each stream's default clock.
 fn auto_map_clocks(tc: &mut TraceClass) {
-    fn unmapped(fc: &FieldClass, names: &[&str]) -> bool {
-        names.iter().any(|n| matches!(walk(fc, &[n.to_string()]), Some(FieldClass::Int(i)) if i.mapped_clock.is_none() && !i.signed))
-    }
-    fn map(fc: &mut FieldClass, names: &[&str], clock: &str) {
-        if let FieldClass::Struct(s) = fc {
-            for (n, m) in s.members.iter_mut() {
-                if let FieldClass::Int(i) = m {
-                    if names.contains(&n.as_str()) && i.mapped_clock.is_none() && !i.signed {
-                        i.mapped_clock = Some(clock.to_string());
+    /// Whether `fc` holds, in its structures and variants (an LTTng event header keeps
+    /// `timestamp` inside the variant of its compact or extended form), an unsigned
+    /// integer named one of `names` mapped to no clock; maps them to `clock` if given.
+    fn map(fc: &mut FieldClass, names: &[&str], clock: Option<&str>) -> bool {
+        let members = match fc {
+            FieldClass::Struct(s) => &mut s.members,
+            FieldClass::Variant(v) => &mut v.options,
+            _ => return false,
+        };
+        let mut any = false;
+        for (n, m) in members.iter_mut() {
+            match m {
+                FieldClass::Int(i) if names.contains(&n.as_str()) && i.mapped_clock.is_none() && !i.signed => {
+                    any = true;
+                    if let Some(c) = clock {
+                        i.mapped_clock = Some(c.to_string());
                     }
                 }
+                FieldClass::Struct(_) | FieldClass::Variant(_) => any |= map(m, names, clock),
+                _ => {}
             }
         }
+        any
     }
-    let needs = tc.streams.iter().any(|s| {
-        s.event_header.as_ref().is_some_and(|h| unmapped(h, &["timestamp"]))
-            || s.packet_context.as_ref().is_some_and(|c| unmapped(c, &["timestamp_begin", "timestamp_end"]))
+    let needs = tc.streams.iter_mut().any(|s| {
+        s.event_header.as_mut().is_some_and(|h| map(h, &["timestamp"], None))
+            || s.packet_context.as_mut().is_some_and(|c| map(c, &["timestamp_begin", "timestamp_end"], None))
     });
     if needs && tc.clocks.len() <= 1 {
         if tc.clocks.is_empty() {
@@ -466,10 +476,10 @@ fn auto_map_clocks(tc: &mut TraceClass) {
         let name = tc.clocks[0].name.clone();
         for s in tc.streams.iter_mut() {
             if let Some(h) = s.event_header.as_mut() {
-                map(h, &["timestamp"], &name);
+                map(h, &["timestamp"], Some(&name));
             }
             if let Some(c) = s.packet_context.as_mut() {
-                map(c, &["timestamp_begin", "timestamp_end"], &name);
+                map(c, &["timestamp_begin", "timestamp_end"], Some(&name));
             }
         }
     }

@@ -148,62 +148,67 @@ pub(super) fn run_stream<'t, A: Analysis>(
     let mut next = r.start;
     let mut open = None;
     let mut between = true;
-    loop {
-        if let Some(w) = countable(next).filter(|_| between) {
-            // Two packets at once where the next one is counted whole too.
-            let tw = if countable(next + 1) == Some(w) { Some(twin.get_or_insert_with(|| h.cur.twin())) } else { None };
-            let paired = match tw {
-                Some(tw) => count_pair(a, st, h, tw, next, w, buf, &mut buf_trace)?.then(|| ident(tw.packet())),
-                None => None,
-            };
-            if let Some(second) = paired {
-                open = second;
-                next += 2;
-            } else {
-                count(a, st, h, next, w, buf, &mut buf_trace)?;
-                open = ident(h.cur.packet());
-                next += 1;
+    // (What was counted and passed over before an error is handed over too: the
+    // stream's items up to its damage.)
+    let read = (|| -> Result<(), EngineError> {
+        loop {
+            if let Some(w) = countable(next).filter(|_| between) {
+                // Two packets at once where the next one is counted whole too.
+                let tw = if countable(next + 1) == Some(w) { Some(twin.get_or_insert_with(|| h.cur.twin())) } else { None };
+                let paired = match tw {
+                    Some(tw) => count_pair(a, st, h, tw, next, w, buf, &mut buf_trace)?.then(|| ident(tw.packet())),
+                    None => None,
+                };
+                if let Some(second) = paired {
+                    open = second;
+                    next += 2;
+                } else {
+                    count(a, st, h, next, w, buf, &mut buf_trace)?;
+                    open = ident(h.cur.packet());
+                    next += 1;
+                }
+                // Past the range's end, where nothing left comes earlier: done.
+                if h.cur.clock_ns().is_some_and(|t| t > bounds.1) && h.cur.rest_after(bounds.1) {
+                    break;
+                }
+                continue;
             }
-            // Past the range's end, where nothing left comes earlier: done.
-            if h.cur.clock_ns().is_some_and(|t| t > bounds.1) && h.cur.rest_after(bounds.1) {
+            if !h.advance(a)? {
                 break;
             }
-            continue;
-        }
-        if !h.advance(a)? {
-            break;
-        }
-        between = false;
-        let id = ident(h.cur.packet());
-        if id != open {
-            open = id;
-            // Packets without items (empty) were skipped by the cursor.
-            while next < r.end && ident(Some(&pk[next])) != id {
+            between = false;
+            let id = ident(h.cur.packet());
+            if id != open {
+                open = id;
+                // Packets without items (empty) were skipped by the cursor.
+                while next < r.end && ident(Some(&pk[next])) != id {
+                    next += 1;
+                }
+                let j = next;
                 next += 1;
+                let is_event = matches!(h.current(), Item::Event(_));
+                if !deliver::<A, true>(a, st, h) {
+                    break;
+                }
+                if let Some(w) = countable(j).filter(|_| is_event) {
+                    count(a, st, h, j, w, buf, &mut buf_trace)?;
+                    between = true;
+                }
+                continue;
             }
-            let j = next;
-            next += 1;
-            let is_event = matches!(h.current(), Item::Event(_));
+            // A run of events read ahead in the open packet: delivered in one loop (the
+            // next `advance` reads on).
+            if h.unentered {
+                deliver_ahead(a, st, h, Lead::ALONE);
+                continue;
+            }
             if !deliver::<A, true>(a, st, h) {
                 break;
             }
-            if let Some(w) = countable(j).filter(|_| is_event) {
-                count(a, st, h, j, w, buf, &mut buf_trace)?;
-                between = true;
-            }
-            continue;
         }
-        // A run of events read ahead in the open packet: delivered in one loop (the
-        // next `advance` reads on).
-        if h.unentered {
-            deliver_ahead(a, st, h, Lead::ALONE);
-            continue;
-        }
-        if !deliver::<A, true>(a, st, h) {
-            break;
-        }
-    }
+        Ok(())
+    })();
     h.flush_skipped(a, st);
     flush(a, st, buf, buf_trace);
-    Ok(())
+    read
 }

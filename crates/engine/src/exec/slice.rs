@@ -130,8 +130,28 @@ pub fn process_slice_taking_over<A: Analysis>(
     s: &Slice,
     range: (i64, i64),
     st: A::State,
-    mut take_over: impl FnMut() -> Option<A::State>,
+    take_over: impl FnMut() -> Option<A::State>,
 ) -> Result<A::State, EngineError> {
+    let mut faults = Vec::new();
+    let st = read_slice(a, set, s, range, st, take_over, &mut faults);
+    match faults.into_iter().next() {
+        Some(e) => Err(e),
+        None => Ok(st),
+    }
+}
+
+/// [`process_slice_taking_over`] that reads on past a stream's error: the stream's
+/// part of the slice ends there (its items before it delivered), the error goes to
+/// `faults`, and the other streams are read to their ends.
+pub(super) fn read_slice<A: Analysis>(
+    a: &A,
+    set: &TraceSet,
+    s: &Slice,
+    range: (i64, i64),
+    st: A::State,
+    mut take_over: impl FnMut() -> Option<A::State>,
+    faults: &mut Vec<EngineError>,
+) -> A::State {
     let mut st = st;
     let mut awaits_take_over = true;
     a.reserve(&mut st, s.bytes(set));
@@ -139,21 +159,27 @@ pub fn process_slice_taking_over<A: Analysis>(
     if a.stream_order() == StreamOrder::PerStream {
         let mut buf = Vec::new();
         for h in heads.iter_mut() {
-            run_stream(a, set, s, range, h, &mut st, &mut buf)?;
+            if let Err(e) = run_stream(a, set, s, range, h, &mut st, &mut buf) {
+                faults.push(e);
+            }
         }
-        return Ok(st);
+        return st;
     }
     // Time-merge. Streams are few: find the earliest head and the runner-up by a
     // branch-free scan of their time keys (kept side by side, apart from the large
     // heads: which stream comes next is data, a branch on it mispredicts), then consume
     // the earliest stream for as long as it stays ahead of the runner-up. `live` stays
     // in stream order, so that among equal keys the first position is the lower stream.
+    // A stream whose reading fails leaves `live` there, its error in `faults`.
     let mut live: Vec<(i64, usize)> = Vec::with_capacity(heads.len());
     for (i, h) in heads.iter_mut().enumerate() {
-        if h.advance(a)? {
-            live.push((h.key, i));
-        } else {
-            h.flush_skipped(a, &mut st);
+        match h.advance(a) {
+            Ok(true) => live.push((h.key, i)),
+            Ok(false) => h.flush_skipped(a, &mut st),
+            Err(e) => {
+                faults.push(e);
+                h.flush_skipped(a, &mut st);
+            }
         }
     }
     while !live.is_empty() {
@@ -173,10 +199,14 @@ pub fn process_slice_taking_over<A: Analysis>(
                     *lead_key = h.key;
                     break;
                 }
-                h.read_on(a)?
+                h.read_on(a)
             } else {
-                deliver_and_advance(a, &mut st, h)?
+                deliver_and_advance(a, &mut st, h)
             };
+            let more = more.unwrap_or_else(|e| {
+                faults.push(e);
+                false
+            });
             if !more {
                 h.flush_skipped(a, &mut st);
                 live.remove(best);
@@ -188,7 +218,7 @@ pub fn process_slice_taking_over<A: Analysis>(
             }
         }
     }
-    Ok(st)
+    st
 }
 
 /// How long the earliest head of the time-merge keeps the lead: while its keys are at

@@ -200,13 +200,15 @@ pub fn run(a: AnalyzeArgs) -> Result<()> {
         return Ok(());
     }
     let trace = a.trace.as_ref().ok_or_else(|| anyhow!("analyze needs a TRACE"))?;
-    let set = TraceSet::open(trace)?;
+    let set = super::open_traces(trace)?;
     let opts = options(&a, &set)?;
     let class_names = event_class_names(&set);
-    let report = {
+    // (Damaged streams are read up to their damage; the report holds everything read,
+    // the errors come after it.)
+    let (report, errors) = {
         let bar = super::progress::Progress::bytes(which.name());
         let cb = bar.callback();
-        analysis::run_with_progress(&set, which, &opts, Some(&cb))?
+        analysis::run_reporting(&set, which, &opts, Some(&cb))?
     };
     // With several workers, the trace is unmapped on another thread while the report is
     // written: tearing down the mappings of a large trace is serial work (29 ms for
@@ -229,7 +231,7 @@ pub fn run(a: AnalyzeArgs) -> Result<()> {
     if let Some(u) = unmapping {
         u.join().map_err(|_| anyhow!("unmapping the trace failed"))?;
     }
-    Ok(())
+    super::fail_on_stream_errors(&errors)
 }
 
 /// The names of every event class the trace declares.
@@ -275,7 +277,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         bail!("unknown benchmark {:?} (expected `analyze` or `cube`)", a.what);
     }
     let trace = a.trace.as_ref().ok_or_else(|| anyhow!("`bench analyze` needs a TRACE"))?;
-    let set = TraceSet::open(trace)?;
+    let set = super::open_traces(trace)?;
     let max = if a.max_threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { a.max_threads };
     let which: Vec<AnalysisKind> =
         if a.analysis.is_empty() { AnalysisKind::ALL.to_vec() } else { a.analysis.iter().map(|s| parse_analysis(s)).collect::<Result<_>>()? };

@@ -26,7 +26,7 @@ pub struct CountArgs {
 
 /// Runs `count`.
 pub fn run(a: CountArgs) -> Result<()> {
-    let set = TraceSet::open(&a.trace)?;
+    let set = super::open_traces(&a.trace)?;
     if a.scan_only {
         return scan_only(&set);
     }
@@ -36,10 +36,15 @@ pub fn run(a: CountArgs) -> Result<()> {
     let mut total = 0u64;
     let mut discarded = 0u64;
     let mut names: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut errors = Vec::new();
     for i in 0..set.streams.len() {
         let mut c = StreamCursor::new(&set, i);
         let mut per_class: Vec<u64> = vec![0; c.stream_plan().events.len()];
-        let (d, _lost) = c.count(&mut per_class)?;
+        // (A damaged stream counts up to its damage.)
+        let (d, _lost) = c.count(&mut per_class).unwrap_or_else(|e| {
+            errors.push(e);
+            (0, 0)
+        });
         discarded += d;
         total += per_class.iter().sum::<u64>();
         for (k, n) in per_class.iter().enumerate() {
@@ -55,7 +60,7 @@ pub fn run(a: CountArgs) -> Result<()> {
             println!("{c:>12} {n}");
         }
     }
-    Ok(())
+    super::fail_on_stream_errors(&errors)
 }
 
 /// Reads every byte of every stream file (summing 8-byte words so the reads happen).
@@ -79,7 +84,8 @@ fn scan_only(set: &TraceSet) -> Result<()> {
 fn merged(set: &TraceSet) -> Result<()> {
     let mut m = ctf::merge::Merger::new(set);
     let (mut events, mut discarded) = (0u64, 0u64);
-    while let Some(x) = m.next()? {
+    let mut errors = Vec::new();
+    while let Some(x) = m.next_collecting(&mut errors) {
         match x.item {
             Item::Event(_) => events += 1,
             Item::Discarded(n) => discarded += n.count,
@@ -88,5 +94,5 @@ fn merged(set: &TraceSet) -> Result<()> {
     }
     println!("events: {events}");
     println!("discarded: {discarded}");
-    Ok(())
+    super::fail_on_stream_errors(&errors)
 }

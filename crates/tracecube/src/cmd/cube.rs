@@ -79,7 +79,7 @@ pub fn run(a: CubeArgs) -> Result<()> {
         chunk_size: a.chunking.chunk_bytes()?,
         partition: a.chunking.scheme()?,
     };
-    let set = ctf::trace::TraceSet::open(&a.trace)?;
+    let set = super::open_traces(&a.trace)?;
     let (mut c, rep) = {
         let bar = super::progress::Progress::bytes("cube build");
         let cb = bar.callback();
@@ -88,7 +88,7 @@ pub fn run(a: CubeArgs) -> Result<()> {
     cube::save(&mut c, &a.output)?;
     eprint!("{}", rep.to_text());
     eprintln!("cube written to {}", a.output.display());
-    Ok(())
+    super::fail_on_stream_errors(&rep.stream_errors)
 }
 
 /// Runs `query`.

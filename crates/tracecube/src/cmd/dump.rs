@@ -136,7 +136,7 @@ pub fn run(mut a: DumpArgs) -> Result<()> {
         "parquet" => return parquet(&a),
         f => anyhow::bail!("unknown format {f:?} (json, text or parquet)"),
     }
-    let set = TraceSet::open(&a.trace)?;
+    let set = super::open_traces(&a.trace)?;
     let topts = text_options(&a.view)?;
     let offset = match topts.time {
         ctf::text::TimeFormat::Wall { utc_offset, .. } => utc_offset,
@@ -151,7 +151,7 @@ pub fn run(mut a: DumpArgs) -> Result<()> {
     let filter = read::Filter { range, streams: stream_filters(&set, &a.select) };
     let text = a.text;
     let make = || if text { TextWriter::text(&set, topts) } else { TextWriter::json(&set) };
-    let job = out::Job { set: &set, filter: &filter, writer: &make, text };
+    let job = out::Job { set: &set, filter: &filter, writer: &make, text, errors: Default::default() };
     let mut sink: Box<dyn Write> = match &a.output {
         Some(p) => Box::new(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?),
         None => Box::new(std::io::stdout().lock()),
@@ -170,7 +170,23 @@ pub fn run(mut a: DumpArgs) -> Result<()> {
     match r {
         // A reader that stopped early (`| head`) is not an error.
         Err(e) if e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)) => Ok(()),
-        r => r,
+        Err(e) => Err(e),
+        // Everything readable is written: now the errors that ended streams, one per
+        // stream, with those of streams no packet of which could be read.
+        Ok(()) => {
+            let mut errors = job.errors.into_inner().unwrap_or_else(|e| e.into_inner());
+            errors.sort_by_key(|(stream, e)| (*stream, e.to_string()));
+            errors.dedup_by_key(|(stream, _)| *stream);
+            for (i, s) in set.streams.iter().enumerate() {
+                if let (Some(e), false) = (set.stream_error(s), errors.iter().any(|(st, _)| *st == i)) {
+                    if filter.streams.get(i).is_some_and(|f| f.is_some()) {
+                        errors.push((i, e.duplicate()));
+                    }
+                }
+            }
+            let errors: Vec<ctf::error::Error> = errors.into_iter().map(|(_, e)| e).collect();
+            super::fail_on_stream_errors(&errors)
+        }
     }
 }
 
@@ -209,7 +225,7 @@ fn stream_cpu(set: &TraceSet, stream: usize) -> Option<u64> {
 /// `dump --format parquet`: one Parquet file per event class.
 fn parquet(a: &DumpArgs) -> Result<()> {
     let dir = a.output.as_ref().ok_or_else(|| anyhow::anyhow!("--format parquet needs --output DIR (one file per event class)"))?;
-    let set = TraceSet::open(&a.trace)?;
+    let set = super::open_traces(&a.trace)?;
     let rep = export::events::export_events(&set, dir, export::Format::Parquet)?;
     for (name, path, rows) in &rep.tables {
         eprintln!("{rows:>9} rows  {name}  {}", path.display());

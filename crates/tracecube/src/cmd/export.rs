@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use analysis::RunOptions;
 use anyhow::{Context, Result};
-use ctf::trace::TraceSet;
 use export::series::SeriesOptions;
 use export::Format;
 
@@ -47,17 +46,22 @@ pub struct ExportArgs {
 /// Runs `export`.
 pub fn run(a: ExportArgs) -> Result<()> {
     let format: Format = a.to.parse()?;
+    let mut errors: Vec<String> = Vec::new();
     let tables = if a.source.join("catalog.json").is_file() {
         let c = cube::open(&a.source).with_context(|| format!("opening the cube {}", a.source.display()))?;
         let o = SeriesOptions { metrics: a.metric, by: a.by, every: a.every, range: a.range, agg: a.agg };
         export::series::series(&c, &o)?
     } else {
-        let set = TraceSet::open(&a.source)?;
+        let set = super::open_traces(&a.source)?;
         let mut tables = Vec::new();
         for name in &a.analysis {
             let kind = super::analyze::parse_analysis(name)?;
-            let report = analysis::run(&set, kind, &RunOptions { threads: a.threads, ..Default::default() })?;
+            let (report, faults) = analysis::run_reporting(&set, kind, &RunOptions { threads: a.threads, ..Default::default() }, None)?;
             tables.extend(export::report::report_tables(name, &analysis::output::to_json(&report)));
+            // (The same errors for every analysis: those of the first.)
+            if errors.is_empty() {
+                errors = faults.iter().map(|f| f.to_string()).collect();
+            }
         }
         tables
     };
@@ -65,5 +69,5 @@ pub fn run(a: ExportArgs) -> Result<()> {
         let path = export::sink::write_table(&a.output, t, format)?;
         eprintln!("{:>9} rows  {}", t.rows(), path.display());
     }
-    Ok(())
+    super::fail_on_stream_errors(&errors)
 }

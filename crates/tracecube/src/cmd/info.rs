@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use anyhow::Result;
 use ctf::ir::{EnvValue, MetadataFormat};
 use ctf::stream::{Item, StreamCursor};
-use ctf::trace::TraceSet;
 
 /// Arguments of `info`.
 #[derive(clap::Args)]
@@ -26,7 +25,7 @@ struct StreamStats {
 
 /// Runs `info`.
 pub fn run(a: InfoArgs) -> Result<()> {
-    let set = TraceSet::open(&a.trace)?;
+    let set = super::open_traces(&a.trace)?;
     for t in &set.traces {
         let format = match t.format {
             MetadataFormat::TsdlText => "CTF 1.8 TSDL, plain text",
@@ -60,6 +59,7 @@ pub fn run(a: InfoArgs) -> Result<()> {
         }
     }
     let mut total = StreamStats::default();
+    let mut errors = Vec::new();
     println!("streams: {}", set.streams.len());
     for (i, s) in set.streams.iter().enumerate() {
         let mut st = StreamStats::default();
@@ -100,6 +100,7 @@ pub fn run(a: InfoArgs) -> Result<()> {
         );
         if let Some(e) = err {
             println!("    error: {e}");
+            errors.push(e);
         }
         total.events += st.events;
         total.discarded += st.discarded;
@@ -115,7 +116,7 @@ pub fn run(a: InfoArgs) -> Result<()> {
     println!("discarded events: {}", total.discarded);
     println!("lost packets: {}", total.lost);
     println!("time range: {}", range_text(total.first, total.last));
-    Ok(())
+    super::fail_on_stream_errors(&errors)
 }
 
 fn range_text(first: Option<i64>, last: Option<i64>) -> String {

@@ -32,6 +32,8 @@ pub struct Job<'a> {
     /// Whether notices become Babeltrace's warnings on stderr (text) rather than
     /// JSON lines.
     pub text: bool,
+    /// The errors that ended streams, with their stream index (any slice, any thread).
+    pub errors: Mutex<Vec<(usize, ctf::error::Error)>>,
 }
 
 /// One slice formatted.
@@ -54,14 +56,25 @@ fn format_slice(
     c: &mut Chunk,
     flush: &mut dyn FnMut(&mut Chunk) -> Result<()>,
 ) -> Result<()> {
-    read_slice::<anyhow::Error>(job.set, chunks, bounds, job.filter, |stream, item| {
+    let mut errors = Vec::new();
+    let r = read_slice::<anyhow::Error>(job.set, chunks, bounds, job.filter, &mut errors, |stream, item, packet| {
         match item {
             Item::Event(e) => {
+                let mark = c.out.len();
+                if let Err(d) = w.write_event(&mut c.out, e) {
+                    // A field that does not decode ends its stream there (the half-written
+                    // line taken back); the other streams go on.
+                    c.out.truncate(mark);
+                    let at = packet;
+                    let path = at.map(|p| job.set.packet_file(&p).1.path.clone()).unwrap_or_default();
+                    let offset = at.map_or(0, |p| p.info.offset) + d.bit_pos / 8;
+                    job.errors.lock().unwrap_or_else(|e| e.into_inner()).push((stream, ctf::error::Error::Stream { path, offset, kind: d.kind }));
+                    return Ok(false);
+                }
                 if c.first.is_none() {
-                    c.first = Some((c.out.len(), e.ts()));
+                    c.first = Some((mark, e.ts()));
                 }
                 c.last_ts = e.ts().or(c.last_ts);
-                w.write_event(&mut c.out, e).map_err(|e| anyhow::anyhow!("decoding error at bit {} of a packet: {}", e.bit_pos, e.kind))?;
             }
             n if job.text => {
                 w.write_notice(&mut c.err, stream, n);
@@ -73,8 +86,10 @@ fn format_slice(
         if c.out.len() >= FLUSH {
             flush(c)?;
         }
-        Ok(())
-    })
+        Ok(true)
+    });
+    job.errors.lock().unwrap_or_else(|e| e.into_inner()).extend(errors);
+    r
 }
 
 /// Writes a chunk's text, its first event's delta taken from `prev` (the timestamp of

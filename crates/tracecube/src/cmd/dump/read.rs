@@ -8,7 +8,7 @@ use std::collections::BinaryHeap;
 use std::ops::Range;
 
 use ctf::stream::{Item, Passed, StreamCursor, Wanted};
-use ctf::trace::TraceSet;
+use ctf::trace::{PacketRef, TraceSet};
 
 /// What is read: a time range and, per stream, the classes wanted (`None`: all) or the
 /// stream left out.
@@ -46,14 +46,17 @@ impl Head<'_> {
 
 /// Reads the items of `chunks` (per stream, a packet range) whose time keys lie in
 /// `[lo, hi)` (`hi == i64::MAX`: no end) and in the filter's range, in time order,
-/// handing each to `sink` with its stream index. Stops at the first error, of a
-/// stream or of the sink.
-pub fn read_slice<E: From<ctf::error::Error>>(
+/// handing each to `sink` with its stream index and packet. A stream that fails (its
+/// cursor, or the sink answering `Ok(false)` for a field that does not decode) ends
+/// there, its error pushed to `errors`; the other streams are read on. An error of the
+/// sink (`Err`) stops the reading.
+pub fn read_slice<E>(
     set: &TraceSet,
     chunks: &[(usize, Range<usize>)],
     (lo, hi): (i64, i64),
     filter: &Filter,
-    mut sink: impl FnMut(usize, &mut Item<'_, '_>) -> Result<(), E>,
+    errors: &mut Vec<(usize, ctf::error::Error)>,
+    mut sink: impl FnMut(usize, &mut Item<'_, '_>, Option<PacketRef>) -> Result<bool, E>,
 ) -> Result<(), E> {
     let range = filter.range;
     let first = lo.max(range.0);
@@ -67,8 +70,10 @@ pub fn read_slice<E: From<ctf::error::Error>>(
         let trace = cur.trace_index();
         let mut h = Head { cur, stream: *stream, trace, key: i64::MIN };
         let i = heads.len();
-        if let Some(k) = h.advance(wanted.as_ref())? {
-            heap.push(Reverse((k, h.stream, i)));
+        match h.advance(wanted.as_ref()) {
+            Ok(Some(k)) => heap.push(Reverse((k, h.stream, i))),
+            Ok(None) => {}
+            Err(e) => errors.push((h.stream, e)),
         }
         heads.push(h);
     }
@@ -83,11 +88,23 @@ pub fn read_slice<E: From<ctf::error::Error>>(
             }
         } else if k >= first {
             let h = &mut heads[i];
+            let packet = h.cur.packet().copied();
             let mut item = h.cur.current();
-            sink(h.stream, &mut item)?;
+            if !sink(h.stream, &mut item, packet)? {
+                // The sink recorded why this stream ends here.
+                next = heap.pop().map(|Reverse(x)| x);
+                continue;
+            }
         }
         let h = &mut heads[i];
-        next = match h.advance(wanted)? {
+        let advanced = match h.advance(wanted) {
+            Ok(a) => a,
+            Err(e) => {
+                errors.push((h.stream, e));
+                None
+            }
+        };
+        next = match advanced {
             // Most of the time the same stream stays first: no heap traffic then.
             Some(k) if heap.peek().is_none_or(|Reverse(top)| (k, h.stream, i) < *top) => Some((k, h.stream, i)),
             Some(k) => {
