@@ -15,8 +15,9 @@
 //! `span` in the past it is dropped, so memory is bounded by about 1.5 spans of
 //! frames per level whatever the stream's length (expired fine detail is still
 //! answered, coarser, by the next level). Records become visible to queries when a
-//! segment is flushed (every `flush_every` boundaries, at a segment change and on
-//! [`crate::Cube::flush`]); until then queries use the older part or a coarser level.
+//! segment is committed (every `flush_every` boundaries, at a segment change and on
+//! [`crate::Cube::flush`]); until then they are also kept in the level's *tail* (a
+//! plain list), so every written boundary is answerable at once (D4).
 
 use std::collections::VecDeque;
 
@@ -94,9 +95,11 @@ pub struct Level {
     pub(crate) next_boundary: u64,
     /// Whether a segment was ever dropped (else times before the first are zero).
     pub(crate) expired: bool,
-    /// Latest boundary index processed / made visible.
+    /// Latest boundary index processed (every boundary up to it is answerable).
     pub(crate) written_to: Option<u64>,
-    pub(crate) visible_to: Option<u64>,
+    /// Records written since the last commit, in write order: `(cell, index, value)`
+    /// (absolute values), read by queries before the store's older records.
+    tail: Vec<(u32, u64, i64)>,
     unflushed: u32,
     flush_every: u32,
     seg_frames: u64,
@@ -117,7 +120,7 @@ impl Level {
             next_boundary: 0,
             expired: false,
             written_to: None,
-            visible_to: None,
+            tail: Vec::new(),
             unflushed: 0,
             flush_every,
             seg_frames: (frames / 2).max(1),
@@ -131,7 +134,6 @@ impl Level {
         l.segs = segs.into();
         l.expired = expired;
         l.written_to = written_to;
-        l.visible_to = written_to;
         l.records = records;
         l
     }
@@ -191,6 +193,7 @@ impl Level {
                 };
                 let base = seg.base.get(c as usize).copied().unwrap_or(0);
                 st.append_parts(Key(u64::from(c)), Value::I64(v.wrapping_sub(base)), Timestamp(idx), Timestamp(idx + 1))?;
+                self.tail.push((c, idx, v));
                 self.last[c as usize] = v;
                 self.flag[c as usize] = false;
             }
@@ -201,8 +204,6 @@ impl Level {
         self.written_to = Some(idx);
         if self.unflushed >= self.flush_every {
             self.flush()?;
-        } else if self.unflushed == 0 {
-            self.visible_to = self.written_to;
         }
         self.expire(idx);
         Ok(())
@@ -224,7 +225,9 @@ impl Level {
 
     fn expire(&mut self, idx: u64) {
         let keep_from = idx.saturating_sub(self.spec.span_ns / self.spec.granularity_ns);
-        while self.segs.len() > 1 && self.segs.front().is_some_and(|s| s.end <= keep_from) {
+        // A segment answers from its start until the next one starts: it goes once
+        // the next starts at or before the oldest boundary to keep.
+        while self.segs.get(1).is_some_and(|s| s.start <= keep_from) {
             self.segs.pop_front();
             self.expired = true;
         }
@@ -238,14 +241,21 @@ impl Level {
             st.commit()?;
         }
         self.unflushed = 0;
-        self.visible_to = self.written_to;
+        self.tail.clear();
         Ok(())
     }
 
     /// Whether boundary index `idx` can be answered at this level.
     pub(crate) fn available(&self, idx: u64) -> bool {
         let lo_ok = !self.expired || self.segs.front().is_some_and(|s| idx >= s.start);
-        lo_ok && self.visible_to.is_some_and(|v| idx <= v)
+        lo_ok && self.written_to.is_some_and(|v| idx <= v)
+    }
+
+    /// The boundaries this level answers, ns: `[oldest, latest]` (none before its
+    /// first boundary is processed).
+    pub fn kept_ns(&self) -> Option<(u64, u64)> {
+        let g = self.spec.granularity_ns;
+        self.written_to.map(|w| (self.oldest() * g, w * g))
     }
 
     /// Oldest answerable boundary index.
@@ -268,7 +278,17 @@ impl Level {
             // Before the first segment (nothing expired): every value is zero.
             return Ok(vec![0; cells.len()]);
         };
-        cells.iter().map(|&c| seg.get(c, idx)).collect()
+        let mut out: Vec<i64> = cells.iter().map(|&c| seg.get(c, idx)).collect::<Result<_>>()?;
+        if self.tail.first().is_some_and(|r| r.1 <= idx) {
+            // Uncommitted records (all later than the committed ones) override.
+            let pos: std::collections::HashMap<u32, usize> = cells.iter().enumerate().map(|(k, &c)| (c, k)).collect();
+            for &(c, _, v) in self.tail.iter().take_while(|r| r.1 <= idx) {
+                if let Some(&k) = pos.get(&c) {
+                    out[k] = v;
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Folds the values of `cell`'s records at boundary indices `[lo, hi]` into `f`
@@ -287,6 +307,7 @@ impl Level {
                 }
             }
         }
+        self.tail.iter().filter(|r| r.0 == cell && r.1 >= lo && r.1 <= hi).for_each(|r| f(r.2));
         Ok(())
     }
 
@@ -319,6 +340,7 @@ impl Level {
 
     /// Bytes held by this level.
     pub fn memory(&self) -> u64 {
-        self.segs.iter().map(Segment::memory).sum::<u64>() + (self.last.capacity() * 8 + self.flag.capacity() + self.dirty.capacity() * 4) as u64
+        self.segs.iter().map(Segment::memory).sum::<u64>()
+            + (self.last.capacity() * 8 + self.flag.capacity() + self.dirty.capacity() * 4 + self.tail.capacity() * 24) as u64
     }
 }
