@@ -96,9 +96,18 @@ pub struct CubeBuild {
     applier: Mutex<Option<Box<(Applier, Cube)>>>,
 }
 
-/// The Machine member of a trace set: the directory above its first trace.
-fn host_of(set: &TraceSet) -> String {
-    set.traces.first().and_then(|t| t.dir.parent()).and_then(|p| p.file_name()).map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "localhost".into())
+/// The host of each stream of a trace set (its Machine member): its trace's
+/// `env.hostname` (LTTng writes it, live traces too), else `unknown`.
+pub fn hosts_of(set: &TraceSet) -> Vec<String> {
+    let host = |t: &ctf::trace::Trace| match t.class.env("hostname") {
+        Some(ctf::ir::EnvValue::Str(s)) if !s.is_empty() => s.clone(),
+        Some(ctf::ir::EnvValue::Int(i)) => i.to_string(),
+        _ => "unknown".into(),
+    };
+    set.streams
+        .iter()
+        .map(|st| st.packets.first().and_then(|p| set.traces.get(p.trace as usize)).or(set.traces.first()).map_or_else(|| "unknown".into(), host))
+        .collect()
 }
 
 impl CubeBuild {
@@ -106,7 +115,7 @@ impl CubeBuild {
     pub fn new(set: &TraceSet, mut cube: Cube) -> CubeBuild {
         let layout = Layout::new(set);
         let first = prescan_first_switch(set, &layout);
-        let applier = Applier::new(&mut cube, &layout, &first, &host_of(set));
+        let applier = Applier::new(&mut cube, &layout, &first, &hosts_of(set));
         CubeBuild { layout, streams: set.streams.len(), g0: applier.g0(), applier: Mutex::new(Some(Box::new((applier, cube)))) }
     }
 
@@ -128,7 +137,7 @@ impl Analysis for CubeBuild {
             Some(a) => Part::Cube(a, None),
             None => {
                 let mut c = Cube::new(CubeConfig::default()).expect("the default config is valid");
-                let a = Applier::new(&mut c, &self.layout, &[], "localhost");
+                let a = Applier::new(&mut c, &self.layout, &[], &[]);
                 Part::Cube(Box::new((a, c)), Some(CubeError::Trace("a build runs once".into())))
             }
         }
@@ -222,7 +231,7 @@ impl KernelFeed {
     pub fn new(set: &TraceSet, cube: &mut Cube) -> KernelFeed {
         let layout = Layout::new(set);
         let first = prescan_first_switch(set, &layout);
-        let applier = Applier::new(cube, &layout, &first, &host_of(set));
+        let applier = Applier::new(cube, &layout, &first, &hosts_of(set));
         let log = SliceLog::new(applier.g0(), set.streams.len(), layout.names.len());
         KernelFeed { layout, log, applier }
     }
@@ -253,6 +262,7 @@ impl KernelFeed {
         self.flush(cube)?;
         self.layout = Layout::new(set);
         self.applier.relayout(&self.layout, set.streams.len());
+        self.applier.set_hosts(cube, &hosts_of(set));
         self.log = SliceLog::new(self.applier.g0(), self.applier.stream_count(), self.layout.names.len());
         Ok(())
     }

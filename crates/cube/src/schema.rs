@@ -229,11 +229,13 @@ impl Schema {
     }
 
     /// The finest cell of `metric` at members `nodes` (one per metric dimension, at
-    /// the metric's finest levels), created with its materialized ancestors if new.
+    /// the metric's finest levels; trailing ones left out are `all`, as for a feed
+    /// that knows no host), created with its materialized ancestors if new.
     pub fn leaf_cell(&mut self, metric: MetricId, nodes: &[NodeId]) -> CellId {
         let m = &self.metrics[metric.0 as usize];
         let leaf_cuboid = m.cuboids[0];
-        let key: Vec<u32> = nodes.iter().map(|n| n.0).collect();
+        let mut key: Vec<u32> = nodes.iter().map(|n| n.0).collect();
+        key.resize(m.dims.len(), 0);
         if let Some(&c) = self.index.get(&(leaf_cuboid, key.clone())) {
             return CellId(c);
         }
