@@ -184,6 +184,9 @@ impl Analysis for CubeBuild {
     }
 }
 
+/// Trace bytes of all slices in flight in a build at most (bounds its memory).
+pub const IN_FLIGHT_BYTES: u64 = 64 << 20;
+
 /// Builds an in-memory cube from the trace (set) at `trace`.
 pub fn build_from_trace(trace: &Path, opts: &BuildOptions) -> Result<(Cube, BuildReport)> {
     let set = TraceSet::open(trace).map_err(|e| CubeError::Trace(e.to_string()))?;
@@ -202,7 +205,12 @@ pub fn build_with_progress(set: &TraceSet, opts: &BuildOptions, progress: Option
     let cube = Cube::new(opts.config.clone())?;
     let build = CubeBuild::new(set, cube);
     let e = EngineOptions { threads: opts.threads, chunk_size: opts.chunk_size, partition: opts.partition, ..Default::default() };
-    let slices = engine::partition(set, e.partition, e.slice_bytes(set));
+    // The engine keeps up to 2 slices per worker in flight, and a slice's log takes a
+    // few times its trace bytes: slices are cut so that all in flight stay within
+    // IN_FLIGHT_BYTES of trace data, whatever the workers and the asked chunk size
+    // (any chunking gives the same cube).
+    let cap = (IN_FLIGHT_BYTES / (2 * e.worker_count().max(1) as u64)).max(1 << 20);
+    let slices = engine::partition(set, e.partition, e.slice_bytes(set).min(cap));
     let state = engine::run_slices_with_progress(&build, set, &slices, &e, progress).map_err(|e| CubeError::Trace(e.to_string()))?;
     let (a, c) = build.finish(state)?;
     let report = BuildReport {

@@ -3,6 +3,7 @@
 //!
 //! ```toml
 //! materialize = "partial"            # minimal | partial | full
+//! degree = 1                         # one record per k changes of a cell (C3)
 //! [[level]]                          # finest first
 //! granularity = "1s"
 //! span = "5min"
@@ -92,6 +93,16 @@ pub struct CubeConfig {
     pub materialize: Materialization,
     /// Cuboids kept with `Partial`.
     pub cuboids: Vec<CuboidSpec>,
+    /// Granularity degree k (C3): a level writes a summed cell's cumulative value at
+    /// one boundary of every k at which it changed (1: every change, exact). Larger k
+    /// shrinks the history; an answer may then miss up to k − 1 changes per cell and
+    /// end (min / max cells are always written).
+    #[serde(default = "one")]
+    pub degree: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// The TOML form (durations as text).
@@ -108,6 +119,8 @@ struct TomlConfig {
     materialize: Option<Materialization>,
     #[serde(default)]
     cuboid: Vec<CuboidSpec>,
+    #[serde(default)]
+    degree: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -150,7 +163,14 @@ pub fn default_metrics() -> Vec<MetricSpec> {
 
 impl Default for CubeConfig {
     fn default() -> Self {
-        CubeConfig { levels: default_levels(), groups: BTreeMap::new(), metrics: default_metrics(), materialize: Materialization::Minimal, cuboids: Vec::new() }
+        CubeConfig {
+            levels: default_levels(),
+            groups: BTreeMap::new(),
+            metrics: default_metrics(),
+            materialize: Materialization::Minimal,
+            cuboids: Vec::new(),
+            degree: 1,
+        }
     }
 }
 
@@ -203,6 +223,7 @@ impl CubeConfig {
             c.materialize = m;
         }
         c.cuboids = t.cuboid;
+        c.degree = t.degree.unwrap_or(1);
         c.validate()?;
         Ok(c)
     }
@@ -226,6 +247,9 @@ impl CubeConfig {
             if i > 0 && l.granularity_ns % self.levels[i - 1].granularity_ns != 0 {
                 return Err(CubeError::Config(format!("level {i}: granularity must be a multiple of level {}'s", i - 1)));
             }
+        }
+        if self.degree == 0 {
+            return Err(CubeError::Config("degree must be at least 1".into()));
         }
         if self.metrics.is_empty() {
             return Err(CubeError::Config("at least one metric is needed".into()));
@@ -269,6 +293,17 @@ mod tests {
         assert_eq!(c.materialize, Materialization::Full);
         assert!(CubeConfig::from_toml("[[level]]\ngranularity = \"3s\"\nspan = \"1s\"\n").is_err());
         assert!(CubeConfig::from_toml("bogus = 1").is_err());
+    }
+
+    #[test]
+    fn the_readme_example_parses() {
+        let readme = include_str!("../../../README.md");
+        let start = readme.find("```toml\n# Which cuboids").expect("the README's cube config example") + 8;
+        let text = &readme[start..start + readme[start..].find("```").unwrap()];
+        let c = CubeConfig::from_toml(text).unwrap();
+        assert_eq!((c.levels.len(), c.metrics.len(), c.cuboids.len(), c.materialize), (2, 2, 1, Materialization::Partial));
+        assert_eq!(c.group_of("rustc"), "build");
+        crate::Cube::new(c).unwrap();
     }
 
     #[test]

@@ -25,6 +25,9 @@ pub struct Cube {
     pub(crate) span: Option<(u64, u64)>,
     /// Updates ingested.
     pub updates: u64,
+    /// Levels rolling at one boundary are written on parallel threads when they have
+    /// more dirty cells than this in all (C5; `bench cube` measures where it pays).
+    pub parallel_min_work: usize,
 }
 
 /// Where a time was answered: the boundary used and the level it came from.
@@ -41,8 +44,8 @@ impl Cube {
     pub fn new(config: CubeConfig) -> Result<Cube> {
         config.validate()?;
         let schema = Schema::new(&config)?;
-        let levels = config.levels.iter().enumerate().map(|(i, s)| Level::new(*s, if i == 0 { 64 } else { 48 })).collect();
-        Ok(Cube { schema, config, levels, cum: Vec::new(), cum_live: true, kinds: Vec::new(), frame_end: 0, span: None, updates: 0 })
+        let levels = config.levels.iter().enumerate().map(|(i, s)| Level::new(*s, if i == 0 { 64 } else { 48 }, config.degree)).collect();
+        Ok(Cube { schema, config, levels, cum: Vec::new(), cum_live: true, kinds: Vec::new(), frame_end: 0, span: None, updates: 0, parallel_min_work: 50_000 })
     }
 
     /// The finest cell of `metric` at `nodes` (created if new).
@@ -132,6 +135,7 @@ impl Cube {
 
     /// Closes the finest frame ending at `b` and every coarser frame ending there.
     fn close(&mut self, b: u64) -> Result<()> {
+        let min_work = self.parallel_min_work;
         let (first, rest) = self.levels.split_at_mut(1);
         let l0 = &mut first[0];
         let kinds = &self.kinds;
@@ -156,7 +160,7 @@ impl Cube {
             l.next_boundary = b / g * g + g;
             Ok(())
         };
-        if rolling.len() > 1 && work > 50_000 {
+        if rolling.len() > 1 && work > min_work {
             // C5: levels rolling at the same boundary are written in parallel.
             std::thread::scope(|s| {
                 let hs: Vec<_> = rolling.into_iter().map(|l| s.spawn(move || step(l))).collect();

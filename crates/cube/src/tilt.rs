@@ -102,13 +102,17 @@ pub struct Level {
     tail: Vec<(u32, u64, i64)>,
     unflushed: u32,
     flush_every: u32,
+    /// Granularity degree: a summed cell is written at one of every `degree` changes.
+    degree: u32,
+    /// Per cell: changes not written yet (with `degree` > 1).
+    unwritten: Vec<u32>,
     seg_frames: u64,
     /// Records written.
     pub(crate) records: u64,
 }
 
 impl Level {
-    pub(crate) fn new(spec: LevelSpec, flush_every: u32) -> Level {
+    pub(crate) fn new(spec: LevelSpec, flush_every: u32, degree: u32) -> Level {
         let frames = spec.span_ns / spec.granularity_ns;
         Level {
             spec,
@@ -123,6 +127,8 @@ impl Level {
             tail: Vec::new(),
             unflushed: 0,
             flush_every,
+            degree: degree.max(1),
+            unwritten: Vec::new(),
             seg_frames: (frames / 2).max(1),
             records: 0,
         }
@@ -130,7 +136,7 @@ impl Level {
 
     /// A read-only level of a cube file.
     pub(crate) fn from_file(spec: LevelSpec, segs: Vec<Segment>, expired: bool, written_to: Option<u64>, records: u64) -> Level {
-        let mut l = Level::new(spec, u32::MAX);
+        let mut l = Level::new(spec, u32::MAX, 1);
         l.segs = segs.into();
         l.expired = expired;
         l.written_to = written_to;
@@ -186,18 +192,33 @@ impl Level {
             let seg = self.segs.back_mut().expect("a segment exists");
             let Hist::Mem(st) = &mut seg.hist else { unreachable!("a file cube is read-only") };
             self.dirty.sort_unstable();
+            let mut written = 0u64;
             for &c in &self.dirty {
+                self.flag[c as usize] = false;
                 let v = match kinds.get(c as usize) {
                     Some(Combine::Min | Combine::Max) => self.acc[c as usize],
+                    _ if self.degree > 1 => {
+                        // Granularity degree k: every k-th change of the cell is written.
+                        if self.unwritten.len() <= c as usize {
+                            self.unwritten.resize(c as usize + 1, 0);
+                        }
+                        let n = &mut self.unwritten[c as usize];
+                        *n += 1;
+                        if *n < self.degree {
+                            continue;
+                        }
+                        *n = 0;
+                        cum[c as usize]
+                    }
                     _ => cum[c as usize],
                 };
+                written += 1;
                 let base = seg.base.get(c as usize).copied().unwrap_or(0);
                 st.append_parts(Key(u64::from(c)), Value::I64(v.wrapping_sub(base)), Timestamp(idx), Timestamp(idx + 1))?;
                 self.tail.push((c, idx, v));
                 self.last[c as usize] = v;
-                self.flag[c as usize] = false;
             }
-            self.records += self.dirty.len() as u64;
+            self.records += written;
             self.dirty.clear();
             self.unflushed += 1;
         }
