@@ -274,7 +274,7 @@ pub fn run(o: &BenchOptions) -> Result<Vec<Table>> {
     Ok(tables)
 }
 
-/// 6. Granularity degree k (C3): records, memory and the error of past ranges
+/// Table 6, granularity degree k (C3): records, memory and the error of past ranges
 /// against the exact cube (`exact`, k = 1), over the same stream.
 fn degree_table(exact: &Cube, events: u64, delay: u64, quick: bool) -> Result<Table> {
     let mut rows = Vec::new();
@@ -305,7 +305,7 @@ fn degree_table(exact: &Cube, events: u64, delay: u64, quick: bool) -> Result<Ta
     })
 }
 
-/// 7. Parallel level update (C5): the same stream with the levels rolling at one
+/// Table 7, parallel level update (C5): the same stream with the levels rolling at one
 /// boundary written on threads (whenever two roll) or on one thread.
 fn parallel_table(quick: bool) -> Result<Table> {
     let mut rows = Vec::new();

@@ -247,7 +247,7 @@ impl Cube {
             let Some((lo, hi)) = l.kept_ns() else { continue };
             let g = l.spec.granularity_ns;
             let down = (t / g * g).clamp(lo, hi);
-            let up = (t / g).saturating_add(u64::from(t % g != 0)).saturating_mul(g).clamp(lo, hi);
+            let up = (t / g).saturating_add(u64::from(!t.is_multiple_of(g))).saturating_mul(g).clamp(lo, hi);
             let at = if up.abs_diff(t) < down.abs_diff(t) { up } else { down };
             let r = Resolved { at, level: i };
             if (lo..=hi).contains(&t) {
