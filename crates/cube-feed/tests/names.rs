@@ -27,11 +27,8 @@ fn process_names_do_not_depend_on_the_frame_size() {
     let cfg = synth::SynthConfig { cpus: 3, events: 40_000, seed: 5, packet_size: 4096, ..Default::default() };
     let s = synth::generate(&cfg, dir.path()).unwrap();
     let mut sets = vec![ctf::trace::TraceSet::open(&s.trace_dir).unwrap()];
-    let many = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/many-threads");
-    if many.exists() {
+    if let Some(many) = testkit::shared_trace("process_names_do_not_depend_on_the_frame_size", "many-threads") {
         sets.push(ctf::trace::TraceSet::open(&many).unwrap());
-    } else if std::env::var_os("CI").is_some() || std::env::var_os("TRACECUBE_REQUIRE_SHARED").is_some() {
-        panic!("{} is missing", many.display());
     }
     for set in &sets {
         let coarse = by_name(&build(set, 1_000_000_000));

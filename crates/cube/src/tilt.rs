@@ -97,9 +97,12 @@ pub struct Level {
     pub(crate) expired: bool,
     /// Latest boundary index processed (every boundary up to it is answerable).
     pub(crate) written_to: Option<u64>,
-    /// Records written since the last commit, in write order: `(cell, index, value)`
-    /// (absolute values), read by queries before the store's older records.
-    tail: Vec<(u32, u64, i64)>,
+    /// Records written since the last commit, in write order: `(cell, index −
+    /// tail_base, value)` (absolute values), read by queries over the store's older
+    /// records.
+    tail: Vec<(u32, u32, i64)>,
+    /// Boundary index the tail's indices count from.
+    tail_base: u64,
     unflushed: u32,
     flush_every: u32,
     /// Granularity degree: a summed cell is written at one of every `degree` changes.
@@ -125,6 +128,7 @@ impl Level {
             expired: false,
             written_to: None,
             tail: Vec::new(),
+            tail_base: 0,
             unflushed: 0,
             flush_every,
             degree: degree.max(1),
@@ -183,6 +187,10 @@ impl Level {
             return Ok(());
         }
         if !self.dirty.is_empty() {
+            if !self.tail.is_empty() && idx - self.tail_base > u64::from(u32::MAX) {
+                // The tail counts indices in 32 bits: commit before a longer gap.
+                self.flush()?;
+            }
             if self.segs.back().is_none_or(|s| idx >= s.end) {
                 self.new_segment(idx)?;
             }
@@ -215,7 +223,10 @@ impl Level {
                 written += 1;
                 let base = seg.base.get(c as usize).copied().unwrap_or(0);
                 st.append_parts(Key(u64::from(c)), Value::I64(v.wrapping_sub(base)), Timestamp(idx), Timestamp(idx + 1))?;
-                self.tail.push((c, idx, v));
+                if self.tail.is_empty() {
+                    self.tail_base = idx;
+                }
+                self.tail.push((c, (idx - self.tail_base) as u32, v));
                 self.last[c as usize] = v;
             }
             self.records += written;
@@ -262,7 +273,9 @@ impl Level {
             st.commit()?;
         }
         self.unflushed = 0;
-        self.tail.clear();
+        // Capacity released: a coarse level's tail holds up to `flush_every` frames of
+        // its cells (16 bytes a record) only between commits.
+        self.tail = Vec::new();
         Ok(())
     }
 
@@ -300,10 +313,11 @@ impl Level {
             return Ok(vec![0; cells.len()]);
         };
         let mut out: Vec<i64> = cells.iter().map(|&c| seg.get(c, idx)).collect::<Result<_>>()?;
-        if self.tail.first().is_some_and(|r| r.1 <= idx) {
+        if !self.tail.is_empty() && self.tail_base <= idx {
             // Uncommitted records (all later than the committed ones) override.
             let pos: std::collections::HashMap<u32, usize> = cells.iter().enumerate().map(|(k, &c)| (c, k)).collect();
-            for &(c, _, v) in self.tail.iter().take_while(|r| r.1 <= idx) {
+            let rel = idx - self.tail_base;
+            for &(c, _, v) in self.tail.iter().take_while(|r| u64::from(r.1) <= rel) {
                 if let Some(&k) = pos.get(&c) {
                     out[k] = v;
                 }
@@ -328,7 +342,8 @@ impl Level {
                 }
             }
         }
-        self.tail.iter().filter(|r| r.0 == cell && r.1 >= lo && r.1 <= hi).for_each(|r| f(r.2));
+        let at = |r: &(u32, u32, i64)| self.tail_base + u64::from(r.1);
+        self.tail.iter().filter(|r| r.0 == cell && at(r) >= lo && at(r) <= hi).for_each(|r| f(r.2));
         Ok(())
     }
 
@@ -362,6 +377,6 @@ impl Level {
     /// Bytes held by this level.
     pub fn memory(&self) -> u64 {
         self.segs.iter().map(Segment::memory).sum::<u64>()
-            + (self.last.capacity() * 8 + self.flag.capacity() + self.dirty.capacity() * 4 + self.tail.capacity() * 24) as u64
+            + (self.last.capacity() * 8 + self.flag.capacity() + self.dirty.capacity() * 4 + self.tail.capacity() * 16) as u64
     }
 }
