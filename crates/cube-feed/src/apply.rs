@@ -66,8 +66,9 @@ struct Delta {
 }
 
 /// Bytes credited to a placeholder file (I/O on an fd before the statedump named it):
-/// `(process member, read, bytes)` per credit, moved to the file the statedump names.
-type Held = FxMap<u32, Vec<(NodeId, bool, i64)>>;
+/// `(process member, read, bytes, machine member)` per credit, moved to the file the
+/// statedump names.
+type Held = FxMap<u32, Vec<(NodeId, bool, i64, u32)>>;
 
 /// The id of path `p` (its File member created if new).
 fn intern_path(path_ids: &mut HashMap<Arc<str>, u32>, paths: &mut Vec<NodeId>, cube: &mut Cube, p: &str) -> u32 {
@@ -141,7 +142,8 @@ pub struct Applier {
     held: Held,
     path_ids: HashMap<Arc<str>, u32>,
     paths: Vec<NodeId>,
-    machine: NodeId,
+    /// Per stream: the Machine member of its trace's host.
+    machines: Vec<NodeId>,
     m_events: Vec<MetricId>,
     m_cpu: Vec<MetricId>,
     m_read: Vec<MetricId>,
@@ -159,10 +161,10 @@ pub struct Applier {
 
 impl Applier {
     /// A model with no history, for `cube`; `first_switch` from
-    /// [`prescan_first_switch`]; `host` names the Machine member.
-    pub fn new(cube: &mut Cube, layout: &Layout, first_switch: &[Option<i32>], host: &str) -> Applier {
+    /// [`prescan_first_switch`]; `hosts` names the Machine member of each stream.
+    pub fn new(cube: &mut Cube, layout: &Layout, first_switch: &[Option<i32>], hosts: &[String]) -> Applier {
         let streams: Vec<StreamState> = first_switch.iter().map(|&f| StreamState { first_prev: f, ..Default::default() }).collect();
-        let machine = cube.schema.dims[MACHINE].member(&[host]);
+        let machines = hosts.iter().map(|h| cube.schema.dims[MACHINE].member(&[h])).collect();
         let s = &cube.schema;
         let (m_events, m_cpu, m_read, m_write) = (s.metrics_of("events"), s.metrics_of("cpu_ns"), s.metrics_of("bytes_read"), s.metrics_of("bytes_written"));
         let g0 = cube.config.levels[0].granularity_ns as i64;
@@ -175,7 +177,7 @@ impl Applier {
             held: Held::default(),
             path_ids: HashMap::new(),
             paths: Vec::new(),
-            machine,
+            machines,
             m_events,
             m_cpu,
             m_read,
@@ -197,6 +199,16 @@ impl Applier {
         }
         self.names = layout.names.clone();
         self.ev_nodes = vec![None; self.names.len() * self.streams.len().max(1)];
+    }
+
+    /// Sets the host of each stream (the Machine member of its updates).
+    pub fn set_hosts(&mut self, cube: &mut Cube, hosts: &[String]) {
+        self.machines = hosts.iter().map(|h| cube.schema.dims[MACHINE].member(&[h])).collect();
+    }
+
+    /// The Machine member of stream `s`.
+    fn machine(&self, s: usize) -> u32 {
+        self.machines.get(s).or(self.machines.first()).map_or(0, |n| n.0)
     }
 
     /// Streams the model keeps state for.
@@ -266,25 +278,41 @@ impl Applier {
         self.threads.entry(tid).or_default()
     }
 
-    fn set_comm(&mut self, tid: i32, b: &[u8]) {
-        let t = self.thread(tid);
-        if t.comm.as_deref().map(str::as_bytes) != Some(b) {
-            t.comm = Some(String::from_utf8_lossy(b).into_owned());
-            t.node = None;
+    /// Renames thread `tid` at `t` (its process member changes), crediting its CPU
+    /// time so far to the old member first, so that roll-ups to process names do not
+    /// depend on where frame boundaries fall.
+    fn set_comm(&mut self, cube: &mut Cube, tid: i32, b: &[u8], t: i64) -> Result<()> {
+        let old = self.threads.get(&tid).map(|x| x.comm.as_deref().map(str::as_bytes));
+        if old == Some(Some(b)) {
+            return Ok(());
         }
+        if old.is_some_and(|o| o.is_some()) {
+            self.credit_running(cube, t, Some(tid))?;
+        }
+        let th = self.thread(tid);
+        th.comm = Some(String::from_utf8_lossy(b).into_owned());
+        th.node = None;
+        Ok(())
     }
 
-    fn set_pid(&mut self, tid: i32, pid: i32) {
-        let t = self.thread(tid);
-        if t.pid != Some(pid) {
-            let late = t.pid.is_none();
-            t.pid = Some(pid);
-            t.node = None;
-            if late {
-                // Its fds were kept under its tid: they are its process's.
-                self.fds.adopt(tid, pid);
-            }
+    /// Sets the pid of `tid` at `t` (crediting its CPU time so far first, as a rename).
+    fn set_pid(&mut self, cube: &mut Cube, tid: i32, pid: i32, t: i64) -> Result<()> {
+        let old = self.threads.get(&tid).map(|x| x.pid);
+        if old == Some(Some(pid)) {
+            return Ok(());
         }
+        if old.is_some_and(|o| o.is_some()) {
+            self.credit_running(cube, t, Some(tid))?;
+        }
+        let th = self.thread(tid);
+        let late = th.pid.is_none();
+        th.pid = Some(pid);
+        th.node = None;
+        if late {
+            // Its fds were kept under its tid: they are its process's.
+            self.fds.adopt(tid, pid);
+        }
+        Ok(())
     }
 
     fn pid_of(&self, tid: i32) -> i32 {
@@ -319,18 +347,22 @@ impl Applier {
         }
         let Some(cpu) = self.streams[s].cpu else { return Ok(()) };
         let p = self.process_node(cube, tid);
-        self.update(cube, t, |a| &mut a.m_cpu, [self.machine.0, cpu.0, p.0, 0, 0], Delta { sum: d, updates: 1, each: d })
+        self.update(cube, t, |a| &mut a.m_cpu, [self.machine(s), cpu.0, p.0, 0, 0], Delta { sum: d, updates: 1, each: d })
     }
 
     /// Credits every running thread up to the last event (a frame boundary is crossed).
     fn cross_boundary(&mut self, cube: &mut Cube) -> Result<()> {
-        let last = self.last_ts;
+        self.credit_running(cube, self.last_ts, None)
+    }
+
+    /// Credits the running threads (or only `only`) with their CPU time up to `t`.
+    fn credit_running(&mut self, cube: &mut Cube, t: i64, only: Option<i32>) -> Result<()> {
         for s in 0..self.streams.len() {
             let st = self.streams[s];
             if let (Some(tid), true) = (st.cur, st.switched) {
-                if last > st.since {
-                    self.credit_cpu(cube, s, tid, last - st.since, last)?;
-                    self.streams[s].since = last;
+                if t > st.since && only.is_none_or(|o| o == tid) {
+                    self.credit_cpu(cube, s, tid, t - st.since, t)?;
+                    self.streams[s].since = t;
                 }
             }
         }
@@ -381,7 +413,7 @@ impl Applier {
                 for (tid, n) in [(prev, prev_comm), (next, next_comm)] {
                     if let (Some(tid), Some(n)) = (tid, n) {
                         if tid != 0 {
-                            self.set_comm(tid as i32, log.str(n));
+                            self.set_comm(cube, tid as i32, log.str(n), t)?;
                         }
                     }
                 }
@@ -404,17 +436,17 @@ impl Applier {
             }
             Fact::Fork { child_tid, child_pid, parent_tid, parent_pid, child_comm, .. } => {
                 if let Some(n) = child_comm {
-                    self.set_comm(child_tid, log.str(n));
+                    self.set_comm(cube, child_tid, log.str(n), t)?;
                 }
                 let cp = child_pid.unwrap_or(child_tid);
-                self.set_pid(child_tid, cp);
+                self.set_pid(cube, child_tid, cp, t)?;
                 if let Some(parent) = parent_pid.or_else(|| parent_tid.map(|pt| self.pid_of(pt))) {
                     self.fds.fork(parent, cp);
                 }
             }
             Fact::Exec { s, tid, filename, .. } => {
                 if let (Some(tt), Some(n)) = (tid, filename) {
-                    self.set_comm(tt, comm_of_path(log.str(n)));
+                    self.set_comm(cube, tt, comm_of_path(log.str(n)), t)?;
                 }
                 let st = &self.streams[s as usize];
                 if let Some(tt) = tid.or(if st.switched { st.cur } else { None }) {
@@ -424,10 +456,10 @@ impl Applier {
             }
             Fact::ProcState { tid, pid, name, .. } => {
                 if let Some(n) = name {
-                    self.set_comm(tid, log.str(n));
+                    self.set_comm(cube, tid, log.str(n), t)?;
                 }
                 if let Some(p) = pid {
-                    self.set_pid(tid, p);
+                    self.set_pid(cube, tid, p, t)?;
                 }
             }
             Fact::FdDump { pid, fd, filename, flags, .. } => {
@@ -486,7 +518,13 @@ impl Applier {
                     (cpu, op)
                 }
             };
-            self.update(cube, b.first, |a| &mut a.m_events, [self.machine.0, cpu.0, 0, 0, op.0], Delta { sum: i64::from(n), updates: i64::from(n), each: 1 })?;
+            self.update(
+                cube,
+                b.first,
+                |a| &mut a.m_events,
+                [self.machine(slot as usize % n_streams), cpu.0, 0, 0, op.0],
+                Delta { sum: i64::from(n), updates: i64::from(n), each: 1 },
+            )?;
         }
         Ok(())
     }
@@ -503,14 +541,15 @@ impl Applier {
         let n = m.bytes as i64;
         let f = match m.file {
             Some(f) => {
+                let machine = self.machine(s);
                 if let Some(h) = self.held.get_mut(&f) {
-                    h.push((p, m.read, n));
+                    h.push((p, m.read, n, machine));
                 }
                 self.paths[f as usize]
             }
             None => cube.schema.dims[FILE].member(&["?", "?", "?", "?"]),
         };
-        self.update(cube, t, bytes_metric(m.read), [self.machine.0, 0, p.0, f.0, 0], Delta { sum: n, updates: 1, each: n })
+        self.update(cube, t, bytes_metric(m.read), [self.machine(s), 0, p.0, f.0, 0], Delta { sum: n, updates: 1, each: n })
     }
 
     /// The statedump at `t` named the fd whose bytes placeholder `held` holds: they move
@@ -519,11 +558,11 @@ impl Applier {
     /// is counted, no extreme changes.
     fn give_held(&mut self, cube: &mut Cube, t: i64, held: u32, file: u32) -> Result<()> {
         let (from, to) = (self.paths[held as usize], self.paths[file as usize]);
-        for (p, read, n) in self.held.remove(&held).unwrap_or_default() {
+        for (p, read, n, machine) in self.held.remove(&held).unwrap_or_default() {
             let metrics = std::mem::take(bytes_metric(read)(self));
             let mut r = Ok(());
             for (f, sum) in [(from, -n), (to, n)] {
-                r = r.and(self.update_sum(cube, t, &metrics, [self.machine.0, 0, p.0, f.0, 0], sum));
+                r = r.and(self.update_sum(cube, t, &metrics, [machine, 0, p.0, f.0, 0], sum));
             }
             *bytes_metric(read)(self) = metrics;
             r?;

@@ -99,9 +99,18 @@ pub struct CubeBuild {
     applier: Mutex<Option<Box<(Applier, Cube)>>>,
 }
 
-/// The Machine member of a trace set: the directory above its first trace.
-fn host_of(set: &TraceSet) -> String {
-    set.traces.first().and_then(|t| t.dir.parent()).and_then(|p| p.file_name()).map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "localhost".into())
+/// The host of each stream of a trace set (its Machine member): its trace's
+/// `env.hostname` (LTTng writes it, live traces too), else `unknown`.
+pub fn hosts_of(set: &TraceSet) -> Vec<String> {
+    let host = |t: &ctf::trace::Trace| match t.class.env("hostname") {
+        Some(ctf::ir::EnvValue::Str(s)) if !s.is_empty() => s.clone(),
+        Some(ctf::ir::EnvValue::Int(i)) => i.to_string(),
+        _ => "unknown".into(),
+    };
+    set.streams
+        .iter()
+        .map(|st| st.packets.first().and_then(|p| set.traces.get(p.trace as usize)).or(set.traces.first()).map_or_else(|| "unknown".into(), host))
+        .collect()
 }
 
 impl CubeBuild {
@@ -109,7 +118,7 @@ impl CubeBuild {
     pub fn new(set: &TraceSet, mut cube: Cube) -> CubeBuild {
         let layout = Layout::new(set);
         let first = prescan_first_switch(set, &layout);
-        let applier = Applier::new(&mut cube, &layout, &first, &host_of(set));
+        let applier = Applier::new(&mut cube, &layout, &first, &hosts_of(set));
         CubeBuild { layout, streams: set.streams.len(), g0: applier.g0(), applier: Mutex::new(Some(Box::new((applier, cube)))) }
     }
 
@@ -131,7 +140,7 @@ impl Analysis for CubeBuild {
             Some(a) => Part::Cube(a, None),
             None => {
                 let mut c = Cube::new(CubeConfig::default()).expect("the default config is valid");
-                let a = Applier::new(&mut c, &self.layout, &[], "localhost");
+                let a = Applier::new(&mut c, &self.layout, &[], &[]);
                 Part::Cube(Box::new((a, c)), Some(CubeError::Trace("a build runs once".into())))
             }
         }
@@ -178,6 +187,9 @@ impl Analysis for CubeBuild {
     }
 }
 
+/// Trace bytes of all slices in flight in a build at most (bounds its memory).
+pub const IN_FLIGHT_BYTES: u64 = 64 << 20;
+
 /// Builds an in-memory cube from the trace (set) at `trace`.
 pub fn build_from_trace(trace: &Path, opts: &BuildOptions) -> Result<(Cube, BuildReport)> {
     let set = TraceSet::open(trace).map_err(|e| CubeError::Trace(e.to_string()))?;
@@ -196,7 +208,12 @@ pub fn build_with_progress(set: &TraceSet, opts: &BuildOptions, progress: Option
     let cube = Cube::new(opts.config.clone())?;
     let build = CubeBuild::new(set, cube);
     let e = EngineOptions { threads: opts.threads, chunk_size: opts.chunk_size, partition: opts.partition, ..Default::default() };
-    let slices = engine::partition(set, e.partition, e.slice_bytes(set));
+    // The engine keeps up to 2 slices per worker in flight, and a slice's log takes a
+    // few times its trace bytes: slices are cut so that all in flight stay within
+    // IN_FLIGHT_BYTES of trace data, whatever the workers and the asked chunk size
+    // (any chunking gives the same cube).
+    let cap = (IN_FLIGHT_BYTES / (2 * e.worker_count().max(1) as u64)).max(1 << 20);
+    let slices = engine::partition(set, e.partition, e.slice_bytes(set).min(cap));
     let run = engine::run_slices_reporting(&build, set, &slices, &e, progress).map_err(|e| CubeError::Trace(e.to_string()))?;
     let (a, c) = build.finish(run.output)?;
     let report = BuildReport {
@@ -226,7 +243,7 @@ impl KernelFeed {
     pub fn new(set: &TraceSet, cube: &mut Cube) -> KernelFeed {
         let layout = Layout::new(set);
         let first = prescan_first_switch(set, &layout);
-        let applier = Applier::new(cube, &layout, &first, &host_of(set));
+        let applier = Applier::new(cube, &layout, &first, &hosts_of(set));
         let log = SliceLog::new(applier.g0(), set.streams.len(), layout.names.len());
         KernelFeed { layout, log, applier }
     }
@@ -257,6 +274,7 @@ impl KernelFeed {
         self.flush(cube)?;
         self.layout = Layout::new(set);
         self.applier.relayout(&self.layout, set.streams.len());
+        self.applier.set_hosts(cube, &hosts_of(set));
         self.log = SliceLog::new(self.applier.g0(), self.applier.stream_count(), self.layout.names.len());
         Ok(())
     }

@@ -20,6 +20,7 @@ fn main() -> Result<(), cube::CubeError> {
         c.add(1_700_000_000_000_000_000 + i * 10_000_000, cells[(x % 1000) as usize], 1)?;
     }
     c.finish()?;
+    println!("cube memory {} bytes", c.memory());
     for (i, l) in c.levels().iter().enumerate() {
         println!("level {i}: {} bytes, {} segments", l.memory(), l.segment_count());
         for s in l.segment_stats() {

@@ -68,7 +68,12 @@ fn three_levels() -> Vec<LevelSpec> {
 
 /// A cube with `n` finest cells of `events` (n/10 operations × 10 CPUs, or fewer CPUs).
 fn cube_with(n: usize, levels: Vec<LevelSpec>, m: Materialization, cuboids: Vec<crate::config::CuboidSpec>) -> Result<(Cube, Vec<CellId>)> {
-    let mut cfg = CubeConfig { levels, materialize: m, cuboids, ..CubeConfig::default() };
+    cube_of_degree(n, levels, m, cuboids, 1)
+}
+
+/// [`cube_with`] at granularity degree `degree`.
+fn cube_of_degree(n: usize, levels: Vec<LevelSpec>, m: Materialization, cuboids: Vec<crate::config::CuboidSpec>, degree: u32) -> Result<(Cube, Vec<CellId>)> {
+    let mut cfg = CubeConfig { levels, materialize: m, cuboids, degree, ..CubeConfig::default() };
     cfg.metrics.truncate(1);
     let mut c = Cube::new(cfg)?;
     let metric = c.schema.metric("events").expect("events metric");
@@ -90,17 +95,39 @@ fn rng(x: &mut u64) -> u64 {
     *x
 }
 
+/// Start of the simulated streams, ns.
+const BASE: u64 = 1_700_000_000 * S;
+
 /// Feeds `events` updates spaced by `delay` ns; returns seconds spent.
 fn feed(c: &mut Cube, cells: &[CellId], events: u64, delay: u64) -> Result<f64> {
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let t0 = Instant::now();
-    let base = 1_700_000_000 * S;
-    for i in 0..events {
-        let cell = cells[(rng(&mut x) % cells.len() as u64) as usize];
-        c.add(base + i * delay, cell, 1)?;
-    }
+    let t = feed_part(c, cells, 0..events, delay, &mut 0x9E37_79B9_7F4A_7C15u64)?;
     c.finish()?;
+    Ok(t)
+}
+
+/// Feeds updates `range` of a stream (times `BASE + i × delay`); returns seconds spent.
+fn feed_part(c: &mut Cube, cells: &[CellId], range: std::ops::Range<u64>, delay: u64, x: &mut u64) -> Result<f64> {
+    let t0 = Instant::now();
+    for i in range {
+        let cell = cells[(rng(x) % cells.len() as u64) as usize];
+        c.add(BASE + i * delay, cell, 1)?;
+    }
     Ok(t0.elapsed().as_secs_f64())
+}
+
+/// Resident memory of this process, bytes (Linux; `None` elsewhere).
+pub fn resident_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: u64 = s.lines().find_map(|l| l.strip_prefix("VmRSS:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Growth of the resident memory since `before`, MB (or `n/a`).
+fn rss_growth(before: Option<u64>) -> String {
+    match (before, resident_bytes()) {
+        (Some(a), Some(b)) => mb(b.saturating_sub(a)),
+        _ => "n/a".into(),
+    }
 }
 
 fn mb(b: u64) -> String {
@@ -125,29 +152,47 @@ pub fn run(o: &BenchOptions) -> Result<Vec<Table>> {
     let events = secs * o.rate;
     let mut tables = Vec::new();
 
-    // 1. Ingestion and memory, 1000 metrics, three levels, with and without the tilted frame.
+    // 1. Ingestion and memory over the stream's length, 1000 metrics, three levels,
+    // with and without the tilted frame (the cube's estimate, and the growth of the
+    // process's resident memory while it was fed).
     let mut rows = Vec::new();
-    let (mut tilted, cells) = cube_with(1000, three_levels(), Materialization::Minimal, Vec::new())?;
-    let t = feed(&mut tilted, &cells, events, delay)?;
-    rows.push(vec![
-        "tilted (1s/5min, 5min/24h, 1h/2w)".into(),
-        events.to_string(),
-        format!("{:.1}", events as f64 / t / 1e6),
-        mb(tilted.memory()),
-        format!("{:?}", tilted.records()),
-    ]);
-    let (mut flat, cells) = cube_with(1000, vec![LevelSpec { granularity_ns: S, span_ns: 400 * 86_400 * S }], Materialization::Minimal, Vec::new())?;
-    let t = feed(&mut flat, &cells, events, delay)?;
-    rows.push(vec![
-        "no tilted frame (1s kept forever)".into(),
-        events.to_string(),
-        format!("{:.1}", events as f64 / t / 1e6),
-        mb(flat.memory()),
-        format!("{:?}", flat.records()),
-    ]);
+    let mut tilted = None;
+    for (name, levels) in [
+        ("tilted (1s/5min, 5min/24h, 1h/2w)", three_levels()),
+        ("no tilted frame (1s kept forever)", vec![LevelSpec { granularity_ns: S, span_ns: 400 * 86_400 * S }]),
+    ] {
+        let rss0 = resident_bytes();
+        let (mut c, cells) = cube_with(1000, levels, Materialization::Minimal, Vec::new())?;
+        let (mut x, mut t, mut done) = (0x9E37_79B9_7F4A_7C15u64, 0.0, 0);
+        for q in 1..=4 {
+            let upto = events * q / 4;
+            t += feed_part(&mut c, &cells, done..upto, delay, &mut x)?;
+            done = upto;
+            if q == 4 {
+                c.finish()?;
+            }
+            rows.push(vec![
+                name.into(),
+                format!("{} s", secs * q / 4),
+                format!("{:.1}", done as f64 / t / 1e6),
+                mb(c.memory()),
+                rss_growth(rss0),
+                format!("{:?}", c.records()),
+            ]);
+        }
+        tilted.get_or_insert(c);
+    }
+    let tilted = tilted.expect("the tilted cube");
     tables.push(Table {
-        title: format!("Memory over a {secs} s stream, 1000 metrics, {} events/s", o.rate),
-        header: vec!["frame".into(), "events".into(), "M events/s (1 core)".into(), "memory MB".into(), "records per level".into()],
+        title: format!("Memory over stream length, 1000 metrics, {} events/s", o.rate),
+        header: vec![
+            "frame".into(),
+            "stream so far".into(),
+            "M events/s (1 core)".into(),
+            "cube estimate MB".into(),
+            "resident growth MB".into(),
+            "records per level".into(),
+        ],
         rows,
     });
 
@@ -197,28 +242,88 @@ pub fn run(o: &BenchOptions) -> Result<Vec<Table>> {
         rows,
     });
 
-    // 5. Query latency on the tilted 1000-metric cube.
+    // 5. Query latency on the tilted 1000-metric cube; every range ends 100 s in the
+    // past, so both ends are looked up in the history (none is the running total).
     let c = &tilted;
     let now = c.now();
+    let end = now - 100 * S;
     let cell = CellId(17);
     let mut rows = Vec::new();
     let reps = 2001;
     let p = median_ns(|| c.values_at(&[cell.0], c.resolve(now - 42 * S)).map(|_| ()), reps)?;
-    rows.push(vec!["point, one metric".into(), format!("{:.2}", p / 1e3)]);
+    rows.push(vec!["point, one metric, 42 s ago".into(), format!("{:.2}", p / 1e3)]);
     for (name, len) in [("range 1 s", S), ("range 1 min", 60 * S), ("range 1 h", 3_600 * S), ("range 12 h", 43_200 * S)] {
-        let len = len.min(now.saturating_sub(1_700_000_000 * S));
-        let p = median_ns(|| c.range_cell(cell, now - len, now).map(|_| ()), reps)?;
-        rows.push(vec![format!("{name}, one metric"), format!("{:.2}", p / 1e3)]);
+        let len = len.min(end.saturating_sub(BASE));
+        let p = median_ns(|| c.range_cell(cell, end - len, end).map(|_| ()), reps)?;
+        rows.push(vec![format!("{name} ending 100 s ago, one metric"), format!("{:.2}", p / 1e3)]);
     }
-    let mut top = Request::new("events", When::Last(60 * S));
+    let past = |len: u64| When::Range(end - len.min(end - BASE), end);
+    let mut top = Request::new("events", past(60 * S));
     top.by = vec!["operation:name".into(), "cpu:cpu".into()];
     top.top = Some(10);
     let p = median_ns(|| c.query(&top).map(|_| ()), 201)?;
-    rows.push(vec!["top-10 over 1000 metrics, last 1 min".into(), format!("{:.2}", p / 1e3)]);
-    let mut roll = Request::new("events", When::Last(3_600 * S));
+    rows.push(vec!["top-10 over 1000 metrics, 1 min ending 100 s ago".into(), format!("{:.2}", p / 1e3)]);
+    let mut roll = Request::new("events", past(3_600 * S));
     roll.by = vec!["operation:kind".into()];
     let p = median_ns(|| c.query(&roll).map(|_| ()), 201)?;
-    rows.push(vec!["roll-up of 1000 leaves to 10 kinds, last 1 h".into(), format!("{:.2}", p / 1e3)]);
+    rows.push(vec!["roll-up of 1000 leaves to 10 kinds, 1 h ending 100 s ago".into(), format!("{:.2}", p / 1e3)]);
     tables.push(Table { title: "Query latency (median, µs)".into(), header: vec!["query".into(), "µs".into()], rows });
+
+    tables.push(degree_table(&tilted, events, delay, o.quick)?);
+    tables.push(parallel_table(o.quick)?);
     Ok(tables)
+}
+
+/// Table 6, granularity degree k (C3): records, memory and the error of past ranges
+/// against the exact cube (`exact`, k = 1), over the same stream.
+fn degree_table(exact: &Cube, events: u64, delay: u64, quick: bool) -> Result<Table> {
+    let mut rows = Vec::new();
+    let now = exact.now();
+    for k in [1u32, 2, 4, 8] {
+        let (mut c, cells) = cube_of_degree(1000, three_levels(), Materialization::Minimal, Vec::new(), k)?;
+        feed(&mut c, &cells, events, delay)?;
+        // 40 ranges of 10 s to 2 h ending up to 12 h in the past, all cells.
+        let (mut x, mut err, mut total) = (7u64, 0.0, 0.0);
+        for _ in 0..if quick { 10 } else { 40 } {
+            let end = now - rng(&mut x) % (now - BASE).min(43_200 * S);
+            let len = (10 * S + rng(&mut x) % (7_200 * S)).min(end - BASE);
+            let mut r = Request::new("events", When::Range(end - len, end));
+            r.by = vec!["operation:name".into(), "cpu:cpu".into()];
+            let (a, b) = (c.query(&r)?, exact.query(&r)?);
+            let map = |w: &crate::query::Window| -> std::collections::HashMap<Vec<String>, f64> { w.rows.iter().map(|r| (r.group.clone(), r.value)).collect() };
+            let (ma, mb_) = (map(&a.windows[0]), map(&b.windows[0]));
+            err += mb_.iter().map(|(g, v)| (v - ma.get(g).copied().unwrap_or(0.0)).abs()).sum::<f64>();
+            err += ma.iter().filter(|(g, _)| !mb_.contains_key(*g)).map(|(_, v)| v.abs()).sum::<f64>();
+            total += mb_.values().sum::<f64>();
+        }
+        rows.push(vec![k.to_string(), format!("{:?}", c.records()), mb(c.memory()), format!("{:.2}", 100.0 * err / total.max(1.0))]);
+    }
+    Ok(Table {
+        title: "Granularity degree k (one record per k changes), 1000 metrics".into(),
+        header: vec!["k".into(), "records per level".into(), "memory MB".into(), "error of past ranges, % of their total".into()],
+        rows,
+    })
+}
+
+/// Table 7, parallel level update (C5): the same stream with the levels rolling at one
+/// boundary written on threads (whenever two roll) or on one thread.
+fn parallel_table(quick: bool) -> Result<Table> {
+    let mut rows = Vec::new();
+    let secs = if quick { 600 } else { 3_600 };
+    for (n, rate) in [(1000usize, 100u64), (100_000, 10_000)] {
+        let events = secs * rate;
+        let mut line = vec![n.to_string(), rate.to_string()];
+        for min_work in [usize::MAX, 0] {
+            let (mut c, cells) = cube_with(n, three_levels(), Materialization::Minimal, Vec::new())?;
+            c.parallel_min_work = min_work;
+            let t = feed(&mut c, &cells, events, S / rate)?;
+            line.push(format!("{:.0}", t * 1e9 / events as f64));
+        }
+        rows.push(line);
+    }
+    Ok(Table {
+        title: format!("Parallel level update, {secs} s stream, three levels (ns per event)"),
+        header: vec!["metrics".into(), "events/s".into(), "serial".into(), "levels on threads".into()],
+        rows,
+    })
 }

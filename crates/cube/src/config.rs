@@ -3,6 +3,7 @@
 //!
 //! ```toml
 //! materialize = "partial"            # minimal | partial | full
+//! degree = 1                         # one record per k changes of a cell (C3)
 //! [[level]]                          # finest first
 //! granularity = "1s"
 //! span = "5min"
@@ -92,6 +93,16 @@ pub struct CubeConfig {
     pub materialize: Materialization,
     /// Cuboids kept with `Partial`.
     pub cuboids: Vec<CuboidSpec>,
+    /// Granularity degree k (C3): a level writes a summed cell's cumulative value at
+    /// one boundary of every k at which it changed (1: every change, exact). Larger k
+    /// shrinks the history; an answer may then miss up to k − 1 changes per cell and
+    /// end (min / max cells are always written).
+    #[serde(default = "one")]
+    pub degree: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// The TOML form (durations as text).
@@ -108,6 +119,8 @@ struct TomlConfig {
     materialize: Option<Materialization>,
     #[serde(default)]
     cuboid: Vec<CuboidSpec>,
+    #[serde(default)]
+    degree: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -129,8 +142,9 @@ pub fn default_levels() -> Vec<LevelSpec> {
     ]
 }
 
-/// The default metrics: events by (operation, cpu); CPU time by (thread, cpu); bytes
-/// read and written by (thread, file), with counts and per-bucket min / max.
+/// The default metrics: events by (operation, cpu, host); CPU time by (thread, cpu,
+/// host); bytes read and written by (thread, file, host), with counts and per-bucket
+/// min / max.
 pub fn default_metrics() -> Vec<MetricSpec> {
     let m = |name: &str, measure: &str, by: &[&str], count: bool| MetricSpec {
         name: name.into(),
@@ -140,16 +154,23 @@ pub fn default_metrics() -> Vec<MetricSpec> {
         extremes: count,
     };
     vec![
-        m("events", "events", &["operation:name", "cpu:cpu"], false),
-        m("cpu_time", "cpu_ns", &["process:tid", "cpu:cpu"], false),
-        m("bytes_read", "bytes_read", &["process:tid", "file:path"], true),
-        m("bytes_written", "bytes_written", &["process:tid", "file:path"], true),
+        m("events", "events", &["operation:name", "cpu:cpu", "machine:host"], false),
+        m("cpu_time", "cpu_ns", &["process:tid", "cpu:cpu", "machine:host"], false),
+        m("bytes_read", "bytes_read", &["process:tid", "file:path", "machine:host"], true),
+        m("bytes_written", "bytes_written", &["process:tid", "file:path", "machine:host"], true),
     ]
 }
 
 impl Default for CubeConfig {
     fn default() -> Self {
-        CubeConfig { levels: default_levels(), groups: BTreeMap::new(), metrics: default_metrics(), materialize: Materialization::Minimal, cuboids: Vec::new() }
+        CubeConfig {
+            levels: default_levels(),
+            groups: BTreeMap::new(),
+            metrics: default_metrics(),
+            materialize: Materialization::Minimal,
+            cuboids: Vec::new(),
+            degree: 1,
+        }
     }
 }
 
@@ -164,6 +185,23 @@ impl CubeConfig {
             LevelSpec { granularity_ns: 1_000 * ms, span_ns: 3_600_000 * ms },
         ];
         CubeConfig { levels, ..CubeConfig::default() }
+    }
+
+    /// Defaults fitted to an offline trace of `span_ns`: a trace shorter than 300 s
+    /// gets a finest level of about `span / 300` (rounded down to 1, 2 or 5 × 10^k ns,
+    /// at least 1 µs) that keeps 1000 frames (the whole trace), then the default
+    /// levels coarser than it; longer traces get the defaults.
+    pub fn for_span(span_ns: u64) -> CubeConfig {
+        let mut c = CubeConfig::default();
+        let target = span_ns / 300;
+        if target >= S {
+            return c;
+        }
+        let g0 = nice_floor(target.max(1_000));
+        let mut levels = vec![LevelSpec { granularity_ns: g0, span_ns: g0 * 1_000 }];
+        levels.extend(default_levels().into_iter().filter(|l| l.granularity_ns > g0));
+        c.levels = levels;
+        c
     }
 
     /// Parses TOML text; missing parts take the defaults.
@@ -185,6 +223,7 @@ impl CubeConfig {
             c.materialize = m;
         }
         c.cuboids = t.cuboid;
+        c.degree = t.degree.unwrap_or(1);
         c.validate()?;
         Ok(c)
     }
@@ -209,6 +248,9 @@ impl CubeConfig {
                 return Err(CubeError::Config(format!("level {i}: granularity must be a multiple of level {}'s", i - 1)));
             }
         }
+        if self.degree == 0 {
+            return Err(CubeError::Config("degree must be at least 1".into()));
+        }
         if self.metrics.is_empty() {
             return Err(CubeError::Config("at least one metric is needed".into()));
         }
@@ -219,6 +261,15 @@ impl CubeConfig {
     pub fn group_of(&self, name: &str) -> &str {
         self.groups.iter().find(|(_, v)| v.iter().any(|n| n == name)).map_or("other", |(g, _)| g)
     }
+}
+
+/// The largest 1, 2 or 5 × 10^k at most `x` (x ≥ 1).
+fn nice_floor(x: u64) -> u64 {
+    let mut p = 1u64;
+    while p.saturating_mul(10) <= x {
+        p *= 10;
+    }
+    [5, 2, 1].into_iter().map(|m| m * p).find(|&v| v <= x).unwrap_or(p)
 }
 
 /// Splits `dim:level` (level defaults to the dimension's leaf when absent).
@@ -242,5 +293,28 @@ mod tests {
         assert_eq!(c.materialize, Materialization::Full);
         assert!(CubeConfig::from_toml("[[level]]\ngranularity = \"3s\"\nspan = \"1s\"\n").is_err());
         assert!(CubeConfig::from_toml("bogus = 1").is_err());
+    }
+
+    #[test]
+    fn the_readme_example_parses() {
+        let readme = include_str!("../../../README.md");
+        let start = readme.find("```toml\n# Which cuboids").expect("the README's cube config example") + 8;
+        let text = &readme[start..start + readme[start..].find("```").unwrap()];
+        let c = CubeConfig::from_toml(text).unwrap();
+        assert_eq!((c.levels.len(), c.metrics.len(), c.cuboids.len(), c.materialize), (2, 2, 1, Materialization::Partial));
+        assert_eq!(c.group_of("rustc"), "build");
+        crate::Cube::new(c).unwrap();
+    }
+
+    #[test]
+    fn levels_fit_the_span() {
+        // A 14 s trace: 20 ms frames (700 points), the whole trace kept, then 1 s, 5 min, 1 h.
+        let c = CubeConfig::for_span(14 * S);
+        assert_eq!(c.levels[0], LevelSpec { granularity_ns: 20_000_000, span_ns: 20 * S });
+        assert_eq!(c.levels.iter().map(|l| l.granularity_ns).skip(1).collect::<Vec<_>>(), vec![S, 300 * S, 3_600 * S, 6 * 3_600 * S]);
+        c.validate().unwrap();
+        CubeConfig::for_span(1).validate().unwrap();
+        assert_eq!(CubeConfig::for_span(1).levels[0].granularity_ns, 1_000);
+        assert_eq!(CubeConfig::for_span(3_600 * S).levels, default_levels());
     }
 }

@@ -25,6 +25,9 @@ pub struct Cube {
     pub(crate) span: Option<(u64, u64)>,
     /// Updates ingested.
     pub updates: u64,
+    /// Levels rolling at one boundary are written on parallel threads when they have
+    /// more dirty cells than this in all (C5; `bench cube` measures where it pays).
+    pub parallel_min_work: usize,
 }
 
 /// Where a time was answered: the boundary used and the level it came from.
@@ -41,8 +44,8 @@ impl Cube {
     pub fn new(config: CubeConfig) -> Result<Cube> {
         config.validate()?;
         let schema = Schema::new(&config)?;
-        let levels = config.levels.iter().enumerate().map(|(i, s)| Level::new(*s, if i == 0 { 64 } else { 48 })).collect();
-        Ok(Cube { schema, config, levels, cum: Vec::new(), cum_live: true, kinds: Vec::new(), frame_end: 0, span: None, updates: 0 })
+        let levels = config.levels.iter().enumerate().map(|(i, s)| Level::new(*s, if i == 0 { 64 } else { 48 }, config.degree)).collect();
+        Ok(Cube { schema, config, levels, cum: Vec::new(), cum_live: true, kinds: Vec::new(), frame_end: 0, span: None, updates: 0, parallel_min_work: 50_000 })
     }
 
     /// The finest cell of `metric` at `nodes` (created if new).
@@ -132,6 +135,7 @@ impl Cube {
 
     /// Closes the finest frame ending at `b` and every coarser frame ending there.
     fn close(&mut self, b: u64) -> Result<()> {
+        let min_work = self.parallel_min_work;
         let (first, rest) = self.levels.split_at_mut(1);
         let l0 = &mut first[0];
         let kinds = &self.kinds;
@@ -156,7 +160,7 @@ impl Cube {
             l.next_boundary = b / g * g + g;
             Ok(())
         };
-        if rolling.len() > 1 && work > 50_000 {
+        if rolling.len() > 1 && work > min_work {
             // C5: levels rolling at the same boundary are written in parallel.
             std::thread::scope(|s| {
                 let hs: Vec<_> = rolling.into_iter().map(|l| s.spawn(move || step(l))).collect();
@@ -170,11 +174,13 @@ impl Cube {
         Ok(())
     }
 
-    /// Closes the current frames of every level (end of a trace) and flushes.
+    /// Closes the finest frame holding the last update (end of a trace) and commits.
+    /// Coarser levels keep their open frames unwritten: the finest level answers that
+    /// recent time, so a saved cube answers exactly what the live one answers now.
     pub fn finish(&mut self) -> Result<()> {
-        if self.span.is_some() {
-            let end = self.levels.iter().map(|l| l.next_boundary).max().unwrap_or(self.frame_end);
-            self.advance(end)?;
+        if let Some((_, last)) = self.span {
+            let g0 = self.levels[0].spec.granularity_ns;
+            self.advance(last / g0 * g0 + g0)?;
         }
         self.flush()
     }
@@ -195,16 +201,16 @@ impl Cube {
     }
 
     /// "Now" for moving windows, ns: the finest boundary just after the last update
-    /// (the end of the data, at the finest precision), or the latest boundary visible
-    /// to queries if that is earlier (a live cube whose tail is not yet committed).
+    /// (the end of the data, at the finest precision), or the latest boundary written
+    /// if that is earlier (a live cube whose current frame is still open), but never
+    /// before [`Cube::data_begin`].
     pub fn now(&self) -> u64 {
-        let visible = self.levels.iter().filter_map(|l| l.visible_to.map(|v| v * l.spec.granularity_ns)).max().unwrap_or(0);
         match self.span {
             Some((_, last)) => {
                 let g0 = self.levels[0].spec.granularity_ns;
-                (last / g0 * g0 + g0).min(visible)
+                (last / g0 * g0 + g0).min(self.latest()).max(self.data_begin())
             }
-            None => visible,
+            None => self.latest(),
         }
     }
 
@@ -225,25 +231,33 @@ impl Cube {
         self.levels.iter().map(|l| l.records).collect()
     }
 
-    /// Chooses the level and boundary that answer time `t`: the finest level holding
-    /// `floor(t / g) * g`; times after everything clamp to the latest boundary, times
-    /// older than every level to the oldest one kept.
+    /// The latest boundary written at any level, ns (0 before the first).
+    pub(crate) fn latest(&self) -> u64 {
+        self.levels.iter().filter_map(|l| l.kept_ns().map(|k| k.1)).max().unwrap_or(0)
+    }
+
+    /// Chooses the level and boundary that answer time `t`: the finest level whose
+    /// kept boundaries `[oldest, latest]` cover `t`, at its boundary nearest to `t`
+    /// (the lower one on a tie). A time no level covers (after everything, before
+    /// everything kept, or in a gap between levels) goes to the nearest kept boundary
+    /// of any level (the finer on a tie).
     pub fn resolve(&self, t: u64) -> Resolved {
+        let mut best: Option<(u64, Resolved)> = None;
         for (i, l) in self.levels.iter().enumerate() {
+            let Some((lo, hi)) = l.kept_ns() else { continue };
             let g = l.spec.granularity_ns;
-            if l.available(t / g) {
-                return Resolved { at: t / g * g, level: i };
+            let down = (t / g * g).clamp(lo, hi);
+            let up = (t / g).saturating_add(u64::from(!t.is_multiple_of(g))).saturating_mul(g).clamp(lo, hi);
+            let at = if up.abs_diff(t) < down.abs_diff(t) { up } else { down };
+            let r = Resolved { at, level: i };
+            if (lo..=hi).contains(&t) {
+                return r;
+            }
+            if best.is_none_or(|(d, _)| at.abs_diff(t) < d) {
+                best = Some((at.abs_diff(t), r));
             }
         }
-        let latest = self.levels.iter().enumerate().filter_map(|(i, l)| l.visible_to.map(|v| (v * l.spec.granularity_ns, i))).max();
-        match latest {
-            Some((at, level)) if t >= at => Resolved { at, level },
-            _ => {
-                let i = self.levels.len() - 1;
-                let l = &self.levels[i];
-                Resolved { at: l.oldest() * l.spec.granularity_ns, level: i }
-            }
-        }
+        best.map_or(Resolved { at: 0, level: 0 }, |b| b.1)
     }
 
     /// The total of one cell over `[t1, t2)` as resolved: `(value, begin, end)`.

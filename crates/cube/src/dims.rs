@@ -77,6 +77,22 @@ impl Dimension {
         self.children = self.nodes.iter().enumerate().skip(1).map(|(i, n)| ((n.parent, n.label.clone()), i as u32)).collect();
     }
 
+    /// Checks a deserialized member tree: `all` first, each member one level below
+    /// its parent, which comes before it.
+    pub(crate) fn validate(&self) -> std::result::Result<(), String> {
+        let bad = |why: String| Err(format!("dimension {}: {why}", self.name));
+        if self.levels.is_empty() || self.levels.len() > 64 || self.nodes.first().is_none_or(|n| n.level != 0) {
+            return bad("no `all` member or bad levels".into());
+        }
+        for (i, n) in self.nodes.iter().enumerate().skip(1) {
+            let p = n.parent as usize;
+            if p >= i || usize::from(n.level) >= self.levels.len() || self.nodes[p].level + 1 != n.level {
+                return bad(format!("member {i} ({:?}) has a bad parent or level", n.label));
+            }
+        }
+        Ok(())
+    }
+
     /// Number of members (all levels).
     pub fn len(&self) -> usize {
         self.nodes.len()

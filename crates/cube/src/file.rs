@@ -1,9 +1,17 @@
-//! The cube file: a directory holding `history.tcs` (one `store` file with every
-//! retained segment of every level) and `catalog.json` (configuration, dimensions
-//! with their members, metrics, cuboids, cells, and per segment its range and base
-//! values). See DESIGN.md, "Cube file".
+//! The cube file: a directory whose `CURRENT` names one *generation* subdirectory
+//! holding `history.tcs` (one `store` file with every retained segment of every
+//! level) and `catalog.json` (configuration, dimensions with their members, metrics,
+//! cuboids, cells, per segment its range and base values, and the history file's
+//! length, CRC-32 and record count). See DESIGN.md, "Cube file".
+//!
+//! Saving writes a new generation beside the old one and then replaces `CURRENT`
+//! by a rename (atomic), so a crash at any point leaves the old cube or the new
+//! one, never an empty or mixed one (F3). Opening verifies the catalog against the
+//! CRC-32 in `CURRENT` and the history file against the catalog: any damaged or
+//! edited byte is a clear error naming the file.
 
-use std::path::Path;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use store::{HistoryStore, Key, Reader, Timestamp};
@@ -15,7 +23,10 @@ use crate::schema::Schema;
 use crate::tilt::{Hist, Level, Segment};
 
 /// Version of the catalog format.
-pub const CATALOG_VERSION: u32 = 1;
+pub const CATALOG_VERSION: u32 = 2;
+
+/// First word of `CURRENT`.
+const MAGIC: &str = "tracecube-cube";
 
 #[derive(Serialize, Deserialize)]
 struct SegmentMeta {
@@ -33,9 +44,18 @@ struct LevelMeta {
     segments: Vec<SegmentMeta>,
 }
 
+/// What the catalog knows of the history file, checked on open.
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+struct HistoryMeta {
+    bytes: u64,
+    crc32: u32,
+    records: u64,
+}
+
 #[derive(Serialize, Deserialize)]
 struct Catalog {
     version: u32,
+    history: HistoryMeta,
     config: CubeConfig,
     schema: Schema,
     levels: Vec<LevelMeta>,
@@ -52,26 +72,55 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CubeError + '_ {
     move |source| CubeError::Io { path: path.into(), source }
 }
 
-/// Writes `cube` (flushed) to the directory `dir` (created; existing files replaced).
+/// Whether `dir` holds a cube written by [`save`].
+pub fn is_cube(dir: &Path) -> bool {
+    dir.join("CURRENT").is_file()
+}
+
+fn catalog_err(path: &Path, reason: impl Into<String>) -> CubeError {
+    CubeError::Catalog { path: path.into(), reason: reason.into() }
+}
+
+/// Writes `bytes` to `path` and syncs it.
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = std::fs::File::create(path).map_err(io(path))?;
+    f.write_all(bytes).map_err(io(path))?;
+    f.sync_all().map_err(io(path))
+}
+
+/// Syncs a directory's entries (a no-op where directories cannot be opened).
+fn sync_dir(dir: &Path) {
+    if let Ok(f) = std::fs::File::open(dir) {
+        let _ = f.sync_all();
+    }
+}
+
+/// Length and CRC-32 of a file.
+fn crc_of(path: &Path) -> Result<(u64, u32)> {
+    let bytes = std::fs::read(path).map_err(io(path))?;
+    Ok((bytes.len() as u64, crc32fast::hash(&bytes)))
+}
+
+/// Writes `cube` (flushed) to the directory `dir` (created if needed). An existing
+/// cube there is replaced atomically: the new generation is written and synced
+/// first, then `CURRENT` is renamed over the old one, then the old generation goes.
 pub fn save(cube: &mut Cube, dir: &Path) -> Result<()> {
     cube.flush()?;
     std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let hist = dir.join("history.tcs");
-    if hist.exists() {
-        std::fs::remove_file(&hist).map_err(io(&hist))?;
-    }
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let gen = format!("gen-{stamp:x}-{}", std::process::id());
+    let gdir = dir.join(&gen);
+    std::fs::create_dir(&gdir).map_err(io(&gdir))?;
+    let hist = gdir.join("history.tcs");
     let mut out = HistoryStore::open(&hist, store::Config::default())?;
     let mut levels = Vec::new();
+    let mut records = 0u64;
     for (li, l) in cube.levels.iter().enumerate() {
         let mut segments = Vec::new();
         for (si, seg) in l.segs.iter().enumerate() {
-            let r: Reader = match &seg.hist {
-                Hist::Mem(s) => s.reader(),
-                Hist::File { reader, .. } => reader.clone(),
-            };
-            let src_prefix = match &seg.hist {
-                Hist::Mem(_) => 0,
-                Hist::File { prefix, .. } => *prefix,
+            let (r, src_prefix): (Reader, u64) = match &seg.hist {
+                Hist::Mem(s) => (s.reader(), 0),
+                Hist::File { reader, prefix } => (reader.clone(), *prefix),
             };
             let mut keys = r.keys();
             keys.retain(|k| k.0 & !0xffff_ffff == src_prefix);
@@ -80,6 +129,7 @@ pub fn save(cube: &mut Cube, dir: &Path) -> Result<()> {
                 for rec in r.records(k, Timestamp(0), Timestamp(u64::MAX)) {
                     let rec = rec?;
                     out.append_parts(Key(prefix(li, si) | (k.0 & 0xffff_ffff)), rec.value, rec.start, rec.end)?;
+                    records += 1;
                 }
             }
             segments.push(SegmentMeta { start: seg.start, end: seg.end, base: seg.base.clone() });
@@ -87,21 +137,94 @@ pub fn save(cube: &mut Cube, dir: &Path) -> Result<()> {
         levels.push(LevelMeta { spec: l.spec, expired: l.expired, written_to: l.written_to, records: l.records, segments });
     }
     out.commit()?;
-    let cat = Catalog { version: CATALOG_VERSION, config: cube.config.clone(), schema: cube.schema.clone(), levels, span: cube.span, updates: cube.updates };
-    let path = dir.join("catalog.json");
-    let text = serde_json::to_vec(&cat).map_err(|e| CubeError::Catalog { path: path.clone(), reason: e.to_string() })?;
-    std::fs::write(&path, text).map_err(io(&path))
+    drop(out);
+    let (bytes, crc32) = crc_of(&hist)?;
+    let cat = Catalog {
+        version: CATALOG_VERSION,
+        history: HistoryMeta { bytes, crc32, records },
+        config: cube.config.clone(),
+        schema: cube.schema.clone(),
+        levels,
+        span: cube.span,
+        updates: cube.updates,
+    };
+    let path = gdir.join("catalog.json");
+    let text = serde_json::to_vec(&cat).map_err(|e| catalog_err(&path, e.to_string()))?;
+    write_synced(&path, &text)?;
+    sync_dir(&gdir);
+    // The switch: CURRENT names the new generation and the catalog's checksum.
+    let tmp = dir.join("CURRENT.tmp");
+    write_synced(&tmp, format!("{MAGIC} {CATALOG_VERSION} {gen} {:08x} {}\n", crc32fast::hash(&text), text.len()).as_bytes())?;
+    let cur = dir.join("CURRENT");
+    std::fs::rename(&tmp, &cur).map_err(io(&cur))?;
+    sync_dir(dir);
+    // Older generations (and a cube of the first format) are no longer named.
+    for e in std::fs::read_dir(dir).map_err(io(dir))?.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("gen-") && name != gen {
+            let _ = std::fs::remove_dir_all(e.path());
+        } else if name == "catalog.json" || name == "history.tcs" {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+    Ok(())
+}
+
+/// Reads `CURRENT`: the generation directory and the catalog's CRC-32 and length.
+fn current(dir: &Path) -> Result<(PathBuf, u32, u64)> {
+    let cur = dir.join("CURRENT");
+    if !cur.is_file() && dir.join("catalog.json").is_file() {
+        return Err(catalog_err(
+            &dir.join("catalog.json"),
+            format!("written by an older tracecube (catalog version 1; this build reads {CATALOG_VERSION}): rebuild the cube"),
+        ));
+    }
+    let text = std::fs::read(&cur).map_err(io(&cur))?;
+    let text = String::from_utf8_lossy(&text);
+    let f: Vec<&str> = text.split_whitespace().collect();
+    let bad = |why: &str| catalog_err(&cur, format!("{why} (expected `{MAGIC} {CATALOG_VERSION} gen-… CRC LEN`, found {:?})", text.trim()));
+    let [magic, version, gen, crc, len] = f[..] else { return Err(bad("damaged")) };
+    if magic != MAGIC || !gen.starts_with("gen-") || gen.contains(['/', '\\']) || gen.contains("..") {
+        return Err(bad("damaged"));
+    }
+    if version != CATALOG_VERSION.to_string() {
+        return Err(bad(&format!("version {version} (this build reads {CATALOG_VERSION})")));
+    }
+    let crc = u32::from_str_radix(crc, 16).map_err(|_| bad("damaged checksum"))?;
+    let len = len.parse().map_err(|_| bad("damaged length"))?;
+    Ok((dir.join(gen), crc, len))
 }
 
 /// Opens a cube directory written by [`save`], read-only, with the same queries.
+/// The catalog and the history file are checked against their checksums first.
 pub fn open(dir: &Path) -> Result<Cube> {
-    let path = dir.join("catalog.json");
+    let (gdir, crc, len) = current(dir)?;
+    let path = gdir.join("catalog.json");
     let text = std::fs::read(&path).map_err(io(&path))?;
-    let cat: Catalog = serde_json::from_slice(&text).map_err(|e| CubeError::Catalog { path: path.clone(), reason: e.to_string() })?;
-    if cat.version != CATALOG_VERSION {
-        return Err(CubeError::Catalog { path, reason: format!("version {} (this build reads {CATALOG_VERSION})", cat.version) });
+    if text.len() as u64 != len || crc32fast::hash(&text) != crc {
+        return Err(catalog_err(
+            &path,
+            format!("damaged: {} bytes with CRC-32 {:08x}, CURRENT says {len} bytes with {crc:08x}", text.len(), crc32fast::hash(&text)),
+        ));
     }
-    let reader = Reader::open_read_only(&dir.join("history.tcs"), 256)?;
+    let cat: Catalog = serde_json::from_slice(&text).map_err(|e| catalog_err(&path, e.to_string()))?;
+    if cat.version != CATALOG_VERSION {
+        return Err(catalog_err(&path, format!("version {} (this build reads {CATALOG_VERSION})", cat.version)));
+    }
+    let hist = gdir.join("history.tcs");
+    let (bytes, crc32) = crc_of(&hist)?;
+    if (bytes, crc32) != (cat.history.bytes, cat.history.crc32) {
+        return Err(catalog_err(
+            &hist,
+            format!("damaged: {bytes} bytes with CRC-32 {crc32:08x}, the catalog says {} bytes with {:08x}", cat.history.bytes, cat.history.crc32),
+        ));
+    }
+    let reader = Reader::open_read_only(&hist, 256)?;
+    if reader.record_count() != cat.history.records {
+        return Err(catalog_err(&hist, format!("holds {} records, the catalog says {}", reader.record_count(), cat.history.records)));
+    }
+    cat.schema.validate().map_err(|e| catalog_err(&path, e))?;
     let mut cube = Cube::new(cat.config)?;
     let mut schema = cat.schema;
     schema.reindex();
@@ -110,6 +233,9 @@ pub fn open(dir: &Path) -> Result<Cube> {
     cube.cum_live = false;
     cube.span = cat.span;
     cube.updates = cat.updates;
+    if cat.levels.len() != cube.config.levels.len() || cat.levels.iter().zip(&cube.config.levels).any(|(m, s)| m.spec != *s) {
+        return Err(catalog_err(&path, "its levels differ from its config's"));
+    }
     cube.levels = cat
         .levels
         .into_iter()

@@ -109,6 +109,11 @@ pub struct Window {
     pub begin_granularity_ns: u64,
     /// Granularity of the level that answered the end.
     pub end_granularity_ns: u64,
+    /// How far the start moved from the request, ns (`begin_ns` − requested start;
+    /// 0 when both lie before the first update, where nothing happened).
+    pub begin_moved_ns: i64,
+    /// How far the end moved from the request, ns (`end_ns` − requested end).
+    pub end_moved_ns: i64,
     /// Rows, by decreasing value then group.
     pub rows: Vec<Row>,
 }
@@ -126,6 +131,16 @@ pub struct Response {
     pub origin_ns: u64,
     /// One window, or several with `every`.
     pub windows: Vec<Window>,
+}
+
+/// `stated - requested`, ns, saturated to `i64`.
+fn moved(stated: u64, requested: u64) -> i64 {
+    (i128::from(stated) - i128::from(requested)).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+}
+
+/// A signed duration: `+1.5s`, `-300ms`.
+fn signed_duration(ns: i64) -> String {
+    format!("{}{}", if ns < 0 { "-" } else { "+" }, format_duration(ns.unsigned_abs()))
 }
 
 /// At most this many `by` entries (one per dimension).
@@ -356,20 +371,31 @@ impl Cube {
         // Everything before the first update is zero: a window starting at or before
         // it starts with the data (stated as the finest boundary before the data).
         let begin = self.data_begin();
-        let r1 = if t1 <= begin || self.span.is_some_and(|s| t1 <= s.0) { Resolved { at: t1.max(begin), level: 0 } } else { self.resolve(t1) };
-        let zero_start = r1.level == 0 && (t1 <= begin || self.span.is_some_and(|s| t1 <= s.0));
+        let zero_start = t1 <= begin || self.span.is_some_and(|s| t1 <= s.0);
+        let mut r1 = if zero_start { Resolved { at: t1.max(begin), level: 0 } } else { self.resolve(t1) };
         let mut r2 = self.resolve(t2);
         if r2.at < r1.at {
             r2 = r1;
         }
+        if t2 > t1 && r2.at == r1.at && !zero_start {
+            // Both ends rounded to one boundary b: state the frame next to b that
+            // overlaps the request most, rather than an empty interval.
+            let l = &self.levels[r1.level];
+            let (g, (lo, hi)) = (l.spec.granularity_ns, l.kept_ns().unwrap_or((r1.at, r1.at)));
+            let b = r1.at;
+            let overlap = |a: u64, z: u64| t2.min(z).saturating_sub(t1.max(a));
+            let after = (b + g <= hi).then(|| overlap(b, b + g));
+            let before = (b >= lo + g).then(|| overlap(b - g, b));
+            match (after, before) {
+                (Some(x), y) if y.is_none_or(|y| x >= y) => r2 = Resolved { at: b + g, level: r1.level },
+                (_, Some(_)) => r1 = Resolved { at: b - g, level: r1.level },
+                _ => {}
+            }
+        }
         // Min / max: the buckets tiling the interval (from 0 when it starts with the data).
         // Nothing happened after `now`: a window ending there may be tiled up to the
         // latest boundary of any level (coarse frames then fit exactly).
-        let top = if r2.at >= self.now() {
-            self.levels.iter().filter_map(|l| l.visible_to.map(|v| v * l.spec.granularity_ns)).max().unwrap_or(r2.at).max(r2.at)
-        } else {
-            r2.at
-        };
+        let top = if r2.at >= self.now() { self.latest().max(r2.at) } else { r2.at };
         let (cover_begin, cover) =
             if matches!(req.agg, Agg::Min | Agg::Max) { self.cover(if zero_start { 0 } else { r1.at }, top) } else { (r1.at, Vec::new()) };
         let extremes = matches!(req.agg, Agg::Min | Agg::Max).then(|| (req.agg == Agg::Max, cover.as_slice()));
@@ -401,12 +427,15 @@ impl Cube {
         keyed.sort_by(order);
         let rows: Vec<Row> = keyed.iter().map(|(k, v)| Row { group: k[..nby].iter().map(|&i| text(i).to_string()).collect(), value: *v }).collect();
         let g = |r: Resolved| self.levels[r.level].spec.granularity_ns;
-        if extremes.is_some() {
-            let begin = cover_begin.max(r1.at).min(r2.at);
-            let bg = cover.last().map_or(g(r1), |&(li, _, _)| self.levels[li].spec.granularity_ns);
-            return Ok(Window { begin_ns: begin, end_ns: r2.at, begin_granularity_ns: bg, end_granularity_ns: g(r2), rows });
-        }
-        Ok(Window { begin_ns: r1.at, end_ns: r2.at, begin_granularity_ns: g(r1), end_granularity_ns: g(r2), rows })
+        let (begin_ns, begin_granularity_ns) = if extremes.is_some() {
+            (cover_begin.max(r1.at).min(r2.at), cover.last().map_or(g(r1), |&(li, _, _)| self.levels[li].spec.granularity_ns))
+        } else {
+            (r1.at, g(r1))
+        };
+        // A start moved within the time before the first update changes nothing.
+        let before_data = |t: u64| self.span.is_none_or(|s| t <= s.0);
+        let begin_moved_ns = if before_data(t1) && before_data(begin_ns) { 0 } else { moved(begin_ns, t1) };
+        Ok(Window { begin_ns, end_ns: r2.at, begin_granularity_ns, end_granularity_ns: g(r2), begin_moved_ns, end_moved_ns: moved(r2.at, t2), rows })
     }
 
     /// Answers `req`.
@@ -491,6 +520,9 @@ impl Response {
                 format_duration(w.begin_granularity_ns),
                 format_duration(w.end_granularity_ns)
             );
+            if w.begin_moved_ns != 0 || w.end_moved_ns != 0 {
+                s += &format!("  (asked start moved {}, end moved {})\n", signed_duration(w.begin_moved_ns), signed_duration(w.end_moved_ns));
+            }
             if w.rows.is_empty() {
                 s += "  (nothing)\n";
             }

@@ -229,11 +229,13 @@ impl Schema {
     }
 
     /// The finest cell of `metric` at members `nodes` (one per metric dimension, at
-    /// the metric's finest levels), created with its materialized ancestors if new.
+    /// the metric's finest levels; trailing ones left out are `all`, as for a feed
+    /// that knows no host), created with its materialized ancestors if new.
     pub fn leaf_cell(&mut self, metric: MetricId, nodes: &[NodeId]) -> CellId {
         let m = &self.metrics[metric.0 as usize];
         let leaf_cuboid = m.cuboids[0];
-        let key: Vec<u32> = nodes.iter().map(|n| n.0).collect();
+        let mut key: Vec<u32> = nodes.iter().map(|n| n.0).collect();
+        key.resize(m.dims.len(), 0);
         if let Some(&c) = self.index.get(&(leaf_cuboid, key.clone())) {
             return CellId(c);
         }
@@ -294,6 +296,46 @@ impl Schema {
     /// The cells of a cuboid.
     pub fn cells_of(&self, cuboid: u32) -> &[u32] {
         &self.cuboid_cells[cuboid as usize]
+    }
+
+    /// Checks a deserialized schema: every index in range and consistent, so that
+    /// no query can index out of bounds.
+    pub(crate) fn validate(&self) -> std::result::Result<(), String> {
+        self.dims.iter().try_for_each(Dimension::validate)?;
+        let (nm, nc, ncells) = (self.metrics.len(), self.cuboids.len(), self.cell_cuboid.len());
+        for m in &self.metrics {
+            let ok = m.dims.len() == m.leaf.len()
+                && m.dims.len() <= 8
+                && m.dims.iter().zip(&m.leaf).all(|(&d, &l)| self.dims.get(d as usize).is_some_and(|d| l <= d.leaf_level()))
+                && m.count.is_none_or(|c| (c.0 as usize) < nm)
+                && m.extremes.is_none_or(|(a, b)| (a.0 as usize) < nm && (b.0 as usize) < nm)
+                && !m.cuboids.is_empty()
+                && m.cuboids.iter().all(|&c| (c as usize) < nc);
+            if !ok {
+                return Err(format!("metric {:?} has bad dimensions, levels or cuboids", m.name));
+            }
+        }
+        for (i, cb) in self.cuboids.iter().enumerate() {
+            let m = self.metrics.get(cb.metric.0 as usize).ok_or(format!("cuboid {i}: no metric {}", cb.metric.0))?;
+            if cb.levels.len() != m.dims.len() || cb.levels.iter().zip(&m.leaf).any(|(l, leaf)| l > leaf) {
+                return Err(format!("cuboid {i}: bad levels"));
+            }
+        }
+        if self.cell_nodes.len() != ncells || self.cuboid_cells.len() != nc {
+            return Err("cell tables of different lengths".into());
+        }
+        for (c, (&cb, nodes)) in self.cell_cuboid.iter().zip(&self.cell_nodes).enumerate() {
+            let m = self.cuboids.get(cb as usize).map(|x| &self.metrics[x.metric.0 as usize]).ok_or(format!("cell {c}: no cuboid {cb}"))?;
+            if nodes.len() != m.dims.len() || nodes.iter().zip(&m.dims).any(|(&n, &d)| n as usize >= self.dims[d as usize].len()) {
+                return Err(format!("cell {c}: bad members"));
+            }
+        }
+        for (cb, cells) in self.cuboid_cells.iter().enumerate() {
+            if cells.iter().any(|&c| self.cell_cuboid.get(c as usize) != Some(&(cb as u32))) {
+                return Err(format!("cuboid {cb}: lists a cell of another cuboid"));
+            }
+        }
+        Ok(())
     }
 
     /// Rebuilds the indexes after deserialization.

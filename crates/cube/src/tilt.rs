@@ -15,8 +15,9 @@
 //! `span` in the past it is dropped, so memory is bounded by about 1.5 spans of
 //! frames per level whatever the stream's length (expired fine detail is still
 //! answered, coarser, by the next level). Records become visible to queries when a
-//! segment is flushed (every `flush_every` boundaries, at a segment change and on
-//! [`crate::Cube::flush`]); until then queries use the older part or a coarser level.
+//! segment is committed (every `flush_every` boundaries, at a segment change and on
+//! [`crate::Cube::flush`]); until then they are also kept in the level's *tail* (a
+//! plain list), so every written boundary is answerable at once (D4).
 
 use std::collections::VecDeque;
 
@@ -94,18 +95,27 @@ pub struct Level {
     pub(crate) next_boundary: u64,
     /// Whether a segment was ever dropped (else times before the first are zero).
     pub(crate) expired: bool,
-    /// Latest boundary index processed / made visible.
+    /// Latest boundary index processed (every boundary up to it is answerable).
     pub(crate) written_to: Option<u64>,
-    pub(crate) visible_to: Option<u64>,
+    /// Records written since the last commit, in write order: `(cell, index −
+    /// tail_base, value)` (absolute values), read by queries over the store's older
+    /// records.
+    tail: Vec<(u32, u32, i64)>,
+    /// Boundary index the tail's indices count from.
+    tail_base: u64,
     unflushed: u32,
     flush_every: u32,
+    /// Granularity degree: a summed cell is written at one of every `degree` changes.
+    degree: u32,
+    /// Per cell: changes not written yet (with `degree` > 1).
+    unwritten: Vec<u32>,
     seg_frames: u64,
     /// Records written.
     pub(crate) records: u64,
 }
 
 impl Level {
-    pub(crate) fn new(spec: LevelSpec, flush_every: u32) -> Level {
+    pub(crate) fn new(spec: LevelSpec, flush_every: u32, degree: u32) -> Level {
         let frames = spec.span_ns / spec.granularity_ns;
         Level {
             spec,
@@ -117,9 +127,12 @@ impl Level {
             next_boundary: 0,
             expired: false,
             written_to: None,
-            visible_to: None,
+            tail: Vec::new(),
+            tail_base: 0,
             unflushed: 0,
             flush_every,
+            degree: degree.max(1),
+            unwritten: Vec::new(),
             seg_frames: (frames / 2).max(1),
             records: 0,
         }
@@ -127,11 +140,10 @@ impl Level {
 
     /// A read-only level of a cube file.
     pub(crate) fn from_file(spec: LevelSpec, segs: Vec<Segment>, expired: bool, written_to: Option<u64>, records: u64) -> Level {
-        let mut l = Level::new(spec, u32::MAX);
+        let mut l = Level::new(spec, u32::MAX, 1);
         l.segs = segs.into();
         l.expired = expired;
         l.written_to = written_to;
-        l.visible_to = written_to;
         l.records = records;
         l
     }
@@ -175,6 +187,10 @@ impl Level {
             return Ok(());
         }
         if !self.dirty.is_empty() {
+            if !self.tail.is_empty() && idx - self.tail_base > u64::from(u32::MAX) {
+                // The tail counts indices in 32 bits: commit before a longer gap.
+                self.flush()?;
+            }
             if self.segs.back().is_none_or(|s| idx >= s.end) {
                 self.new_segment(idx)?;
             }
@@ -184,25 +200,42 @@ impl Level {
             let seg = self.segs.back_mut().expect("a segment exists");
             let Hist::Mem(st) = &mut seg.hist else { unreachable!("a file cube is read-only") };
             self.dirty.sort_unstable();
+            let mut written = 0u64;
             for &c in &self.dirty {
+                self.flag[c as usize] = false;
                 let v = match kinds.get(c as usize) {
                     Some(Combine::Min | Combine::Max) => self.acc[c as usize],
+                    _ if self.degree > 1 => {
+                        // Granularity degree k: every k-th change of the cell is written.
+                        if self.unwritten.len() <= c as usize {
+                            self.unwritten.resize(c as usize + 1, 0);
+                        }
+                        let n = &mut self.unwritten[c as usize];
+                        *n += 1;
+                        if *n < self.degree {
+                            continue;
+                        }
+                        *n = 0;
+                        cum[c as usize]
+                    }
                     _ => cum[c as usize],
                 };
+                written += 1;
                 let base = seg.base.get(c as usize).copied().unwrap_or(0);
                 st.append_parts(Key(u64::from(c)), Value::I64(v.wrapping_sub(base)), Timestamp(idx), Timestamp(idx + 1))?;
+                if self.tail.is_empty() {
+                    self.tail_base = idx;
+                }
+                self.tail.push((c, (idx - self.tail_base) as u32, v));
                 self.last[c as usize] = v;
-                self.flag[c as usize] = false;
             }
-            self.records += self.dirty.len() as u64;
+            self.records += written;
             self.dirty.clear();
             self.unflushed += 1;
         }
         self.written_to = Some(idx);
         if self.unflushed >= self.flush_every {
             self.flush()?;
-        } else if self.unflushed == 0 {
-            self.visible_to = self.written_to;
         }
         self.expire(idx);
         Ok(())
@@ -224,7 +257,9 @@ impl Level {
 
     fn expire(&mut self, idx: u64) {
         let keep_from = idx.saturating_sub(self.spec.span_ns / self.spec.granularity_ns);
-        while self.segs.len() > 1 && self.segs.front().is_some_and(|s| s.end <= keep_from) {
+        // A segment answers from its start until the next one starts: it goes once
+        // the next starts at or before the oldest boundary to keep.
+        while self.segs.get(1).is_some_and(|s| s.start <= keep_from) {
             self.segs.pop_front();
             self.expired = true;
         }
@@ -238,14 +273,23 @@ impl Level {
             st.commit()?;
         }
         self.unflushed = 0;
-        self.visible_to = self.written_to;
+        // Capacity released: a coarse level's tail holds up to `flush_every` frames of
+        // its cells (16 bytes a record) only between commits.
+        self.tail = Vec::new();
         Ok(())
     }
 
     /// Whether boundary index `idx` can be answered at this level.
     pub(crate) fn available(&self, idx: u64) -> bool {
         let lo_ok = !self.expired || self.segs.front().is_some_and(|s| idx >= s.start);
-        lo_ok && self.visible_to.is_some_and(|v| idx <= v)
+        lo_ok && self.written_to.is_some_and(|v| idx <= v)
+    }
+
+    /// The boundaries this level answers, ns: `[oldest, latest]` (none before its
+    /// first boundary is processed).
+    pub fn kept_ns(&self) -> Option<(u64, u64)> {
+        let g = self.spec.granularity_ns;
+        self.written_to.map(|w| (self.oldest() * g, w * g))
     }
 
     /// Oldest answerable boundary index.
@@ -268,7 +312,18 @@ impl Level {
             // Before the first segment (nothing expired): every value is zero.
             return Ok(vec![0; cells.len()]);
         };
-        cells.iter().map(|&c| seg.get(c, idx)).collect()
+        let mut out: Vec<i64> = cells.iter().map(|&c| seg.get(c, idx)).collect::<Result<_>>()?;
+        if !self.tail.is_empty() && self.tail_base <= idx {
+            // Uncommitted records (all later than the committed ones) override.
+            let pos: std::collections::HashMap<u32, usize> = cells.iter().enumerate().map(|(k, &c)| (c, k)).collect();
+            let rel = idx - self.tail_base;
+            for &(c, _, v) in self.tail.iter().take_while(|r| u64::from(r.1) <= rel) {
+                if let Some(&k) = pos.get(&c) {
+                    out[k] = v;
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Folds the values of `cell`'s records at boundary indices `[lo, hi]` into `f`
@@ -287,6 +342,8 @@ impl Level {
                 }
             }
         }
+        let at = |r: &(u32, u32, i64)| self.tail_base + u64::from(r.1);
+        self.tail.iter().filter(|r| r.0 == cell && at(r) >= lo && at(r) <= hi).for_each(|r| f(r.2));
         Ok(())
     }
 
@@ -319,6 +376,7 @@ impl Level {
 
     /// Bytes held by this level.
     pub fn memory(&self) -> u64 {
-        self.segs.iter().map(Segment::memory).sum::<u64>() + (self.last.capacity() * 8 + self.flag.capacity() + self.dirty.capacity() * 4) as u64
+        self.segs.iter().map(Segment::memory).sum::<u64>()
+            + (self.last.capacity() * 8 + self.flag.capacity() + self.dirty.capacity() * 4 + self.tail.capacity() * 16) as u64
     }
 }

@@ -199,16 +199,19 @@ fn saved_cube_answers_the_same() {
 
 #[test]
 fn moving_and_whole_windows_state_the_data_interval() {
-    // Updates end at 4_321; the coarsest level's frame runs to 4_500.
+    // Updates end at 4_321.
     let ups: Vec<Update> = (0..100u64).map(|i| (1_234 + i * 31, (i % 4) as usize, 0, 2)).collect();
     let c = build(Materialization::Minimal, &ups);
     assert_eq!((c.data_begin(), c.now()), (1_230, 4_310));
-    // Level 0 (10 ns) expired up to its span before the end; the start is answered
-    // at 50 ns, and the answer says so.
+    // Level 0 (10 ns) keeps its whole span before the end (finishing closes only the
+    // last finest frame): the window is answered at 10 ns, exactly as asked.
     let r = c.query(&Request::new("events", When::Last(100))).unwrap();
     let w = &r.windows[0];
-    assert_eq!((w.begin_ns, w.end_ns, w.begin_granularity_ns), (4_200, 4_310, 50));
-    assert_eq!(w.rows[0].value, brute(&ups, 4_200, 4_310, |_| Some(String::new()))[""]);
+    assert_eq!((w.begin_ns, w.end_ns, w.begin_granularity_ns, w.begin_moved_ns), (4_210, 4_310, 10, 0));
+    assert_eq!(w.rows[0].value, brute(&ups, 4_210, 4_310, |_| Some(String::new()))[""]);
+    // Older than level 0 keeps: level 1 (50 ns), at its boundary nearest the request.
+    let w = c.query(&Request::new("events", When::Last(1_000))).unwrap().windows.remove(0);
+    assert_eq!((w.begin_ns, w.begin_granularity_ns, w.begin_moved_ns), (3_300, 50, -10));
     let r = c.query(&Request::new("events", When::At(u64::MAX))).unwrap();
     let w = &r.windows[0];
     assert_eq!((w.begin_ns, w.end_ns, w.rows[0].value), (1_230, 4_310, 200.0));

@@ -195,7 +195,7 @@ fn hostile_input_never_brings_the_server_down() {
 fn metrics_dimensions_members_and_info() {
     let m = ok("/api/metrics");
     let cpu = m["metrics"].as_array().unwrap().iter().find(|x| x["name"] == "cpu_time").unwrap();
-    assert_eq!(cpu["by"], serde_json::json!(["process:tid", "cpu:cpu"]));
+    assert_eq!(cpu["by"], serde_json::json!(["process:tid", "cpu:cpu", "machine:host"]));
     assert_eq!(cpu["aggs"], serde_json::json!(["sum"]));
     let br = m["metrics"].as_array().unwrap().iter().find(|x| x["name"] == "bytes_read").unwrap();
     assert_eq!(br["aggs"], serde_json::json!(["sum", "count", "avg", "min", "max"]));

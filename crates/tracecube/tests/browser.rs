@@ -26,7 +26,7 @@ fn page_charts_brushes_and_drills_down_in_chromium() {
     let cube = dir.path().join("demo.cube");
     let out = bin().args(["demo", "--events", "100000", "--cube"]).arg(&cube).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(cube.join("catalog.json").is_file());
+    assert!(cube::file::is_cube(&cube));
 
     let mut child = bin().arg("serve").arg(&cube).args(["--addr", "127.0.0.1:0"]).stdout(Stdio::piped()).spawn().unwrap();
     let stdout = child.stdout.take().unwrap();

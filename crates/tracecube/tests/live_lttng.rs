@@ -306,7 +306,12 @@ fn exact(s: &Setup) {
     } else {
         testkit::skip("live_lttng's canonical comparison", "../shared/oracle or python3-bt2 absent (event count compared)");
     }
-    let (ok, out) = sh(Command::new(BIN).arg("cube").arg("build").arg(&relay.out).arg("-o").arg(dir.join("off.cube")));
+    // The live cube's levels (the defaults), not the ones fitted to the trace's span.
+    let levels = "[[level]]\ngranularity = \"1s\"\nspan = \"5min\"\n[[level]]\ngranularity = \"5min\"\nspan = \"24h\"\n\
+                  [[level]]\ngranularity = \"1h\"\nspan = \"2w\"\n[[level]]\ngranularity = \"6h\"\nspan = \"75d\"\n";
+    std::fs::write(dir.join("cube.toml"), levels).unwrap();
+    let (ok, out) =
+        sh(Command::new(BIN).arg("cube").arg("build").arg(&relay.out).arg("-o").arg(dir.join("off.cube")).arg("--config").arg(dir.join("cube.toml")));
     assert!(ok, "cube build: {out}");
     // Answers compared without `origin_ns` (the first update's time, which depends on
     // where the feed flushed), over the whole history and absolute ranges.

@@ -68,18 +68,30 @@ pub fn load_config(path: Option<&Path>) -> Result<cube::CubeConfig> {
     }
 }
 
+/// The time between the first packet's start and the last packet's end, ns (from
+/// the packet index: no event is read); unknown (no clock): `u64::MAX`.
+fn trace_span(set: &ctf::trace::TraceSet) -> u64 {
+    let ends = set.streams.iter().flat_map(|s| {
+        s.packets.first().and_then(|p| set.packet_ns(p, p.info.ts_begin)).into_iter().chain(s.packets.last().and_then(|p| set.packet_ns(p, p.info.ts_end)))
+    });
+    let (lo, hi) = ends.fold((i64::MAX, i64::MIN), |(lo, hi), t| (lo.min(t), hi.max(t)));
+    if lo > hi {
+        return u64::MAX;
+    }
+    hi.saturating_sub(lo).max(0) as u64
+}
+
 /// Runs `cube build`.
 pub fn run(a: CubeArgs) -> Result<()> {
     if a.action != "build" {
         bail!("unknown cube action {:?} (expected `build`)", a.action);
     }
-    let opts = cube_feed::BuildOptions {
-        config: load_config(a.config.as_deref())?,
-        threads: a.chunking.threads,
-        chunk_size: a.chunking.chunk_bytes()?,
-        partition: a.chunking.scheme()?,
-    };
     let set = super::open_traces(&a.trace)?;
+    let config = match &a.config {
+        Some(_) => load_config(a.config.as_deref())?,
+        None => cube::CubeConfig::for_span(trace_span(&set)),
+    };
+    let opts = cube_feed::BuildOptions { config, threads: a.chunking.threads, chunk_size: a.chunking.chunk_bytes()?, partition: a.chunking.scheme()? };
     let (mut c, rep) = {
         let bar = super::progress::Progress::bytes("cube build");
         let cb = bar.callback();

@@ -47,7 +47,7 @@ pub struct ExportArgs {
 pub fn run(a: ExportArgs) -> Result<()> {
     let format: Format = a.to.parse()?;
     let mut errors: Vec<String> = Vec::new();
-    let tables = if a.source.join("catalog.json").is_file() {
+    let tables = if cube::file::is_cube(&a.source) {
         let c = cube::open(&a.source).with_context(|| format!("opening the cube {}", a.source.display()))?;
         let o = SeriesOptions { metrics: a.metric, by: a.by, every: a.every, range: a.range, agg: a.agg };
         export::series::series(&c, &o)?
