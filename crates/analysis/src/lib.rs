@@ -1,9 +1,10 @@
-//! The `count`, `cpu` and `io` analyses, as mergeable chunk
+//! The `count`, `cpu`, `io` and `syscall` analyses, as mergeable chunk
 //! states run by [`engine`] (requirements B1, B4–B6).
 //!
 //! Where it sits: above `ctf`, `kernel` (the kernel model: event layouts, threads, fd
 //! tables) and `engine`; the `tracecube` binary calls [`run`] and the formatters in
-//! [`output`]. Modules: [`count`], [`cpu`], [`io`], [`output`] (text, JSON, LAMI 1.0),
+//! [`output`]. Modules: [`count`], [`cpu`], [`io`], [`syscall`], [`irq`] and [`sched`] (latency, with the
+//! pieces of [`latency`]), [`output`] (text, JSON, LAMI 1.0),
 //! [`bench`](mod@bench) (the speedup table).
 //!
 //! Every result is independent of the thread count, chunk size and partition scheme,
@@ -13,7 +14,11 @@ pub mod bench;
 pub mod count;
 pub mod cpu;
 pub mod io;
+pub mod irq;
+pub mod latency;
 pub mod output;
+pub mod sched;
+pub mod syscall;
 
 use ctf::trace::TraceSet;
 pub use engine::{EngineError, Partition};
@@ -21,6 +26,9 @@ pub use engine::{EngineError, Partition};
 pub use count::CountReport;
 pub use cpu::{CpuReport, HeadPolicy};
 pub use io::IoReport;
+pub use irq::IrqReport;
+pub use sched::SchedReport;
+pub use syscall::{SyscallOptions, SyscallReport};
 
 /// Which analysis to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,17 +39,28 @@ pub enum AnalysisKind {
     Cpu,
     /// I/O usage.
     Io,
+    /// System call latency.
+    Syscall,
+    /// Interrupt durations.
+    Irq,
+    /// Wake-up latency.
+    Sched,
 }
 
 impl AnalysisKind {
     /// All analyses.
     pub const ALL: [AnalysisKind; 3] = [AnalysisKind::Count, AnalysisKind::Cpu, AnalysisKind::Io];
+    /// The latency analyses (not run by default: see [`AnalysisKind::ALL`]).
+    pub const LATENCY: [AnalysisKind; 3] = [AnalysisKind::Syscall, AnalysisKind::Irq, AnalysisKind::Sched];
     /// Name used on the command line and in JSON.
     pub fn name(self) -> &'static str {
         match self {
             AnalysisKind::Count => "count",
             AnalysisKind::Cpu => "cpu",
             AnalysisKind::Io => "io",
+            AnalysisKind::Syscall => "syscall",
+            AnalysisKind::Irq => "irq",
+            AnalysisKind::Sched => "sched",
         }
     }
 }
@@ -53,6 +72,9 @@ impl std::str::FromStr for AnalysisKind {
             "count" => Ok(AnalysisKind::Count),
             "cpu" | "cputop" => Ok(AnalysisKind::Cpu),
             "io" | "iousagetop" => Ok(AnalysisKind::Io),
+            "syscall" | "syscallstats" => Ok(AnalysisKind::Syscall),
+            "irq" | "irqstats" => Ok(AnalysisKind::Irq),
+            "sched" | "schedstats" => Ok(AnalysisKind::Sched),
             _ => Err(AnalysisError::UnknownAnalysis(s.into())),
         }
     }
@@ -78,6 +100,12 @@ pub struct RunOptions {
     pub limit: Option<usize>,
     /// Time before a CPU's first `sched_switch` (see [`HeadPolicy`]).
     pub head: HeadPolicy,
+    /// Latency analyses: how many of the longest occurrences to list.
+    pub top: usize,
+    /// Latency analyses: only occurrences at least this long (ns).
+    pub min_duration: u64,
+    /// Latency analyses: only occurrences at most this long (ns).
+    pub max_duration: u64,
 }
 
 impl Default for RunOptions {
@@ -91,6 +119,9 @@ impl Default for RunOptions {
             tids: Vec::new(),
             limit: None,
             head: HeadPolicy::FromStart,
+            top: 10,
+            min_duration: 0,
+            max_duration: u64::MAX,
         }
     }
 }
@@ -109,8 +140,8 @@ pub enum AnalysisError {
     /// The engine failed (decoding error, worker panic).
     #[error(transparent)]
     Engine(#[from] EngineError),
-    /// Not `count`, `cpu` or `io`.
-    #[error("unknown analysis {0:?} (expected count, cpu or io)")]
+    /// Not `count`, `cpu`, `io`, `syscall`, `irq` or `sched`.
+    #[error("unknown analysis {0:?} (expected count, cpu, io, syscall, irq or sched)")]
     UnknownAnalysis(String),
 }
 
@@ -123,6 +154,12 @@ pub enum Report {
     Cpu(CpuReport),
     /// From `io`.
     Io(IoReport),
+    /// From `syscall`.
+    Syscall(SyscallReport),
+    /// From `irq`.
+    Irq(IrqReport),
+    /// From `sched`.
+    Sched(SchedReport),
 }
 
 /// Runs analysis `which` over `set`, then applies the `tids` filter and `limit`.
@@ -151,6 +188,29 @@ pub fn run_with_progress(set: &TraceSet, which: AnalysisKind, opts: &RunOptions,
             r.processes.truncate(lim);
             r.files.truncate(lim);
             Report::Io(r)
+        }
+        AnalysisKind::Syscall => {
+            let so = SyscallOptions { head: opts.head, top: opts.top, min_duration: opts.min_duration, max_duration: opts.max_duration };
+            let mut r = engine::run_with_progress(&syscall::Syscall::new(set, so), set, &e, progress)?;
+            r.threads.retain(|t| t.tid.is_none_or(keep));
+            r.longest.retain(|l| keep(l.tid));
+            r.threads.truncate(lim);
+            r.processes.truncate(lim);
+            Report::Syscall(r)
+        }
+        AnalysisKind::Irq => {
+            let mut r = engine::run_with_progress(&irq::Irq::new(set, opts.top, opts.min_duration, opts.max_duration), set, &e, progress)?;
+            r.hard.truncate(lim);
+            r.soft.truncate(lim);
+            Report::Irq(r)
+        }
+        AnalysisKind::Sched => {
+            let mut r = engine::run_with_progress(&sched::Sched::new(set, opts.top, opts.min_duration, opts.max_duration), set, &e, progress)?;
+            r.threads.retain(|t| t.tid.is_none_or(keep));
+            r.longest.retain(|l| keep(l.tid));
+            r.threads.truncate(lim);
+            r.processes.truncate(lim);
+            Report::Sched(r)
         }
     })
 }

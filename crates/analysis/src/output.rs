@@ -19,6 +19,9 @@ pub fn to_json(r: &Report) -> Value {
         Report::Count(c) => serde_json::to_value(c),
         Report::Cpu(c) => serde_json::to_value(c),
         Report::Io(c) => serde_json::to_value(c),
+        Report::Syscall(c) => serde_json::to_value(c),
+        Report::Irq(c) => serde_json::to_value(c),
+        Report::Sched(c) => serde_json::to_value(c),
     }
     .unwrap_or(Value::Null)
 }
@@ -33,6 +36,9 @@ pub fn write_json(r: &Report, w: impl std::io::Write) -> serde_json::Result<()> 
         Report::Count(c) => serde_json::to_writer_pretty(w, c),
         Report::Cpu(c) => serde_json::to_writer_pretty(w, c),
         Report::Io(c) => serde_json::to_writer_pretty(w, c),
+        Report::Syscall(c) => serde_json::to_writer_pretty(w, c),
+        Report::Irq(c) => serde_json::to_writer_pretty(w, c),
+        Report::Sched(c) => serde_json::to_writer_pretty(w, c),
     }
 }
 
@@ -44,13 +50,16 @@ pub fn to_json_string(r: &Report) -> serde_json::Result<String> {
     Ok(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
-fn range(b: Option<i64>, e: Option<i64>) -> Value {
+pub(crate) fn range(b: Option<i64>, e: Option<i64>) -> Value {
     json!({"class":"time-range","begin":{"class":"timestamp","value":b},"end":{"class":"timestamp","value":e}})
 }
 
 /// LAMI 1.0 results.
 pub fn to_lami(r: &Report) -> Value {
     let results = match r {
+        Report::Syscall(c) => crate::syscall::lami(c),
+        Report::Irq(c) => crate::irq::lami(c),
+        Report::Sched(c) => crate::sched::lami(c),
         Report::Count(c) => {
             let tr = range(c.begin_ns, c.end_ns);
             let data: Vec<Value> = c.by_name.iter().map(|(n, v)| json!([{"class":"string","value":n},{"class":"number","value":v}])).collect();
@@ -112,6 +121,9 @@ pub fn write_text(r: &Report, w: &mut impl std::fmt::Write) -> std::fmt::Result 
     use std::fmt::Write as _;
     let mut line = Line::default();
     match r {
+        Report::Syscall(c) => crate::syscall::write_text(c, w)?,
+        Report::Irq(c) => crate::irq::write_text(c, w)?,
+        Report::Sched(c) => crate::sched::write_text(c, w)?,
         Report::Count(c) => {
             writeln!(w, "Events: {}  Discarded: {}\nPer name:", c.events, c.discarded)?;
             for (n, v) in &c.by_name {

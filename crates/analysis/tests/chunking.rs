@@ -103,7 +103,7 @@ proptest! {
         let (_d, set, _) = synth_trace(3, 6_000, seed, background);
         let partition = [Partition::Hybrid, Partition::Time, Partition::Stream][scheme as usize];
         let opts = RunOptions { threads, chunk_size: chunk * 1024, partition, ..Default::default() };
-        for k in AnalysisKind::ALL {
+        for k in AnalysisKind::ALL.into_iter().chain(AnalysisKind::LATENCY) {
             prop_assert_eq!(run(&set, k, &opts).unwrap(), serial(&set, k));
         }
     }
@@ -125,7 +125,7 @@ fn default_chunking_equals_serial() {
         } else {
             assert!(slices.len() >= 2, "{} slice(s) at -j {threads}", slices.len());
         }
-        for k in AnalysisKind::ALL {
+        for k in AnalysisKind::ALL.into_iter().chain(AnalysisKind::LATENCY) {
             assert_eq!(run(&set, k, &opts).unwrap(), serial(&set, k), "{k:?} at -j {threads}");
         }
     }

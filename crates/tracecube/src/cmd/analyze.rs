@@ -25,7 +25,7 @@ pub enum Format {
 pub struct AnalyzeArgs {
     /// Trace directory.
     pub trace: PathBuf,
-    /// Which analysis: count, cpu or io.
+    /// Which analysis: count, cpu, io or syscall.
     #[arg(short, long, default_value = "count")]
     pub analysis: String,
     /// Workers and slices.
@@ -47,6 +47,16 @@ pub struct AnalyzeArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Latency analyses: how many of the longest occurrences to list.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// Latency analyses: only occurrences at least this long (ns, or with a unit:
+    /// `10us`, `2ms`, `1s`).
+    #[arg(long)]
+    pub min_duration: Option<String>,
+    /// Latency analyses: only occurrences at most this long (same forms).
+    #[arg(long)]
+    pub max_duration: Option<String>,
 }
 
 /// How a trace is cut and processed in parallel (`analyze`, `cube build`).
@@ -137,6 +147,12 @@ pub fn parse_time(s: &str, start: i64) -> Result<i64> {
     s.parse().with_context(|| format!("bad time {s:?}: ns from origin, or an offset like +2.5s"))
 }
 
+/// Parses a duration: ns, or `N[s|ms|us|ns]`.
+pub fn parse_duration(s: &str) -> Result<u64> {
+    let ns = if s.chars().all(|c| c.is_ascii_digit()) { s.parse().with_context(|| format!("bad duration {s:?}"))? } else { parse_time(&format!("+{s}"), 0)? };
+    u64::try_from(ns).map_err(|_| anyhow!("negative duration {s:?}"))
+}
+
 /// Earliest packet beginning of the set, in ns (the trace start for `+` offsets).
 fn trace_start(set: &TraceSet) -> i64 {
     set.streams
@@ -168,11 +184,14 @@ fn options(a: &AnalyzeArgs, set: &TraceSet) -> Result<RunOptions> {
         end,
         tids: a.tid.clone(),
         limit: a.limit,
+        top: a.top,
+        min_duration: a.min_duration.as_deref().map(parse_duration).transpose()?.unwrap_or(0),
+        max_duration: a.max_duration.as_deref().map(parse_duration).transpose()?.unwrap_or(u64::MAX),
         ..Default::default()
     })
 }
 
-/// The analysis named `name` (`count`, `cpu`, `io`).
+/// The analysis named `name` (`count`, `cpu`, `io`, `syscall`).
 pub fn parse_analysis(name: &str) -> Result<AnalysisKind> {
     name.parse().map_err(|e| anyhow!("{e}"))
 }
