@@ -320,7 +320,13 @@ pub fn lami(r: &IrqReport) -> Vec<serde_json::Value> {
     let tr = crate::output::range(r.begin_ns, r.end_ns);
     let d = |l: &DurationRow| {
         let dur = |v: f64| json!({"class":"duration","value":v});
-        vec![json!({"class":"number","value":l.count}), dur(l.min_ns as f64), dur(l.mean_ns), dur(l.max_ns as f64), l.stdev_ns.map_or(json!({"class":"unknown"}), dur)]
+        vec![
+            json!({"class":"number","value":l.count}),
+            dur(l.min_ns as f64),
+            dur(l.mean_ns),
+            dur(l.max_ns as f64),
+            l.stdev_ns.map_or(json!({"class":"unknown"}), dur),
+        ]
     };
     let hard: Vec<_> = r
         .hard

@@ -179,7 +179,8 @@ impl Analysis for Sched {
     type Output = SchedReport;
 
     fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
-        let model = self.layout.mask(trace, stream_class, |k| matches!(k, Kind::Switch { .. } | Kind::Fork { .. } | Kind::Exec { .. } | Kind::ProcState { .. }))?;
+        let model =
+            self.layout.mask(trace, stream_class, |k| matches!(k, Kind::Switch { .. } | Kind::Fork { .. } | Kind::Exec { .. } | Kind::ProcState { .. }))?;
         let wakeups = self.events.mask(trace, stream_class, |k| matches!(k, EvKind::Wakeup { .. }))?;
         Some(model.into_iter().zip(wakeups).map(|(a, b)| a || b).collect())
     }

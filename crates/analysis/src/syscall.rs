@@ -485,11 +485,8 @@ pub fn lami(r: &SyscallReport) -> Vec<serde_json::Value> {
             json!({"class":{"inherit":"per-tid","title":title},"time-range":tr,"data":data})
         })
         .collect();
-    let total: Vec<_> = r
-        .threads
-        .iter()
-        .map(|t| json!([{"class":"process","name":t.comm,"pid":t.pid,"tid":t.tid},{"class":"number","value":t.count}]))
-        .collect();
+    let total: Vec<_> =
+        r.threads.iter().map(|t| json!([{"class":"process","name":t.comm,"pid":t.pid,"tid":t.tid},{"class":"number","value":t.count}])).collect();
     out.push(json!({"class":"total","time-range":tr,"data":total}));
     out
 }

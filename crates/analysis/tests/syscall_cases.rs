@@ -61,7 +61,8 @@ fn write_trace(dir: &std::path::Path, events: &[Ev]) {
     };
     write_metadata(dir, &schema, MetadataFormat::Packetized { packet_len: 4096 }).unwrap();
     for cpu in 0..2u32 {
-        let opts = StreamOptions { packet_size: 4096, extra_context: vec![("cpu_id".into(), u64::from(cpu))], ..Default::default() };
+        let opts =
+            StreamOptions { packet_size: 4096, instance_id: u64::from(cpu), extra_context: vec![("cpu_id".into(), u64::from(cpu))], ..Default::default() };
         let mut w = StreamWriter::create(dir, &format!("channel0_{cpu}"), &schema, StreamClassId(0), opts).unwrap();
         let mut last = 0;
         for (t, _, name, values) in events.iter().filter(|e| e.1 == cpu) {
@@ -78,6 +79,9 @@ fn write_trace(dir: &std::path::Path, events: &[Ev]) {
 fn report(events: &[Ev], head: HeadPolicy) -> SyscallReport {
     let dir = tempfile::tempdir().unwrap();
     write_trace(dir.path(), events);
+    if let Ok(keep) = std::env::var("SYSCALL_CASES_KEEP") {
+        write_trace(std::path::Path::new(&keep), events);
+    }
     let set = ctf::trace::TraceSet::open(dir.path()).unwrap();
     let serial = run(&set, AnalysisKind::Syscall, &RunOptions { threads: 1, chunk_size: u64::MAX, head, ..Default::default() }).unwrap();
     for partition in [Partition::Hybrid, Partition::Time, Partition::Stream] {
@@ -95,7 +99,11 @@ fn rows(r: &SyscallReport) -> Vec<(i32, String, u64, u64, u64, u64)> {
     let mut v: Vec<_> = r
         .threads
         .iter()
-        .flat_map(|t| t.calls.iter().map(move |c| (t.tid.unwrap(), c.name.clone(), c.latency.count, c.latency.min_ns / 1000, c.latency.max_ns / 1000, c.latency.total_ns / 1000)))
+        .flat_map(|t| {
+            t.calls
+                .iter()
+                .map(move |c| (t.tid.unwrap(), c.name.clone(), c.latency.count, c.latency.min_ns / 1000, c.latency.max_ns / 1000, c.latency.total_ns / 1000))
+        })
         .collect();
     v.sort();
     v

@@ -124,7 +124,9 @@ fn any_chunking_equals_serial() {
         for head in [HeadPolicy::FromStart, HeadPolicy::Ignore] {
             let serial = syscall(&set, &RunOptions { threads: 1, chunk_size: u64::MAX, head, ..Default::default() });
             assert!(serial.count > 100, "seed {seed}: {} calls", serial.count);
-            for (threads, chunk, partition) in [(2, 1, Partition::Hybrid), (3, 4 << 10, Partition::Time), (4, 2 << 10, Partition::Stream), (2, 16 << 10, Partition::Hybrid)] {
+            for (threads, chunk, partition) in
+                [(2, 1, Partition::Hybrid), (3, 4 << 10, Partition::Time), (4, 2 << 10, Partition::Stream), (2, 16 << 10, Partition::Hybrid)]
+            {
                 let par = syscall(&set, &RunOptions { threads, chunk_size: chunk, partition, head, ..Default::default() });
                 assert_eq!(par, serial, "seed {seed} {head:?} -j {threads} chunk {chunk} {partition:?}");
             }

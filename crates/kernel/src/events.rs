@@ -90,7 +90,17 @@ impl EventLayout {
 
 /// The name of softirq vector `vec` (include/linux/interrupt.h).
 pub fn softirq_name(vec: u32) -> String {
-    const NAMES: [&str; 10] =
-        ["HI_SOFTIRQ", "TIMER_SOFTIRQ", "NET_TX_SOFTIRQ", "NET_RX_SOFTIRQ", "BLOCK_SOFTIRQ", "IRQ_POLL_SOFTIRQ", "TASKLET_SOFTIRQ", "SCHED_SOFTIRQ", "HRTIMER_SOFTIRQ", "RCU_SOFTIRQ"];
+    const NAMES: [&str; 10] = [
+        "HI_SOFTIRQ",
+        "TIMER_SOFTIRQ",
+        "NET_TX_SOFTIRQ",
+        "NET_RX_SOFTIRQ",
+        "BLOCK_SOFTIRQ",
+        "IRQ_POLL_SOFTIRQ",
+        "TASKLET_SOFTIRQ",
+        "SCHED_SOFTIRQ",
+        "HRTIMER_SOFTIRQ",
+        "RCU_SOFTIRQ",
+    ];
     NAMES.get(vec as usize).map_or_else(|| format!("softirq {vec}"), |n| n.to_string())
 }

@@ -14,8 +14,8 @@
 //! Which rule comes from which kernel behaviour is said where the rule is written
 //! ([`fdtable`]'s module documentation lists them).
 
-pub mod fdtable;
 pub mod events;
+pub mod fdtable;
 pub mod layout;
 pub mod model;
 pub mod tid_index;
