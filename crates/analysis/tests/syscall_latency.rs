@@ -10,34 +10,10 @@
 //!   the count.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use analysis::{run, AnalysisKind, HeadPolicy, Partition, Report, RunOptions};
-use serde_json::Value;
 
-fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
-}
-
-/// Whether `p` exists; panics when it does not and shared data is required (env CI or
-/// TRACECUBE_REQUIRE_SHARED).
-fn present(p: &Path) -> bool {
-    if p.exists() {
-        return true;
-    }
-    assert!(std::env::var_os("CI").is_none() && std::env::var_os("TRACECUBE_REQUIRE_SHARED").is_none(), "missing shared file {}", p.display());
-    eprintln!("skipped: {} is missing", p.display());
-    false
-}
-
-/// The traces and their lttng-syscallstats MI output.
-const TRACES: [(&str, &str); 5] = [
-    ("lttng-recorded/kemu-small", "kemu-small.syscallstats-mi.json"),
-    ("bug446190-arm", "bug446190-arm.syscallstats-mi.json"),
-    ("flipping-endianness", "flipping-endianness.syscallstats-mi.json"),
-    ("many-threads", "many-threads.syscallstats-mi.json"),
-    ("scimark2-all-events-cpu3", "scimark2-all-events-cpu3.syscallstats-mi.json"),
-];
+mod common;
 
 fn syscall(set: &ctf::trace::TraceSet, opts: &RunOptions) -> analysis::SyscallReport {
     let Report::Syscall(r) = run(set, AnalysisKind::Syscall, opts).unwrap() else { unreachable!() };
@@ -59,14 +35,8 @@ fn parse_returns(s: &str) -> BTreeMap<String, u64> {
 #[test]
 fn syscallstats_agrees_with_lttng_analyses() {
     let mut traces = 0;
-    for (trace, mi) in TRACES {
-        let (tp, ep) = (shared().join("traces").join(trace), shared().join("expected/lttng-analyses").join(mi));
-        if !present(&tp) || !present(&ep) {
-            continue;
-        }
+    for (trace, set, exp) in common::with_expected("syscallstats") {
         traces += 1;
-        let exp: Value = serde_json::from_str(&std::fs::read_to_string(&ep).unwrap()).unwrap();
-        let set = ctf::trace::TraceSet::open(&tp).unwrap();
         // lttng-analyses knows no thread on a CPU before its first switch.
         let r = syscall(&set, &RunOptions { threads: 2, chunk_size: 64 << 10, head: HeadPolicy::Ignore, ..Default::default() });
         let ours: BTreeMap<i32, &analysis::syscall::SyscallOwnerRow> = r.threads.iter().map(|t| (t.tid.unwrap(), t)).collect();
