@@ -23,7 +23,7 @@ use ctf::trace::TraceSet;
 use engine::{Analysis, Ctx, StreamOrder};
 use serde::Serialize;
 
-use crate::latency::{DurationRow, Durations, Top};
+use crate::latency::{Bucket, DurationRow, Durations, LatencyOptions, Sink};
 use kernel::events::{softirq_name, EvKind, EventLayout};
 use kernel::model::{text_of, FxMap, Span};
 
@@ -31,9 +31,7 @@ use kernel::model::{text_of, FxMap, Span};
 pub struct Irq {
     layout: EventLayout,
     streams: usize,
-    top: usize,
-    min_duration: u64,
-    max_duration: u64,
+    opts: LatencyOptions,
 }
 
 /// One interrupt event: `(ts, what, irq or vec)`.
@@ -90,7 +88,7 @@ pub struct IrqState {
     names: BTreeMap<u32, BTreeSet<String>>,
     hard: BTreeMap<u32, Durations>,
     soft: BTreeMap<u32, SoftAcc>,
-    top: Top<Long>,
+    top: Sink<Long>,
     span: Span,
 }
 
@@ -144,8 +142,14 @@ pub struct IrqReport {
     pub begin_ns: Option<i64>,
     /// Last event timestamp.
     pub end_ns: Option<i64>,
+    /// Duration histogram (`--freq`; else empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub freq: Vec<Bucket>,
     /// Per hard IRQ, by number.
     pub hard: Vec<HardIrqRow>,
+    /// Every interrupt, by entry time (`--log`; else empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub log: Vec<LongIrqRow>,
     /// The longest interrupts, longest first.
     pub longest: Vec<LongIrqRow>,
     /// Per softirq vector, by number.
@@ -153,15 +157,14 @@ pub struct IrqReport {
 }
 
 impl Irq {
-    /// Prepares the irq analysis for `set`: `top` longest listed, only durations in
-    /// `[min_duration, max_duration]` counted.
-    pub fn new(set: &TraceSet, top: usize, min_duration: u64, max_duration: u64) -> Irq {
-        Irq { layout: EventLayout::new(set), streams: set.streams.len(), top, min_duration, max_duration }
+    /// Prepares the irq analysis for `set`.
+    pub fn new(set: &TraceSet, opts: LatencyOptions) -> Irq {
+        Irq { layout: EventLayout::new(set), streams: set.streams.len(), opts }
     }
 
     /// Interprets `r` on CPU machine `m` of complete state `st`'s statistics.
     fn apply(&self, m: &mut Machine, st: &mut IrqStateStats<'_>, r: Rec) {
-        let keep = |d: u64| d >= self.min_duration && d <= self.max_duration;
+        let keep = |d: u64| self.opts.keeps(d);
         match r.what {
             What::HardEntry => m.hard = Some((r.id, r.ts)),
             What::HardExit => {
@@ -208,7 +211,7 @@ impl Irq {
 struct IrqStateStats<'a> {
     hard: &'a mut BTreeMap<u32, Durations>,
     soft: &'a mut BTreeMap<u32, SoftAcc>,
-    top: &'a mut Top<Long>,
+    top: &'a mut Sink<Long>,
 }
 
 impl Analysis for Irq {
@@ -220,7 +223,9 @@ impl Analysis for Irq {
     }
 
     fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
-        self.layout.mask(trace, stream_class, |k| !matches!(k, EvKind::Other | EvKind::Wakeup { .. } | EvKind::Switch { .. }))
+        self.layout.mask(trace, stream_class, |k| {
+            matches!(k, EvKind::HardEntry { .. } | EvKind::HardExit { .. } | EvKind::SoftRaise { .. } | EvKind::SoftEntry { .. } | EvKind::SoftExit { .. })
+        })
     }
 
     fn on_skipped(&self, st: &mut IrqState, first: i64, last: i64) {
@@ -232,11 +237,11 @@ impl Analysis for Irq {
     }
 
     fn new_state(&self) -> IrqState {
-        IrqState { logs: vec![Vec::new(); self.streams], top: Top::new(self.top), ..Default::default() }
+        IrqState { logs: vec![Vec::new(); self.streams], top: Sink::new(&self.opts), ..Default::default() }
     }
 
     fn initial_state(&self) -> IrqState {
-        IrqState { complete: true, machines: vec![Machine::default(); self.streams], top: Top::new(self.top), ..Default::default() }
+        IrqState { complete: true, machines: vec![Machine::default(); self.streams], top: Sink::new(&self.opts), ..Default::default() }
     }
 
     fn folds_in_place(&self) -> bool {
@@ -248,7 +253,7 @@ impl Analysis for Irq {
         let Some(ts) = ev.ts() else { return };
         let id = |h| ev.uint(h).or_else(|| ev.int(h).map(|v| v as u64)).unwrap_or(0) as u32;
         let (what, id) = match self.layout.kind(ev) {
-            EvKind::Other | EvKind::Wakeup { .. } | EvKind::Switch { .. } => return,
+            EvKind::Other | EvKind::Wakeup { .. } | EvKind::Switch { .. } | EvKind::Block { .. } | EvKind::BlockDevice { .. } => return,
             EvKind::HardEntry { irq, name } => {
                 let irq = id(irq);
                 if let Some(n) = name.and_then(|h| ev.bytes(h)) {
@@ -308,8 +313,18 @@ impl Analysis for Irq {
             })
             .collect();
         let soft = st.soft.iter().map(|(vec, a)| SoftIrqRow { latency: a.dur.row(), name: softirq_name(*vec), raise: a.raise.row(), vec: *vec }).collect();
-        let longest = st.top.into_vec().into_iter().map(|l| LongIrqRow { begin_ns: l.begin.0, duration_ns: l.dur, hard: l.hard, nr: l.id.0 }).collect();
-        IrqReport { analysis: "irq", begin_ns: st.span.begin(), end_ns: st.span.end(), hard, longest, soft }
+        let (longest, all) = st.top.finish(|l| (l.begin.0, l.hard, l.id.0, l.dur));
+        let row = |l: Long| LongIrqRow { begin_ns: l.begin.0, duration_ns: l.dur, hard: l.hard, nr: l.id.0 };
+        IrqReport {
+            analysis: "irq",
+            begin_ns: st.span.begin(),
+            end_ns: st.span.end(),
+            freq: Vec::new(),
+            hard,
+            log: all.into_iter().map(row).collect(),
+            longest: longest.into_iter().map(row).collect(),
+            soft,
+        }
     }
 }
 
@@ -369,9 +384,15 @@ pub fn write_text(r: &IrqReport, w: &mut impl std::fmt::Write) -> std::fmt::Resu
     for s in &r.soft {
         line(w, &format!("{} <{}>", s.vec, s.name), &s.raise)?;
     }
-    writeln!(w, "\nLongest interrupts (usec)")?;
-    for l in &r.longest {
-        writeln!(w, "{:<20} {:>12.3}  {} {}", l.begin_ns, us(l.duration_ns as f64), if l.hard { "IRQ" } else { "softirq" }, l.nr)?;
+    for (title, rows) in [("Longest interrupts", &r.longest), ("Log", &r.log)] {
+        if rows.is_empty() {
+            continue;
+        }
+        writeln!(w, "\n{title} (usec)")?;
+        for l in rows.iter() {
+            writeln!(w, "{:<20} {:>12.3}  {} {}", l.begin_ns, us(l.duration_ns as f64), if l.hard { "IRQ" } else { "softirq" }, l.nr)?;
+        }
     }
+    crate::output::write_freq(w, &r.freq)?;
     Ok(())
 }

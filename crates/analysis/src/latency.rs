@@ -327,6 +327,16 @@ mod tests {
     }
 
     #[test]
+    fn histograms_hold_every_duration_in_range() {
+        let d = [1u64, 20, 300, 1000, 1000, 5];
+        let log = histogram(&d, &FreqOptions { buckets: 3, min: None, max: None, linear: false });
+        assert_eq!(log.iter().map(|b| b.count).collect::<Vec<_>>(), vec![2, 1, 3]);
+        assert_eq!((log[0].lo_ns, log[2].hi_ns), (1.0, 1000.0));
+        let lin = histogram(&d, &FreqOptions { buckets: 2, min: Some(0), max: Some(400), linear: true });
+        assert_eq!(lin.iter().map(|b| b.count).collect::<Vec<_>>(), vec![3, 1]);
+    }
+
+    #[test]
     fn errno_names() {
         assert_eq!(return_key(0), "success");
         assert_eq!(return_key(-2), "ENOENT");
@@ -335,4 +345,142 @@ mod tests {
         assert_eq!(return_key(-41), "-41");
         assert_eq!(return_key(-9999), "-9999");
     }
+}
+
+/// Where a latency analysis puts each occurrence: the longest ([`Top`]) and, when
+/// asked (`--log`, `--freq`), every one. Merging concatenates; the report sorts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sink<T> {
+    /// The longest.
+    pub top: Top<T>,
+    /// Every occurrence, when kept.
+    pub all: Option<Vec<T>>,
+}
+
+impl<T> Default for Sink<T> {
+    fn default() -> Self {
+        Sink { top: Top::default(), all: None }
+    }
+}
+
+impl<T: Ord + Copy> Sink<T> {
+    /// An empty sink keeping the `o.top` longest, and all when `o.keep_all`.
+    pub fn new(o: &LatencyOptions) -> Sink<T> {
+        Sink { top: Top::new(o.top), all: o.keep_all.then(Vec::new) }
+    }
+    /// One occurrence.
+    #[inline]
+    pub fn offer(&mut self, x: T) {
+        if let Some(a) = &mut self.all {
+            a.push(x);
+        }
+        self.top.offer(x);
+    }
+    /// Adds every occurrence of `o` (a later chunk's).
+    pub fn merge(&mut self, o: Sink<T>) {
+        if let (Some(a), Some(b)) = (&mut self.all, o.all) {
+            a.extend(b);
+        }
+        self.top.merge(o.top);
+    }
+    /// Changes every occurrence in place (the order of the longest must not change).
+    pub fn map_in_place(&mut self, mut f: impl FnMut(&mut T)) {
+        if let Some(a) = &mut self.all {
+            a.iter_mut().for_each(&mut f);
+        }
+        self.top.map_in_place(f);
+    }
+    /// The longest, and every occurrence sorted by `key` (empty when not kept).
+    pub fn finish<K: Ord>(self, key: impl Fn(&T) -> K) -> (Vec<T>, Vec<T>) {
+        let mut all = self.all.unwrap_or_default();
+        all.sort_by_key(key);
+        (self.top.into_vec(), all)
+    }
+}
+
+/// The options every latency analysis takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LatencyOptions {
+    /// How many of the longest occurrences to list.
+    pub top: usize,
+    /// Only occurrences at least this long (ns).
+    pub min_duration: u64,
+    /// Only occurrences at most this long (ns).
+    pub max_duration: u64,
+    /// Keep every occurrence (for `--log` and `--freq`).
+    pub keep_all: bool,
+}
+
+impl Default for LatencyOptions {
+    fn default() -> Self {
+        LatencyOptions { top: 10, min_duration: 0, max_duration: u64::MAX, keep_all: false }
+    }
+}
+
+impl LatencyOptions {
+    /// Whether a duration passes the `--min-duration`/`--max-duration` filter.
+    #[inline]
+    pub fn keeps(&self, d: u64) -> bool {
+        d >= self.min_duration && d <= self.max_duration
+    }
+}
+
+/// How `--freq` cuts durations into buckets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FreqOptions {
+    /// Number of buckets (`--freq-resolution`).
+    pub buckets: usize,
+    /// Lowest bound (default: the shortest occurrence).
+    pub min: Option<u64>,
+    /// Highest bound (default: the longest occurrence).
+    pub max: Option<u64>,
+    /// Equal widths (else log-spaced: equal ratios, the default).
+    pub linear: bool,
+}
+
+/// One bucket of a latency histogram: occurrences with `lo_ns <= d < hi_ns` (the last
+/// bucket also holds `d == hi_ns`).
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Bucket {
+    /// Occurrences.
+    pub count: u64,
+    /// Upper bound, ns.
+    pub hi_ns: f64,
+    /// Lower bound, ns.
+    pub lo_ns: f64,
+}
+
+/// The histogram of `durations` (exact: computed from every occurrence at the end).
+pub fn histogram(durations: &[u64], o: &FreqOptions) -> Vec<Bucket> {
+    let n = o.buckets.max(1);
+    let lo = o.min.or_else(|| durations.iter().copied().min()).unwrap_or(0);
+    let hi = o.max.or_else(|| durations.iter().copied().max()).unwrap_or(0).max(lo);
+    // Log spacing needs a positive lower bound.
+    let (flo, fhi) = if o.linear { (lo as f64, hi as f64) } else { ((lo.max(1)) as f64, (hi.max(lo.max(1))) as f64) };
+    let edge = |i: usize| {
+        let f = i as f64 / n as f64;
+        if o.linear {
+            flo + (fhi - flo) * f
+        } else {
+            flo * (fhi / flo).powf(f)
+        }
+    };
+    let mut b: Vec<Bucket> = (0..n).map(|i| Bucket { count: 0, hi_ns: edge(i + 1), lo_ns: edge(i) }).collect();
+    for &d in durations {
+        if d < lo || d > hi {
+            continue;
+        }
+        let x = d as f64;
+        let pos = if fhi <= flo {
+            0.0
+        } else if o.linear {
+            (x - flo) / (fhi - flo)
+        } else {
+            (x.max(flo) / flo).ln() / (fhi / flo).ln()
+        };
+        let i = ((pos * n as f64) as usize).min(n - 1);
+        b[i].count += 1;
+    }
+    b
 }

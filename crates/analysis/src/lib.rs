@@ -3,7 +3,7 @@
 //!
 //! Where it sits: above `ctf`, `kernel` (the kernel model: event layouts, threads, fd
 //! tables) and `engine`; the `tracecube` binary calls [`run`] and the formatters in
-//! [`output`]. Modules: [`count`], [`cpu`], [`io`], [`syscall`], [`irq`] and [`sched`] (latency, with the
+//! [`output`]. Modules: [`count`], [`cpu`], [`io`], [`syscall`], [`irq`], [`sched`] and [`block`](mod@block) (latency, with the
 //! pieces of [`latency`]), [`output`] (text, JSON, LAMI 1.0),
 //! [`bench`](mod@bench) (the speedup table).
 //!
@@ -11,6 +11,7 @@
 //! and equal to a serial run (tests sweep them).
 
 pub mod bench;
+pub mod block;
 pub mod count;
 pub mod cpu;
 pub mod io;
@@ -23,6 +24,7 @@ pub mod syscall;
 use ctf::trace::TraceSet;
 pub use engine::{EngineError, Partition};
 
+pub use block::BlockReport;
 pub use count::CountReport;
 pub use cpu::{CpuReport, HeadPolicy};
 pub use io::IoReport;
@@ -45,13 +47,15 @@ pub enum AnalysisKind {
     Irq,
     /// Wake-up latency.
     Sched,
+    /// Block request latency.
+    Block,
 }
 
 impl AnalysisKind {
     /// All analyses.
     pub const ALL: [AnalysisKind; 3] = [AnalysisKind::Count, AnalysisKind::Cpu, AnalysisKind::Io];
     /// The latency analyses (not run by default: see [`AnalysisKind::ALL`]).
-    pub const LATENCY: [AnalysisKind; 3] = [AnalysisKind::Syscall, AnalysisKind::Irq, AnalysisKind::Sched];
+    pub const LATENCY: [AnalysisKind; 4] = [AnalysisKind::Syscall, AnalysisKind::Irq, AnalysisKind::Sched, AnalysisKind::Block];
     /// Name used on the command line and in JSON.
     pub fn name(self) -> &'static str {
         match self {
@@ -61,6 +65,7 @@ impl AnalysisKind {
             AnalysisKind::Syscall => "syscall",
             AnalysisKind::Irq => "irq",
             AnalysisKind::Sched => "sched",
+            AnalysisKind::Block => "block",
         }
     }
 }
@@ -75,6 +80,7 @@ impl std::str::FromStr for AnalysisKind {
             "syscall" | "syscallstats" => Ok(AnalysisKind::Syscall),
             "irq" | "irqstats" => Ok(AnalysisKind::Irq),
             "sched" | "schedstats" => Ok(AnalysisKind::Sched),
+            "block" | "iolatency" => Ok(AnalysisKind::Block),
             _ => Err(AnalysisError::UnknownAnalysis(s.into())),
         }
     }
@@ -106,6 +112,10 @@ pub struct RunOptions {
     pub min_duration: u64,
     /// Latency analyses: only occurrences at most this long (ns).
     pub max_duration: u64,
+    /// Latency analyses: list every occurrence (`--log`).
+    pub log: bool,
+    /// Latency analyses: a latency histogram (`--freq`).
+    pub freq: Option<latency::FreqOptions>,
 }
 
 impl Default for RunOptions {
@@ -122,11 +132,30 @@ impl Default for RunOptions {
             top: 10,
             min_duration: 0,
             max_duration: u64::MAX,
+            log: false,
+            freq: None,
         }
     }
 }
 
 impl RunOptions {
+    /// The latency analyses' part of these options.
+    pub fn latency(&self) -> latency::LatencyOptions {
+        latency::LatencyOptions { top: self.top, min_duration: self.min_duration, max_duration: self.max_duration, keep_all: self.log || self.freq.is_some() }
+    }
+
+    /// The histogram of `durations` when `--freq` asks for one (else empty).
+    fn freq(&self, durations: impl Iterator<Item = u64>) -> Vec<latency::Bucket> {
+        self.freq.as_ref().map_or_else(Vec::new, |f| latency::histogram(&durations.collect::<Vec<_>>(), f))
+    }
+
+    /// Empties `log` unless `--log` asked for it (it was kept for `--freq`).
+    fn keep_log<T>(&self, log: &mut Vec<T>) {
+        if !self.log {
+            *log = Vec::new();
+        }
+    }
+
     /// The engine's part of these options.
     pub fn engine(&self) -> engine::EngineOptions {
         engine::EngineOptions { threads: self.threads, chunk_size: self.chunk_size, partition: self.partition, begin: self.begin, end: self.end }
@@ -140,8 +169,8 @@ pub enum AnalysisError {
     /// The engine failed (decoding error, worker panic).
     #[error(transparent)]
     Engine(#[from] EngineError),
-    /// Not `count`, `cpu`, `io`, `syscall`, `irq` or `sched`.
-    #[error("unknown analysis {0:?} (expected count, cpu, io, syscall, irq or sched)")]
+    /// Not `count`, `cpu`, `io`, `syscall`, `irq`, `sched` or `block`.
+    #[error("unknown analysis {0:?} (expected count, cpu, io, syscall, irq, sched or block)")]
     UnknownAnalysis(String),
 }
 
@@ -160,6 +189,8 @@ pub enum Report {
     Irq(IrqReport),
     /// From `sched`.
     Sched(SchedReport),
+    /// From `block`.
+    Block(BlockReport),
 }
 
 /// Runs analysis `which` over `set`, then applies the `tids` filter and `limit`.
@@ -190,27 +221,44 @@ pub fn run_with_progress(set: &TraceSet, which: AnalysisKind, opts: &RunOptions,
             Report::Io(r)
         }
         AnalysisKind::Syscall => {
-            let so = SyscallOptions { head: opts.head, top: opts.top, min_duration: opts.min_duration, max_duration: opts.max_duration };
+            let so = SyscallOptions { head: opts.head, lat: opts.latency() };
             let mut r = engine::run_with_progress(&syscall::Syscall::new(set, so), set, &e, progress)?;
             r.threads.retain(|t| t.tid.is_none_or(keep));
             r.longest.retain(|l| keep(l.tid));
+            r.log.retain(|l| keep(l.tid));
+            r.freq = opts.freq(r.log.iter().map(|l| l.duration_ns));
+            opts.keep_log(&mut r.log);
             r.threads.truncate(lim);
             r.processes.truncate(lim);
             Report::Syscall(r)
         }
         AnalysisKind::Irq => {
-            let mut r = engine::run_with_progress(&irq::Irq::new(set, opts.top, opts.min_duration, opts.max_duration), set, &e, progress)?;
+            let mut r = engine::run_with_progress(&irq::Irq::new(set, opts.latency()), set, &e, progress)?;
+            r.freq = opts.freq(r.log.iter().map(|l| l.duration_ns));
+            opts.keep_log(&mut r.log);
             r.hard.truncate(lim);
             r.soft.truncate(lim);
             Report::Irq(r)
         }
         AnalysisKind::Sched => {
-            let mut r = engine::run_with_progress(&sched::Sched::new(set, opts.top, opts.min_duration, opts.max_duration), set, &e, progress)?;
+            let mut r = engine::run_with_progress(&sched::Sched::new(set, opts.latency()), set, &e, progress)?;
             r.threads.retain(|t| t.tid.is_none_or(keep));
             r.longest.retain(|l| keep(l.tid));
+            r.log.retain(|l| keep(l.tid));
+            r.freq = opts.freq(r.log.iter().map(|l| l.latency_ns));
+            opts.keep_log(&mut r.log);
             r.threads.truncate(lim);
             r.processes.truncate(lim);
             Report::Sched(r)
+        }
+        AnalysisKind::Block => {
+            let mut r = engine::run_with_progress(&block::Block::new(set, opts.latency()), set, &e, progress)?;
+            r.longest.retain(|l| keep(l.tid));
+            r.log.retain(|l| keep(l.tid));
+            r.freq = opts.freq(r.log.iter().map(|l| l.duration_ns));
+            opts.keep_log(&mut r.log);
+            r.processes.truncate(lim);
+            Report::Block(r)
         }
     })
 }

@@ -25,7 +25,7 @@ use ctf::trace::TraceSet;
 use engine::{Analysis, Ctx};
 use serde::Serialize;
 
-use crate::latency::{DurationRow, Durations, Top};
+use crate::latency::{Bucket, DurationRow, Durations, LatencyOptions, Sink};
 use kernel::events::{EvKind, EventLayout};
 use kernel::layout::{Kind, Layout};
 use kernel::model::{FxMap, Info, Span};
@@ -35,9 +35,7 @@ pub struct Sched {
     layout: Layout,
     events: EventLayout,
     streams: usize,
-    top: usize,
-    min_duration: u64,
-    max_duration: u64,
+    opts: LatencyOptions,
 }
 
 /// A logged event.
@@ -73,7 +71,7 @@ pub struct SchedState {
     prios: BTreeMap<i32, Durations>,
     /// Per thread, the priorities its measured switches gave.
     thread_prios: FxMap<i32, Vec<i32>>,
-    top: Top<Long>,
+    top: Sink<Long>,
     info: Info,
     span: Span,
 }
@@ -124,6 +122,12 @@ pub struct SchedReport {
     pub begin_ns: Option<i64>,
     /// Last event timestamp.
     pub end_ns: Option<i64>,
+    /// Latency histogram (`--freq`; else empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub freq: Vec<Bucket>,
+    /// Every latency, by wake-up time (`--log`; else empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub log: Vec<LongWakeupRow>,
     /// The longest latencies, longest first.
     pub longest: Vec<LongWakeupRow>,
     /// Per priority, by priority.
@@ -137,10 +141,9 @@ pub struct SchedReport {
 }
 
 impl Sched {
-    /// Prepares the sched analysis for `set`: `top` longest listed, only latencies in
-    /// `[min_duration, max_duration]` counted.
-    pub fn new(set: &TraceSet, top: usize, min_duration: u64, max_duration: u64) -> Sched {
-        Sched { layout: Layout::new(set), events: EventLayout::new(set), streams: set.streams.len(), top, min_duration, max_duration }
+    /// Prepares the sched analysis for `set`.
+    pub fn new(set: &TraceSet, opts: LatencyOptions) -> Sched {
+        Sched { layout: Layout::new(set), events: EventLayout::new(set), streams: set.streams.len(), opts }
     }
 
     /// Interprets `r` in complete state `st`.
@@ -152,7 +155,7 @@ impl Sched {
                 }
                 let Some((t0, waker)) = st.pending.remove(&next) else { return };
                 let d = (ts - t0).max(0) as u64;
-                if d < self.min_duration || d > self.max_duration {
+                if !self.opts.keeps(d) {
                     return;
                 }
                 st.threads.entry(next).or_default().add(d);
@@ -194,11 +197,11 @@ impl Analysis for Sched {
     }
 
     fn new_state(&self) -> SchedState {
-        SchedState { top: Top::new(self.top), ..Default::default() }
+        SchedState { top: Sink::new(&self.opts), ..Default::default() }
     }
 
     fn initial_state(&self) -> SchedState {
-        SchedState { complete: true, cur: vec![None; self.streams], top: Top::new(self.top), ..Default::default() }
+        SchedState { complete: true, cur: vec![None; self.streams], top: Sink::new(&self.opts), ..Default::default() }
     }
 
     fn folds_in_place(&self) -> bool {
@@ -277,21 +280,30 @@ impl Analysis for Sched {
             .collect();
         processes.sort_by(|x, y| y.latency.count.cmp(&x.latency.count).then(x.pid.cmp(&y.pid)));
         let prios = st.prios.iter().map(|(p, d)| SchedRow { comm: String::new(), latency: d.row(), pid: None, prios: vec![*p], tid: None }).collect();
-        let longest = st
-            .top
-            .into_vec()
-            .into_iter()
-            .map(|l| LongWakeupRow {
-                comm: st.info.comm_of(l.tid.0).to_string(),
-                latency_ns: l.dur,
-                prio: l.prio,
-                switch_ns: l.at.0 + l.dur as i64,
-                tid: l.tid.0,
-                wakeup_ns: l.at.0,
-                waker: l.waker,
-            })
-            .collect();
-        SchedReport { analysis: "sched", begin_ns: st.span.begin(), end_ns: st.span.end(), longest, prios, processes, threads, total: total.row() }
+        let (longest, all) = st.top.finish(|l| (l.at.0, l.tid.0, l.dur, l.prio, l.waker));
+        let row = |l: Long| LongWakeupRow {
+            comm: st.info.comm_of(l.tid.0).to_string(),
+            latency_ns: l.dur,
+            prio: l.prio,
+            switch_ns: l.at.0 + l.dur as i64,
+            tid: l.tid.0,
+            wakeup_ns: l.at.0,
+            waker: l.waker,
+        };
+        let longest = longest.into_iter().map(row).collect();
+        let log = all.into_iter().map(row).collect();
+        SchedReport {
+            analysis: "sched",
+            begin_ns: st.span.begin(),
+            end_ns: st.span.end(),
+            freq: Vec::new(),
+            log,
+            longest,
+            prios,
+            processes,
+            threads,
+            total: total.row(),
+        }
     }
 }
 
@@ -333,9 +345,15 @@ pub fn write_text(r: &SchedReport, w: &mut impl std::fmt::Write) -> std::fmt::Re
         line(w, &format!("prio {}", p.prios.first().copied().unwrap_or(0)), &p.latency)?;
     }
     line(w, "Total", &r.total)?;
-    writeln!(w, "\nLongest wake-up latencies (usec)")?;
-    for l in &r.longest {
-        writeln!(w, "{:<20} {:>12.3}  {} ({}) prio {} waker {:?}", l.wakeup_ns, us(l.latency_ns as f64), l.comm, l.tid, l.prio, l.waker)?;
+    for (title, rows) in [("Longest wake-up latencies", &r.longest), ("Log", &r.log)] {
+        if rows.is_empty() {
+            continue;
+        }
+        writeln!(w, "\n{title} (usec)")?;
+        for l in rows.iter() {
+            writeln!(w, "{:<20} {:>12.3}  {} ({}) prio {} waker {:?}", l.wakeup_ns, us(l.latency_ns as f64), l.comm, l.tid, l.prio, l.waker)?;
+        }
     }
+    crate::output::write_freq(w, &r.freq)?;
     Ok(())
 }

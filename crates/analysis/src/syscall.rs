@@ -26,7 +26,7 @@ use engine::{Analysis, Ctx};
 use serde::Serialize;
 
 use crate::cpu::HeadPolicy;
-use crate::latency::{return_key, DurationRow, Durations, Top};
+use crate::latency::{return_key, Bucket, DurationRow, Durations, LatencyOptions, Sink};
 use kernel::layout::{Kind, Layout};
 use kernel::model::{FxMap, Info, Span};
 
@@ -35,22 +35,12 @@ type CallId = u32;
 const RAW: CallId = 0x8000_0000;
 
 /// Options of [`Syscall`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SyscallOptions {
     /// Events before a CPU's first `sched_switch`.
     pub head: HeadPolicy,
-    /// How many of the longest calls to list.
-    pub top: usize,
-    /// Only calls at least this long (ns).
-    pub min_duration: u64,
-    /// Only calls at most this long (ns).
-    pub max_duration: u64,
-}
-
-impl Default for SyscallOptions {
-    fn default() -> Self {
-        SyscallOptions { head: HeadPolicy::FromStart, top: 10, min_duration: 0, max_duration: u64::MAX }
-    }
+    /// The longest listed, the filter, every call kept.
+    pub lat: LatencyOptions,
 }
 
 /// The syscall analysis.
@@ -97,8 +87,9 @@ struct Seg {
     /// The call pending at the end: `(name, entry ts)`.
     pending: Option<(CallId, i64)>,
     calls: Vec<(CallId, CallAcc)>,
-    /// The longest calls, with tid 0 (for the head segments, whose thread is unknown).
-    top: Top<Long>,
+    /// The longest calls (and all), with tid 0 (for the head segments, whose thread
+    /// is unknown).
+    top: Sink<Long>,
 }
 
 /// Per-stream chunk state.
@@ -117,19 +108,19 @@ struct StreamSeg {
 pub struct SyscallState {
     streams: Vec<StreamSeg>,
     threads: FxMap<i32, Seg>,
-    top: Top<Long>,
+    top: Sink<Long>,
     info: Info,
     span: Span,
 }
 
 impl Seg {
-    fn new(top: usize) -> Seg {
-        Seg { top: Top::new(top), ..Default::default() }
+    fn new(o: &LatencyOptions) -> Seg {
+        Seg { top: Sink::new(o), ..Default::default() }
     }
     /// A call of `call` from `begin` to `end` returned `ret`.
-    fn complete(&mut self, o: &SyscallOptions, top: &mut Top<Long>, tid: i32, call: CallId, begin: i64, end: i64, ret: i64) {
+    fn complete(&mut self, o: &SyscallOptions, top: &mut Sink<Long>, tid: i32, call: CallId, begin: i64, end: i64, ret: i64) {
         let dur = (end - begin).max(0) as u64;
-        if dur < o.min_duration || dur > o.max_duration {
+        if !o.lat.keeps(dur) {
             return;
         }
         let acc = match self.calls.iter().position(|(c, _)| *c == call) {
@@ -151,14 +142,14 @@ impl Seg {
     }
     /// An entry of `call` (`Some`) or an exit returning `exit_ret` at `ts`.
     #[inline]
-    fn step(&mut self, o: &SyscallOptions, top: &mut Top<Long>, tid: i32, call: Option<CallId>, exit_ret: Option<i64>, ts: i64) {
+    fn step(&mut self, o: &SyscallOptions, top: &mut Sink<Long>, tid: i32, call: Option<CallId>, exit_ret: Option<i64>, ts: i64) {
         match (call, exit_ret) {
             (Some(call), _) => self.entry(call, ts),
             (None, Some(ret)) => self.exit(o, top, tid, ts, ret),
             _ => {}
         }
     }
-    fn exit(&mut self, o: &SyscallOptions, top: &mut Top<Long>, tid: i32, ts: i64, ret: i64) {
+    fn exit(&mut self, o: &SyscallOptions, top: &mut Sink<Long>, tid: i32, ts: i64, ret: i64) {
         if self.first == First::Nothing {
             self.first = First::Exit(ts, ret);
         }
@@ -168,7 +159,7 @@ impl Seg {
     }
     /// Appends `later` (the same thread's next events) to `self`; completed calls of the
     /// joint go to `top` under `tid`, `later`'s own longest calls too (renamed `tid`).
-    fn append(&mut self, later: Seg, o: &SyscallOptions, top: &mut Top<Long>, tid: i32) {
+    fn append(&mut self, later: Seg, o: &SyscallOptions, top: &mut Sink<Long>, tid: i32) {
         match later.first {
             First::Nothing => return,
             First::Exit(ts, ret) => {
@@ -215,7 +206,7 @@ impl Syscall {
     }
 
     /// Appends `seg` to thread `tid`'s segment of `st` (tid 0, the idle task: dropped).
-    fn give(&self, threads: &mut FxMap<i32, Seg>, top: &mut Top<Long>, tid: i32, seg: Seg) {
+    fn give(&self, threads: &mut FxMap<i32, Seg>, top: &mut Sink<Long>, tid: i32, seg: Seg) {
         if tid == 0 {
             return;
         }
@@ -283,6 +274,12 @@ pub struct SyscallReport {
     pub count: u64,
     /// Last event timestamp.
     pub end_ns: Option<i64>,
+    /// Latency histogram (`--freq`; else empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub freq: Vec<Bucket>,
+    /// Every call, by entry time (`--log`; else empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub log: Vec<LongCallRow>,
     /// The longest calls, longest first.
     pub longest: Vec<LongCallRow>,
     /// Per process (pid, or the tid when unknown), by decreasing count then pid.
@@ -308,10 +305,10 @@ impl Analysis for Syscall {
     }
 
     fn new_state(&self) -> SyscallState {
-        let n = self.opts.top;
+        let o = &self.opts.lat;
         SyscallState {
-            streams: (0..self.streams).map(|_| StreamSeg { head: Seg::new(n), ..Default::default() }).collect(),
-            top: Top::new(n),
+            streams: (0..self.streams).map(|_| StreamSeg { head: Seg::new(o), ..Default::default() }).collect(),
+            top: Sink::new(o),
             ..Default::default()
         }
     }
@@ -437,21 +434,20 @@ impl Analysis for Syscall {
             })
             .collect();
         processes.sort_by(|x, y| y.count.cmp(&x.count).then(x.pid.cmp(&y.pid)));
-        let longest = top
-            .into_vec()
-            .into_iter()
-            .map(|l| LongCallRow {
-                begin_ns: l.begin.0,
-                comm: st.info.comm_of(l.tid.0).to_string(),
-                duration_ns: l.dur,
-                end_ns: l.begin.0 + l.dur as i64,
-                name: self.name(l.call.0),
-                ret: l.ret,
-                tid: l.tid.0,
-            })
-            .collect();
+        let (longest, all) = top.finish(|l| (l.begin.0, l.tid.0, l.call.0, l.dur, l.ret));
+        let call_row = |l: Long| LongCallRow {
+            begin_ns: l.begin.0,
+            comm: st.info.comm_of(l.tid.0).to_string(),
+            duration_ns: l.dur,
+            end_ns: l.begin.0 + l.dur as i64,
+            name: self.name(l.call.0),
+            ret: l.ret,
+            tid: l.tid.0,
+        };
+        let longest = longest.into_iter().map(call_row).collect();
+        let log = all.into_iter().map(call_row).collect();
         let count = threads.iter().map(|t| t.count).sum();
-        SyscallReport { analysis: "syscall", begin_ns: st.span.begin(), count, end_ns: st.span.end(), longest, processes, threads }
+        SyscallReport { analysis: "syscall", begin_ns: st.span.begin(), count, end_ns: st.span.end(), freq: Vec::new(), log, longest, processes, threads }
     }
 }
 
@@ -525,10 +521,15 @@ pub fn write_text(r: &SyscallReport, w: &mut impl std::fmt::Write) -> std::fmt::
     owners(w, "Per-TID syscalls statistics", &r.threads)?;
     owners(w, "\nPer-process syscalls statistics", &r.processes)?;
     writeln!(w, "\nTotal syscalls: {}", r.count)?;
-    writeln!(w, "\nLongest syscalls (usec)\n{:<12} {:<40} {:>14}  {:<20} {:>8}", "Begin (ns)", "Thread", "Duration", "Syscall", "Return")?;
-    for l in &r.longest {
-        let who = format!("{} ({})", l.comm, l.tid);
-        writeln!(w, "{:<12} {who:<40} {:>14.3}  {:<20} {:>8}", l.begin_ns, us(l.duration_ns as f64), l.name, l.ret)?;
+    for (title, rows) in [("Longest syscalls", &r.longest), ("Log", &r.log)] {
+        if rows.is_empty() {
+            continue;
+        }
+        writeln!(w, "\n{title} (usec)\n{:<20} {:<40} {:>14}  {:<20} {:>8}", "Begin (ns)", "Thread", "Duration", "Syscall", "Return")?;
+        for l in rows.iter() {
+            let who = format!("{} ({})", l.comm, l.tid);
+            writeln!(w, "{:<20} {who:<40} {:>14.3}  {:<20} {:>8}", l.begin_ns, us(l.duration_ns as f64), l.name, l.ret)?;
+        }
     }
-    Ok(())
+    crate::output::write_freq(w, &r.freq)
 }

@@ -102,14 +102,19 @@ fn any_chunking_equals_serial() {
         let cfg = synth::SynthConfig { cpus: 3, events: 8_000, seed, packet_size: 4096, background, ..Default::default() };
         let s = synth::generate(&cfg, dir.path()).unwrap();
         let set = ctf::trace::TraceSet::open(&s.trace_dir).unwrap();
-        let serial_o = RunOptions { threads: 1, chunk_size: u64::MAX, ..Default::default() };
+        let freq = Some(analysis::latency::FreqOptions { buckets: 6, min: None, max: None, linear: false });
+        let serial_o = RunOptions { threads: 1, chunk_size: u64::MAX, log: true, freq, ..Default::default() };
         let (si, ss) = (irq(&set, &serial_o), sched(&set, &serial_o));
+        let irqs: u64 = si.hard.iter().map(|h| h.latency.count).sum::<u64>() + si.soft.iter().map(|s| s.latency.count).sum::<u64>();
+        assert_eq!(si.log.len() as u64, irqs, "seed {seed}: one log row per interrupt");
+        assert_eq!(ss.log.len() as u64, ss.total.count, "seed {seed}: one log row per wake-up");
+        assert_eq!(ss.freq.iter().map(|b| b.count).sum::<u64>(), ss.total.count, "seed {seed}: histogram");
         assert!(si.hard.iter().map(|h| h.latency.count).sum::<u64>() > 10, "seed {seed}: hard IRQs");
         assert!(ss.total.count > 10, "seed {seed}: wake-ups {}", ss.total.count);
         for (threads, chunk, partition) in
             [(2, 1, Partition::Hybrid), (3, 4 << 10, Partition::Time), (4, 2 << 10, Partition::Stream), (2, 16 << 10, Partition::Hybrid)]
         {
-            let o = RunOptions { threads, chunk_size: chunk, partition, ..Default::default() };
+            let o = RunOptions { threads, chunk_size: chunk, partition, log: true, freq, ..Default::default() };
             assert_eq!(irq(&set, &o), si, "irq seed {seed} -j {threads} chunk {chunk} {partition:?}");
             assert_eq!(sched(&set, &o), ss, "sched seed {seed} -j {threads} chunk {chunk} {partition:?}");
         }

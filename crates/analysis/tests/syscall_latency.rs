@@ -92,12 +92,17 @@ fn any_chunking_equals_serial() {
     for (seed, background) in [(1, 0), (2, 60)] {
         let (_d, set) = synth_trace(8_000, seed, background);
         for head in [HeadPolicy::FromStart, HeadPolicy::Ignore] {
-            let serial = syscall(&set, &RunOptions { threads: 1, chunk_size: u64::MAX, head, ..Default::default() });
+            // With every call logged and a histogram: those are exact too.
+            let freq = Some(analysis::latency::FreqOptions { buckets: 8, min: None, max: None, linear: seed == 2 });
+            let serial = syscall(&set, &RunOptions { threads: 1, chunk_size: u64::MAX, head, log: true, freq, ..Default::default() });
             assert!(serial.count > 100, "seed {seed}: {} calls", serial.count);
+            assert_eq!(serial.log.len() as u64, serial.count, "seed {seed}: one log row per call");
+            assert_eq!(serial.freq.iter().map(|b| b.count).sum::<u64>(), serial.count, "seed {seed}: the histogram holds every call");
+            assert!(serial.log.windows(2).all(|w| w[0].begin_ns <= w[1].begin_ns), "log in time order");
             for (threads, chunk, partition) in
                 [(2, 1, Partition::Hybrid), (3, 4 << 10, Partition::Time), (4, 2 << 10, Partition::Stream), (2, 16 << 10, Partition::Hybrid)]
             {
-                let par = syscall(&set, &RunOptions { threads, chunk_size: chunk, partition, head, ..Default::default() });
+                let par = syscall(&set, &RunOptions { threads, chunk_size: chunk, partition, head, log: true, freq, ..Default::default() });
                 assert_eq!(par, serial, "seed {seed} {head:?} -j {threads} chunk {chunk} {partition:?}");
             }
         }

@@ -1,7 +1,8 @@
 //! The events of the latency analyses that [`crate::layout`] does not follow:
 //! `irq_handler_entry`/`irq_handler_exit` (hard IRQs), `softirq_raise`/`softirq_entry`/
 //! `softirq_exit`, the wake-ups (`sched_waking`, `sched_wakeup`, `sched_wakeup_new`)
-//! and `sched_switch`'s `next_prio`, resolved once per class (the same for every LTTng
+//! `sched_switch`'s `next_prio`, the block requests (`block_rq_insert`/`issue`/
+//! `complete`) and the statedump's block devices, resolved once per class (the same for every LTTng
 //! generation that has them); and the softirq vector names.
 
 use ctf::plan::FieldHandle;
@@ -27,6 +28,12 @@ pub enum EvKind {
     Wakeup { tid: FieldHandle },
     /// `sched_switch`: its `next_prio` (the rest is [`crate::layout::Kind::Switch`]).
     Switch { next_prio: Option<FieldHandle> },
+    /// `block_rq_insert`, `block_rq_issue` (`insert` false) or `block_rq_complete`
+    /// (`complete`): a block request of `dev` at `sector`, `nr_sector` long; `tid`
+    /// and `rwbs` (bit 0: write) on insert and issue.
+    Block { insert: bool, complete: bool, dev: FieldHandle, sector: FieldHandle, nr_sector: FieldHandle, tid: Option<FieldHandle>, rwbs: Option<FieldHandle> },
+    /// `lttng_statedump_block_device(dev, diskname)`.
+    BlockDevice { dev: FieldHandle, name: FieldHandle },
 }
 
 /// [`EvKind`] of every event class of a trace set.
@@ -60,6 +67,22 @@ impl EventLayout {
                                     "softirq_exit" => h("vec").map(|vec| EvKind::SoftExit { vec }),
                                     "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => h("tid").map(|tid| EvKind::Wakeup { tid }),
                                     "sched_switch" => Some(EvKind::Switch { next_prio: h("next_prio") }),
+                                    "block_rq_insert" | "block_rq_issue" | "block_rq_complete" => match (h("dev"), h("sector"), h("nr_sector")) {
+                                        (Some(dev), Some(sector), Some(nr_sector)) => Some(EvKind::Block {
+                                            insert: &*ev.name == "block_rq_insert",
+                                            complete: &*ev.name == "block_rq_complete",
+                                            dev,
+                                            sector,
+                                            nr_sector,
+                                            tid: h("tid"),
+                                            rwbs: h("rwbs"),
+                                        }),
+                                        _ => None,
+                                    },
+                                    "lttng_statedump_block_device" => match (h("dev"), h("diskname")) {
+                                        (Some(dev), Some(name)) => Some(EvKind::BlockDevice { dev, name }),
+                                        _ => None,
+                                    },
                                     _ => None,
                                 };
                                 k.unwrap_or(EvKind::Other)

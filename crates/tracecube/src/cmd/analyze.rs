@@ -25,7 +25,8 @@ pub enum Format {
 pub struct AnalyzeArgs {
     /// Trace directory.
     pub trace: PathBuf,
-    /// Which analysis: count, cpu, io or syscall.
+    /// Which analysis: count, cpu, io, or a latency analysis: syscall, irq, sched,
+    /// block.
     #[arg(short, long, default_value = "count")]
     pub analysis: String,
     /// Workers and slices.
@@ -57,6 +58,25 @@ pub struct AnalyzeArgs {
     /// Latency analyses: only occurrences at most this long (same forms).
     #[arg(long)]
     pub max_duration: Option<String>,
+    /// Latency analyses: list every occurrence.
+    #[arg(long)]
+    pub log: bool,
+    /// Latency analyses: a latency histogram (log-spaced buckets unless --freq-linear).
+    #[arg(long)]
+    pub freq: bool,
+    /// Buckets of the --freq histogram.
+    #[arg(long, default_value_t = 20)]
+    pub freq_resolution: usize,
+    /// Equal-width buckets for --freq.
+    #[arg(long)]
+    pub freq_linear: bool,
+    /// Lowest bound of the --freq histogram (default: the shortest occurrence; same
+    /// forms as --min-duration).
+    #[arg(long)]
+    pub min: Option<String>,
+    /// Highest bound of the --freq histogram (default: the longest occurrence).
+    #[arg(long)]
+    pub max: Option<String>,
 }
 
 /// How a trace is cut and processed in parallel (`analyze`, `cube build`).
@@ -187,11 +207,24 @@ fn options(a: &AnalyzeArgs, set: &TraceSet) -> Result<RunOptions> {
         top: a.top,
         min_duration: a.min_duration.as_deref().map(parse_duration).transpose()?.unwrap_or(0),
         max_duration: a.max_duration.as_deref().map(parse_duration).transpose()?.unwrap_or(u64::MAX),
+        log: a.log,
+        freq: a
+            .freq
+            .then(|| -> Result<_> {
+                Ok(analysis::latency::FreqOptions {
+                    buckets: a.freq_resolution.max(1),
+                    min: a.min.as_deref().map(parse_duration).transpose()?,
+                    max: a.max.as_deref().map(parse_duration).transpose()?,
+                    linear: a.freq_linear,
+                })
+            })
+            .transpose()?,
         ..Default::default()
     })
 }
 
-/// The analysis named `name` (`count`, `cpu`, `io`, `syscall`).
+/// The analysis named `name` (`count`, `cpu`, `io`, `syscall`, `irq`, `sched`,
+/// `block`).
 pub fn parse_analysis(name: &str) -> Result<AnalysisKind> {
     name.parse().map_err(|e| anyhow!("{e}"))
 }

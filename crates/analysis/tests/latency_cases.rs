@@ -1,16 +1,16 @@
-//! The boundary cases of `syscall`, each on a small two-CPU kernel trace written with
+//! The boundary cases of `syscall` and `block`, each on a small two-CPU kernel trace written with
 //! `ctf-writer` (times in µs worked out in each test's comment), each run serially and
 //! in parallel with tiny chunks (every event boundary a possible chunk boundary): the
 //! results must be equal.
 
-use analysis::{run, AnalysisKind, HeadPolicy, Partition, Report, RunOptions, SyscallReport};
+use analysis::{run, AnalysisKind, BlockReport, HeadPolicy, Partition, Report, RunOptions, SyscallReport};
 use ctf_writer::{
     write_metadata, ByteOrder, ClockClass, Cycles, EventClass, EventClassId, EventHeaderKind, FieldType, IntType, MetadataFormat, PacketContextField,
     StreamClass, StreamClassId, StreamOptions, StreamWriter, StructType, TraceSchema, Value,
 };
 
 fn classes() -> Vec<(&'static str, StructType)> {
-    let (s32, s64, u32t) = (IntType::signed(32), IntType::signed(64), IntType::unsigned(32));
+    let (s32, s64, u32t, u64t) = (IntType::signed(32), IntType::signed(64), IntType::unsigned(32), IntType::unsigned(64));
     let s = StructType::new;
     let comm = || FieldType::char_array(16);
     vec![
@@ -28,6 +28,16 @@ fn classes() -> Vec<(&'static str, StructType)> {
         ("syscall_exit_read", s().int("_ret", s64.clone())),
         ("syscall_entry_futex", s().int("_op", s32.clone())),
         ("syscall_exit_futex", s().int("_ret", s64.clone())),
+        (
+            "block_rq_insert",
+            s().int("_dev", u32t.clone()).int("_sector", u64t.clone()).int("_nr_sector", u32t.clone()).int("_tid", s32.clone()).int("_rwbs", u32t.clone()),
+        ),
+        (
+            "block_rq_issue",
+            s().int("_dev", u32t.clone()).int("_sector", u64t.clone()).int("_nr_sector", u32t.clone()).int("_tid", s32.clone()).int("_rwbs", u32t.clone()),
+        ),
+        ("block_rq_complete", s().int("_dev", u32t.clone()).int("_sector", u64t.clone()).int("_nr_sector", u32t.clone()).int("_rwbs", u32t.clone())),
+        ("lttng_statedump_block_device", s().int("_dev", u32t.clone()).field("_diskname", FieldType::String)),
     ]
 }
 
@@ -74,24 +84,79 @@ fn write_trace(dir: &std::path::Path, events: &[Ev]) {
     }
 }
 
-/// The syscall report of `events` with `head`, checked equal serially and in parallel
-/// with tiny chunks under every partition scheme.
-fn report(events: &[Ev], head: HeadPolicy) -> SyscallReport {
+/// The report of analysis `kind` on `events` with `head`, checked equal serially and in
+/// parallel with tiny chunks under every partition scheme.
+fn analyze(events: &[Ev], kind: AnalysisKind, head: HeadPolicy) -> Report {
     let dir = tempfile::tempdir().unwrap();
     write_trace(dir.path(), events);
     if let Ok(keep) = std::env::var("SYSCALL_CASES_KEEP") {
         write_trace(std::path::Path::new(&keep), events);
     }
     let set = ctf::trace::TraceSet::open(dir.path()).unwrap();
-    let serial = run(&set, AnalysisKind::Syscall, &RunOptions { threads: 1, chunk_size: u64::MAX, head, ..Default::default() }).unwrap();
+    let serial = run(&set, kind, &RunOptions { threads: 1, chunk_size: u64::MAX, head, ..Default::default() }).unwrap();
     for partition in [Partition::Hybrid, Partition::Time, Partition::Stream] {
         for threads in [2, 3] {
-            let par = run(&set, AnalysisKind::Syscall, &RunOptions { threads, chunk_size: 1, partition, head, ..Default::default() }).unwrap();
+            let par = run(&set, kind, &RunOptions { threads, chunk_size: 1, partition, head, ..Default::default() }).unwrap();
             assert_eq!(par, serial, "{partition:?} -j {threads} with tiny chunks");
         }
     }
-    let Report::Syscall(r) = serial else { unreachable!() };
+    serial
+}
+
+/// The syscall report of `events` (see [`analyze`]).
+fn report(events: &[Ev], head: HeadPolicy) -> SyscallReport {
+    let Report::Syscall(r) = analyze(events, AnalysisKind::Syscall, head) else { unreachable!() };
     r
+}
+
+/// The block report of `events` (see [`analyze`]).
+fn block(events: &[Ev]) -> BlockReport {
+    let Report::Block(r) = analyze(events, AnalysisKind::Block, HeadPolicy::FromStart) else { unreachable!() };
+    r
+}
+
+fn rq(t: u64, cpu: u32, name: &'static str, sector: i64, nr: i64, tid: i64, rwbs: i64) -> Ev {
+    let v = if name == "block_rq_complete" {
+        vec![Value::I(DEV), Value::I(sector), Value::I(nr), Value::I(rwbs)]
+    } else {
+        vec![Value::I(DEV), Value::I(sector), Value::I(nr), Value::I(tid), Value::I(rwbs)]
+    };
+    (t, cpu, name, v)
+}
+
+/// sda: major 8, minor 0, as LTTng's `dev_t` (12-bit major above a 20-bit minor).
+const DEV: i64 = 8 << 20;
+
+/// Thread 10 inserts a read of 8 sectors at sector 100 at 2 µs on CPU 0, issues it at
+/// 3, and CPU 1 completes it at 40 (another CPU, another chunk): latency 37 µs, queued
+/// 1 µs, 4096 B read. A write at sector 200 (16 sectors, rwbs 1) issued at 5 whose
+/// complete at 9 gives 8 sectors stays pending (lengths differ) until the complete of
+/// 16 sectors at 20: 15 µs, 8192 B written. A complete at sector 300, never issued
+/// (issued before the trace), counts nothing; an issue of 0 sectors is ignored.
+#[test]
+fn block_requests_across_cpus_and_chunks() {
+    let ev = vec![
+        (1, 0, "lttng_statedump_block_device", vec![Value::I(DEV), Value::Str("sda")]),
+        switch(1, 0, 0, 10),
+        rq(2, 0, "block_rq_insert", 100, 8, 10, 0),
+        rq(3, 0, "block_rq_issue", 100, 8, 10, 0),
+        rq(5, 0, "block_rq_issue", 200, 16, 10, 1),
+        rq(6, 0, "block_rq_issue", 400, 0, 10, 1),
+        rq(9, 1, "block_rq_complete", 200, 8, 0, 1),
+        rq(11, 1, "block_rq_complete", 300, 8, 0, 0),
+        rq(20, 1, "block_rq_complete", 200, 16, 0, 1),
+        rq(40, 1, "block_rq_complete", 100, 8, 0, 0),
+    ];
+    let r = block(&ev);
+    assert_eq!(r.disks.len(), 1);
+    let d = &r.disks[0];
+    assert_eq!(d.name, "sda");
+    assert_eq!((d.latency.count, d.latency.min_ns, d.latency.max_ns, d.latency.total_ns), (2, 15_000, 37_000, 52_000));
+    assert_eq!((d.queued.count, d.queued.total_ns), (1, 1_000));
+    assert_eq!((d.read_bytes, d.write_bytes), (4096, 8192));
+    assert_eq!(r.processes.len(), 1);
+    assert_eq!((r.processes[0].id, r.processes[0].latency.count), (10, 2));
+    assert_eq!((r.longest[0].duration_ns, r.longest[0].sector, r.longest[0].tid), (37_000, 100, 10));
 }
 
 /// `(tid, name) → (count, min, max, total)` (µs) of a report.
