@@ -309,8 +309,8 @@ mod tests {
         assert_eq!(a, all);
         let r = all.row();
         assert_eq!((r.count, r.min_ns, r.max_ns, r.total_ns), (6, 1, 9, 28));
-        // Sample stdev of 5 1 9 3 3 7: mean 14/3, Σ(d−m)² = 45.33…, /5 → 9.0667.
-        assert!((r.stdev_ns.unwrap() - (136.0f64 / 15.0).sqrt()).abs() < 1e-9);
+        // Sample stdev of 5 1 9 3 3 7: Σd² = 174, Σ(d−m)² = 174 − 28²/6 = 130/3, /5 → 26/3.
+        assert!((r.stdev_ns.unwrap() - (26.0f64 / 3.0).sqrt()).abs() < 1e-9);
     }
 
     #[test]
