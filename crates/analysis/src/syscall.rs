@@ -54,7 +54,8 @@ pub struct Syscall {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct CallAcc {
     d: Durations,
-    /// Return value → occurrences.
+    /// Return value → occurrences, with every value ≥ 0 (success) as 0: a read's byte
+    /// counts would otherwise make one entry each.
     rets: BTreeMap<i64, u64>,
 }
 
@@ -131,7 +132,7 @@ impl Seg {
             }
         };
         acc.d.add(dur);
-        *acc.rets.entry(ret).or_insert(0) += 1;
+        *acc.rets.entry(ret.min(0)).or_insert(0) += 1;
         top.offer(Long { dur, begin: std::cmp::Reverse(begin), tid: std::cmp::Reverse(tid), call: std::cmp::Reverse(call), ret });
     }
     fn entry(&mut self, call: CallId, ts: i64) {
