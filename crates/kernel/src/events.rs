@@ -11,6 +11,7 @@ use ctf::trace::TraceSet;
 
 /// What an event class means to the latency analyses, with its field handles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)] // variant fields are the handles of the tracepoint fields they are named after
 pub enum EvKind {
     /// Not an interrupt event.
     Other,
