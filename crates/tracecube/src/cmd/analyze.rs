@@ -278,6 +278,10 @@ fn nothing_relevant(classes: &std::collections::BTreeSet<String>, which: Analysi
         Report::Count(r) => (r.begin_ns, r.by_name.is_empty()),
         Report::Cpu(r) => (r.begin_ns, r.threads.is_empty() && r.cpus.iter().all(|c| c.busy_ns == 0)),
         Report::Io(r) => (r.begin_ns, r.threads.is_empty() && r.files.is_empty()),
+        Report::Syscall(r) => (r.begin_ns, r.threads.is_empty()),
+        Report::Irq(r) => (r.begin_ns, r.hard.is_empty() && r.soft.is_empty()),
+        Report::Sched(r) => (r.begin_ns, r.threads.is_empty()),
+        Report::Block(r) => (r.begin_ns, r.disks.is_empty()),
     };
     if begin.is_none() && empty {
         return Some("no event in the range analysed".into());
