@@ -51,13 +51,16 @@ enum What {
     SoftExit,
 }
 
+/// A CPU's queued softirqs of one vector: `(raise ts, entry ts)`.
+type SoftQueue = VecDeque<(Option<i64>, Option<i64>)>;
+
 /// The interrupt machine of one CPU.
 #[derive(Debug, Clone, Default)]
 struct Machine {
     /// Current hard IRQ `(irq, entry ts)`.
     hard: Option<(u32, i64)>,
     /// Per vector: queued softirqs `(raise ts, entry ts)`.
-    soft: FxMap<u32, VecDeque<(Option<i64>, Option<i64>)>>,
+    soft: FxMap<u32, SoftQueue>,
 }
 
 /// Softirq statistics of one vector.

@@ -118,8 +118,8 @@ impl Seg {
     fn new(o: &LatencyOptions) -> Seg {
         Seg { top: Sink::new(o), ..Default::default() }
     }
-    /// A call of `call` from `begin` to `end` returned `ret`.
-    fn complete(&mut self, o: &SyscallOptions, top: &mut Sink<Long>, tid: i32, call: CallId, begin: i64, end: i64, ret: i64) {
+    /// A call of `call` from `begin` to `end` (entry, exit) returned `ret`.
+    fn complete(&mut self, o: &SyscallOptions, top: &mut Sink<Long>, tid: i32, call: CallId, (begin, end): (i64, i64), ret: i64) {
         let dur = (end - begin).max(0) as u64;
         if !o.lat.keeps(dur) {
             return;
@@ -155,7 +155,7 @@ impl Seg {
             self.first = First::Exit(ts, ret);
         }
         if let Some((call, t0)) = self.pending.take() {
-            self.complete(o, top, tid, call, t0, ts, ret);
+            self.complete(o, top, tid, call, (t0, ts), ret);
         }
     }
     /// Appends `later` (the same thread's next events) to `self`; completed calls of the
@@ -165,7 +165,7 @@ impl Seg {
             First::Nothing => return,
             First::Exit(ts, ret) => {
                 if let Some((call, t0)) = self.pending.take() {
-                    self.complete(o, top, tid, call, t0, ts, ret);
+                    self.complete(o, top, tid, call, (t0, ts), ret);
                 }
             }
             First::Entry => {}
