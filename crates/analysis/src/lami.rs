@@ -41,7 +41,41 @@ fn table_classes(kind: AnalysisKind) -> Value {
             "per-process-top": {"title": "Per-process top I/O operations", "column-descriptions": [col("Process", "process"), col("Total operations size", "size")]},
             "per-file-top": {"title": "Per-file top I/O operations", "column-descriptions": [col("File path/info", "path"), col("Operations size", "size")]},
         }),
+        AnalysisKind::Syscall => json!({
+            "per-tid": {"title": "System call statistics", "column-descriptions": latency_columns(col("System call", "syscall"), "calls", &[col("Return values", "string")])},
+            "total": {"title": "Per-TID system call statistics", "column-descriptions": [col("Process", "process"), number("Count", "calls")]},
+        }),
+        AnalysisKind::Irq => {
+            let raise = [
+                number("Raise count", "raises"),
+                col("Minimum raise latency", "duration"),
+                col("Average raise latency", "duration"),
+                col("Maximum raise latency", "duration"),
+                col("Raise latency standard deviation", "duration"),
+            ];
+            json!({
+                "hard-stats": {"title": "Hardware interrupt statistics", "column-descriptions": latency_columns(col("IRQ", "irq"), "interrupts", &[])},
+                "soft-stats": {"title": "Software interrupt statistics", "column-descriptions": latency_columns(col("IRQ", "irq"), "interrupts", &raise)},
+            })
+        }
+        AnalysisKind::Sched => json!({
+            "per_tid_stats": {"title": "Per-TID wake-up latency statistics", "column-descriptions": latency_columns(col("Process", "process"), "wake-ups", &[col("Priorities", "string")])},
+        }),
+        AnalysisKind::Block => json!({
+            "block-latency-stats": {"title": "Block request latency statistics", "column-descriptions": latency_columns(col("Disk or process", "string"), "requests",
+                &[col("Read size", "size"), col("Written size", "size")])},
+        }),
     }
+}
+
+/// The columns of a latency statistics row: what is measured (`key`), count (in
+/// `unit`), minimum, mean, maximum and standard deviation, then `rest`.
+fn latency_columns(key: Value, unit: &str, rest: &[Value]) -> Vec<Value> {
+    let mut cols =
+        vec![key, number("Count", unit), col("Minimum duration", "duration"), col("Average duration", "duration"), col("Maximum duration", "duration")];
+    cols.push(col("Duration standard deviation", "duration"));
+    cols.extend_from_slice(rest);
+    cols
 }
 
 /// The title, description and tags of `kind`.
@@ -50,6 +84,10 @@ fn about(kind: AnalysisKind) -> (&'static str, &'static str, &'static [&'static 
         AnalysisKind::Count => ("Event count", "Events per name over the time range", &["count"]),
         AnalysisKind::Cpu => ("Top CPU usage", "Per-TID, per-CPU, and total top CPU usage", &["linux-kernel", "cpu", "top"]),
         AnalysisKind::Io => ("I/O usage", "Per-process and per-file top I/O usage by read and write system calls", &["linux-kernel", "io", "top"]),
+        AnalysisKind::Syscall => ("System call statistics", "Per-TID and global system call statistics", &["linux-kernel", "syscall", "stats"]),
+        AnalysisKind::Irq => ("Interrupt statistics", "Hardware and software interrupt durations and raise latencies", &["linux-kernel", "irq", "stats"]),
+        AnalysisKind::Sched => ("Scheduling statistics", "Wake-up latency statistics per thread", &["linux-kernel", "sched", "stats"]),
+        AnalysisKind::Block => ("Block I/O latency", "Block request latency per disk and per process", &["linux-kernel", "io", "block", "stats"]),
     }
 }
 

@@ -1,27 +1,37 @@
-//! The `count`, `cpu` and `io` analyses, as mergeable chunk
+//! The `count`, `cpu`, `io` and `syscall` analyses, as mergeable chunk
 //! states run by [`engine`] (requirements B1, B4–B6).
 //!
 //! Where it sits: above `ctf`, `kernel` (the kernel model: event layouts, threads, fd
 //! tables) and `engine`; the `tracecube` binary calls [`run`] and the formatters in
-//! [`output`]. Modules: [`count`], [`cpu`], [`io`], [`output`] (text, JSON, LAMI 1.0), [`lami`] (the LAMI handshake),
+//! [`output`]. Modules: [`count`], [`cpu`], [`io`], [`syscall`], [`irq`], [`sched`] and [`block`](mod@block) (latency, with the
+//! pieces of [`latency`]), [`output`] (text, JSON, LAMI 1.0), [`lami`] (the LAMI handshake),
 //! [`bench`](mod@bench) (the speedup table).
 //!
 //! Every result is independent of the thread count, chunk size and partition scheme,
 //! and equal to a serial run (tests sweep them).
 
 pub mod bench;
+pub mod block;
 pub mod count;
 pub mod cpu;
 pub mod io;
+pub mod irq;
 pub mod lami;
+pub mod latency;
 pub mod output;
+pub mod sched;
+pub mod syscall;
 
 use ctf::trace::TraceSet;
 pub use engine::{EngineError, Partition};
 
+pub use block::BlockReport;
 pub use count::CountReport;
 pub use cpu::{CpuReport, HeadPolicy};
 pub use io::IoReport;
+pub use irq::IrqReport;
+pub use sched::SchedReport;
+pub use syscall::{SyscallOptions, SyscallReport};
 
 /// Which analysis to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,17 +42,31 @@ pub enum AnalysisKind {
     Cpu,
     /// I/O usage.
     Io,
+    /// System call latency.
+    Syscall,
+    /// Interrupt durations.
+    Irq,
+    /// Wake-up latency.
+    Sched,
+    /// Block request latency.
+    Block,
 }
 
 impl AnalysisKind {
     /// All analyses.
     pub const ALL: [AnalysisKind; 3] = [AnalysisKind::Count, AnalysisKind::Cpu, AnalysisKind::Io];
+    /// The latency analyses (not run by default: see [`AnalysisKind::ALL`]).
+    pub const LATENCY: [AnalysisKind; 4] = [AnalysisKind::Syscall, AnalysisKind::Irq, AnalysisKind::Sched, AnalysisKind::Block];
     /// Name used on the command line and in JSON.
     pub fn name(self) -> &'static str {
         match self {
             AnalysisKind::Count => "count",
             AnalysisKind::Cpu => "cpu",
             AnalysisKind::Io => "io",
+            AnalysisKind::Syscall => "syscall",
+            AnalysisKind::Irq => "irq",
+            AnalysisKind::Sched => "sched",
+            AnalysisKind::Block => "block",
         }
     }
 }
@@ -54,6 +78,10 @@ impl std::str::FromStr for AnalysisKind {
             "count" => Ok(AnalysisKind::Count),
             "cpu" | "cputop" => Ok(AnalysisKind::Cpu),
             "io" | "iousagetop" => Ok(AnalysisKind::Io),
+            "syscall" | "syscallstats" => Ok(AnalysisKind::Syscall),
+            "irq" | "irqstats" => Ok(AnalysisKind::Irq),
+            "sched" | "schedstats" => Ok(AnalysisKind::Sched),
+            "block" | "iolatency" => Ok(AnalysisKind::Block),
             _ => Err(AnalysisError::UnknownAnalysis(s.into())),
         }
     }
@@ -79,6 +107,16 @@ pub struct RunOptions {
     pub limit: Option<usize>,
     /// Time before a CPU's first `sched_switch` (see [`HeadPolicy`]).
     pub head: HeadPolicy,
+    /// Latency analyses: how many of the longest occurrences to list.
+    pub top: usize,
+    /// Latency analyses: only occurrences at least this long (ns).
+    pub min_duration: u64,
+    /// Latency analyses: only occurrences at most this long (ns).
+    pub max_duration: u64,
+    /// Latency analyses: list every occurrence (`--log`).
+    pub log: bool,
+    /// Latency analyses: a latency histogram (`--freq`).
+    pub freq: Option<latency::FreqOptions>,
 }
 
 impl Default for RunOptions {
@@ -92,11 +130,33 @@ impl Default for RunOptions {
             tids: Vec::new(),
             limit: None,
             head: HeadPolicy::FromStart,
+            top: 10,
+            min_duration: 0,
+            max_duration: u64::MAX,
+            log: false,
+            freq: None,
         }
     }
 }
 
 impl RunOptions {
+    /// The latency analyses' part of these options.
+    pub fn latency(&self) -> latency::LatencyOptions {
+        latency::LatencyOptions { top: self.top, min_duration: self.min_duration, max_duration: self.max_duration, keep_all: self.log || self.freq.is_some() }
+    }
+
+    /// The histogram of `durations` when `--freq` asks for one (else empty).
+    fn freq(&self, durations: impl Iterator<Item = u64>) -> Vec<latency::Bucket> {
+        self.freq.as_ref().map_or_else(Vec::new, |f| latency::histogram(&durations.collect::<Vec<_>>(), f))
+    }
+
+    /// Empties `log` unless `--log` asked for it (it was kept for `--freq`).
+    fn keep_log<T>(&self, log: &mut Vec<T>) {
+        if !self.log {
+            *log = Vec::new();
+        }
+    }
+
     /// The engine's part of these options.
     pub fn engine(&self) -> engine::EngineOptions {
         engine::EngineOptions { threads: self.threads, chunk_size: self.chunk_size, partition: self.partition, begin: self.begin, end: self.end }
@@ -110,8 +170,8 @@ pub enum AnalysisError {
     /// The engine failed (decoding error, worker panic).
     #[error(transparent)]
     Engine(#[from] EngineError),
-    /// Not `count`, `cpu` or `io`.
-    #[error("unknown analysis {0:?} (expected count, cpu or io)")]
+    /// Not `count`, `cpu`, `io`, `syscall`, `irq`, `sched` or `block`.
+    #[error("unknown analysis {0:?} (expected count, cpu, io, syscall, irq, sched or block)")]
     UnknownAnalysis(String),
 }
 
@@ -124,6 +184,14 @@ pub enum Report {
     Cpu(CpuReport),
     /// From `io`.
     Io(IoReport),
+    /// From `syscall`.
+    Syscall(SyscallReport),
+    /// From `irq`.
+    Irq(IrqReport),
+    /// From `sched`.
+    Sched(SchedReport),
+    /// From `block`.
+    Block(BlockReport),
 }
 
 /// Runs analysis `which` over `set`, then applies the `tids` filter and `limit`.
@@ -173,6 +241,50 @@ pub fn run_reporting(
             r.processes.truncate(lim);
             r.files.truncate(lim);
             (Report::Io(r), o.faults)
+        }
+        AnalysisKind::Syscall => {
+            let so = SyscallOptions { head: opts.head, lat: opts.latency() };
+            let o = engine::run_reporting(&syscall::Syscall::new(set, so), set, &e, progress)?;
+            let mut r = o.output;
+            r.threads.retain(|t| t.tid.is_none_or(keep));
+            r.longest.retain(|l| keep(l.tid));
+            r.log.retain(|l| keep(l.tid));
+            r.freq = opts.freq(r.log.iter().map(|l| l.duration_ns));
+            opts.keep_log(&mut r.log);
+            r.threads.truncate(lim);
+            r.processes.truncate(lim);
+            (Report::Syscall(r), o.faults)
+        }
+        AnalysisKind::Irq => {
+            let o = engine::run_reporting(&irq::Irq::new(set, opts.latency()), set, &e, progress)?;
+            let mut r = o.output;
+            r.freq = opts.freq(r.log.iter().map(|l| l.duration_ns));
+            opts.keep_log(&mut r.log);
+            r.hard.truncate(lim);
+            r.soft.truncate(lim);
+            (Report::Irq(r), o.faults)
+        }
+        AnalysisKind::Sched => {
+            let o = engine::run_reporting(&sched::Sched::new(set, opts.latency()), set, &e, progress)?;
+            let mut r = o.output;
+            r.threads.retain(|t| t.tid.is_none_or(keep));
+            r.longest.retain(|l| keep(l.tid));
+            r.log.retain(|l| keep(l.tid));
+            r.freq = opts.freq(r.log.iter().map(|l| l.latency_ns));
+            opts.keep_log(&mut r.log);
+            r.threads.truncate(lim);
+            r.processes.truncate(lim);
+            (Report::Sched(r), o.faults)
+        }
+        AnalysisKind::Block => {
+            let o = engine::run_reporting(&block::Block::new(set, opts.latency()), set, &e, progress)?;
+            let mut r = o.output;
+            r.longest.retain(|l| keep(l.tid));
+            r.log.retain(|l| keep(l.tid));
+            r.freq = opts.freq(r.log.iter().map(|l| l.duration_ns));
+            opts.keep_log(&mut r.log);
+            r.processes.truncate(lim);
+            (Report::Block(r), o.faults)
         }
     })
 }

@@ -19,6 +19,10 @@ pub fn to_json(r: &Report) -> Value {
         Report::Count(c) => serde_json::to_value(c),
         Report::Cpu(c) => serde_json::to_value(c),
         Report::Io(c) => serde_json::to_value(c),
+        Report::Syscall(c) => serde_json::to_value(c),
+        Report::Irq(c) => serde_json::to_value(c),
+        Report::Sched(c) => serde_json::to_value(c),
+        Report::Block(c) => serde_json::to_value(c),
     }
     .unwrap_or(Value::Null)
 }
@@ -33,6 +37,10 @@ pub fn write_json(r: &Report, w: impl std::io::Write) -> serde_json::Result<()> 
         Report::Count(c) => serde_json::to_writer_pretty(w, c),
         Report::Cpu(c) => serde_json::to_writer_pretty(w, c),
         Report::Io(c) => serde_json::to_writer_pretty(w, c),
+        Report::Syscall(c) => serde_json::to_writer_pretty(w, c),
+        Report::Irq(c) => serde_json::to_writer_pretty(w, c),
+        Report::Sched(c) => serde_json::to_writer_pretty(w, c),
+        Report::Block(c) => serde_json::to_writer_pretty(w, c),
     }
 }
 
@@ -44,13 +52,17 @@ pub fn to_json_string(r: &Report) -> serde_json::Result<String> {
     Ok(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
-fn range(b: Option<i64>, e: Option<i64>) -> Value {
+pub(crate) fn range(b: Option<i64>, e: Option<i64>) -> Value {
     json!({"class":"time-range","begin":{"class":"timestamp","value":b},"end":{"class":"timestamp","value":e}})
 }
 
 /// LAMI 1.0 results.
 pub fn to_lami(r: &Report) -> Value {
     let results = match r {
+        Report::Syscall(c) => crate::syscall::lami(c),
+        Report::Irq(c) => crate::irq::lami(c),
+        Report::Sched(c) => crate::sched::lami(c),
+        Report::Block(c) => crate::block::lami(c),
         Report::Count(c) => {
             let tr = range(c.begin_ns, c.end_ns);
             let data: Vec<Value> = c.by_name.iter().map(|(n, v)| json!([{"class":"string","value":n},{"class":"number","value":v}])).collect();
@@ -112,6 +124,10 @@ pub fn write_text(r: &Report, w: &mut impl std::fmt::Write) -> std::fmt::Result 
     use std::fmt::Write as _;
     let mut line = Line::default();
     match r {
+        Report::Syscall(c) => crate::syscall::write_text(c, w)?,
+        Report::Irq(c) => crate::irq::write_text(c, w)?,
+        Report::Sched(c) => crate::sched::write_text(c, w)?,
+        Report::Block(c) => crate::block::write_text(c, w)?,
         Report::Count(c) => {
             writeln!(w, "Events: {}  Discarded: {}\nPer name:", c.events, c.discarded)?;
             for (n, v) in &c.by_name {
@@ -162,6 +178,20 @@ pub fn write_text(r: &Report, w: &mut impl std::fmt::Write) -> std::fmt::Result 
                 w.write_str(line.end())?;
             }
         }
+    }
+    Ok(())
+}
+
+/// A latency histogram (`--freq`) as text, µs, when there is one.
+pub(crate) fn write_freq(w: &mut impl std::fmt::Write, freq: &[crate::latency::Bucket]) -> std::fmt::Result {
+    if freq.is_empty() {
+        return Ok(());
+    }
+    writeln!(w, "\nLatency distribution (usec)")?;
+    let most = freq.iter().map(|b| b.count).max().unwrap_or(0).max(1);
+    for b in freq {
+        let bar = "#".repeat((b.count * 40 / most) as usize);
+        writeln!(w, "{:>14.3} {:>14.3} {:>10}  {bar}", b.lo_ns / 1000.0, b.hi_ns / 1000.0, b.count)?;
     }
     Ok(())
 }

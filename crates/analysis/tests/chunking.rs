@@ -103,7 +103,7 @@ proptest! {
         let (_d, set, _) = synth_trace(3, 6_000, seed, background);
         let partition = [Partition::Hybrid, Partition::Time, Partition::Stream][scheme as usize];
         let opts = RunOptions { threads, chunk_size: chunk * 1024, partition, ..Default::default() };
-        for k in AnalysisKind::ALL {
+        for k in AnalysisKind::ALL.into_iter().chain(AnalysisKind::LATENCY) {
             prop_assert_eq!(run(&set, k, &opts).unwrap(), serial(&set, k));
         }
     }
@@ -125,7 +125,7 @@ fn default_chunking_equals_serial() {
         } else {
             assert!(slices.len() >= 2, "{} slice(s) at -j {threads}", slices.len());
         }
-        for k in AnalysisKind::ALL {
+        for k in AnalysisKind::ALL.into_iter().chain(AnalysisKind::LATENCY) {
             assert_eq!(run(&set, k, &opts).unwrap(), serial(&set, k), "{k:?} at -j {threads}");
         }
     }
@@ -183,7 +183,7 @@ proptest! {
         let RangeCase { _dir, set, events, begin, end, opts, .. } = range_case(threads, chunk, scheme, seed, (a, b));
         let inside: Vec<&(i64, String)> = events.iter().filter(|e| e.0 >= begin && e.0 <= end).collect();
         let span = (inside.iter().map(|e| e.0).min(), inside.iter().map(|e| e.0).max());
-        for k in AnalysisKind::ALL {
+        for k in AnalysisKind::ALL.into_iter().chain(AnalysisKind::LATENCY) {
             let r = run(&set, k, &opts).unwrap();
             let got = match &r {
                 Report::Count(c) => {
@@ -197,6 +197,10 @@ proptest! {
                 }
                 Report::Cpu(c) => (c.begin_ns, c.end_ns),
                 Report::Io(c) => (c.begin_ns, c.end_ns),
+                Report::Syscall(c) => (c.begin_ns, c.end_ns),
+                Report::Irq(c) => (c.begin_ns, c.end_ns),
+                Report::Sched(c) => (c.begin_ns, c.end_ns),
+                Report::Block(c) => (c.begin_ns, c.end_ns),
             };
             prop_assert_eq!(got, span, "{:?}", k);
             let serial = run(&set, k, &RunOptions { threads: 1, chunk_size: u64::MAX, begin: Some(begin), end: Some(end), ..Default::default() }).unwrap();

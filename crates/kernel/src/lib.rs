@@ -8,11 +8,13 @@
 //!   `sys_enter`/`sys_exit`), resolved once per class, and the syscall tables;
 //! * [`model`]: the thread table (tid → pid, name) and the time span;
 //! * [`fdtable`]: the fd tables per process and the kernel rules that change them;
-//! * [`tid_index`]: tid → slot, for per-thread tables.
+//! * [`tid_index`]: tid → slot, for per-thread tables;
+//! * [`events`]: the events of the latency analyses (IRQs, softirqs, wake-ups).
 //!
 //! Which rule comes from which kernel behaviour is said where the rule is written
 //! ([`fdtable`]'s module documentation lists them).
 
+pub mod events;
 pub mod fdtable;
 pub mod layout;
 pub mod model;

@@ -187,13 +187,13 @@ fn analyses_say_when_nothing_relevant_is_there() {
 #[test]
 fn lami_handshake_and_results_agree_with_the_metadata() {
     let dir = tempfile::tempdir().unwrap();
-    assert!(bin().args(["synth", "--cpus", "2", "--events", "20000", "--seed", "4", "-o"]).arg(dir.path()).status().unwrap().success());
+    assert!(bin().args(["synth", "--cpus", "2", "--events", "20000", "--seed", "4", "--background", "50", "-o"]).arg(dir.path()).status().unwrap().success());
     let run = |args: &[&str]| {
         let out = bin().arg("analyze").args(args).output().unwrap();
         assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8(out.stdout).unwrap()
     };
-    for a in ["count", "cpu", "io"] {
+    for a in ["count", "cpu", "io", "syscall", "irq", "sched", "block"] {
         assert_eq!(run(&["-a", a, "--format", "lami", "--mi-version"]).trim(), "1.0");
         let meta: serde_json::Value = serde_json::from_str(&run(&["-a", a, "--format", "lami", "--metadata"])).unwrap();
         assert_eq!(meta["mi-version"], serde_json::json!({"major": 1, "minor": 0}), "{a}");
@@ -213,7 +213,8 @@ fn lami_handshake_and_results_agree_with_the_metadata() {
                 let cells = row.as_array().unwrap();
                 assert_eq!(cells.len(), cols.len(), "{a} {class}: {row}");
                 for (cell, col) in cells.iter().zip(cols) {
-                    assert_eq!(cell["class"], col["class"], "{a} {class}: {row}");
+                    // (LAMI's `unknown` value may stand in any column.)
+                    assert!(cell["class"] == col["class"] || cell["class"] == "unknown", "{a} {class}: {row}");
                 }
             }
         }

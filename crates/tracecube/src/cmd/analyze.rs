@@ -26,7 +26,8 @@ pub struct AnalyzeArgs {
     /// Trace directory (not needed with --mi-version or --metadata).
     #[arg(required_unless_present_any = ["mi_version", "metadata"])]
     pub trace: Option<PathBuf>,
-    /// Which analysis: count, cpu or io.
+    /// Which analysis: count, cpu, io, or a latency analysis: syscall, irq, sched,
+    /// block.
     #[arg(short, long, default_value = "count")]
     pub analysis: String,
     /// Workers and slices.
@@ -48,6 +49,35 @@ pub struct AnalyzeArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Latency analyses: how many of the longest occurrences to list.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// Latency analyses: only occurrences at least this long (ns, or with a unit:
+    /// `10us`, `2ms`, `1s`).
+    #[arg(long)]
+    pub min_duration: Option<String>,
+    /// Latency analyses: only occurrences at most this long (same forms).
+    #[arg(long)]
+    pub max_duration: Option<String>,
+    /// Latency analyses: list every occurrence.
+    #[arg(long)]
+    pub log: bool,
+    /// Latency analyses: a latency histogram (log-spaced buckets unless --freq-linear).
+    #[arg(long)]
+    pub freq: bool,
+    /// Buckets of the --freq histogram.
+    #[arg(long, default_value_t = 20)]
+    pub freq_resolution: usize,
+    /// Equal-width buckets for --freq.
+    #[arg(long)]
+    pub freq_linear: bool,
+    /// Lowest bound of the --freq histogram (default: the shortest occurrence; same
+    /// forms as --min-duration).
+    #[arg(long)]
+    pub min: Option<String>,
+    /// Highest bound of the --freq histogram (default: the longest occurrence).
+    #[arg(long)]
+    pub max: Option<String>,
     /// LAMI handshake: print the machine-interface version and exit (Trace Compass's
     /// external analyses run `tracecube analyze -a cpu --format lami` this way).
     #[arg(long)]
@@ -148,6 +178,12 @@ pub fn parse_time(s: &str, start: i64) -> Result<i64> {
     s.parse().with_context(|| format!("bad time {s:?}: ns from origin, or an offset like +2.5s"))
 }
 
+/// Parses a duration: ns, or `N[s|ms|us|ns]`.
+pub fn parse_duration(s: &str) -> Result<u64> {
+    let ns = if s.chars().all(|c| c.is_ascii_digit()) { s.parse().with_context(|| format!("bad duration {s:?}"))? } else { parse_time(&format!("+{s}"), 0)? };
+    u64::try_from(ns).map_err(|_| anyhow!("negative duration {s:?}"))
+}
+
 /// Earliest packet beginning of the set, in ns (the trace start for `+` offsets).
 pub(crate) fn trace_start(set: &TraceSet) -> i64 {
     set.streams
@@ -179,11 +215,27 @@ fn options(a: &AnalyzeArgs, set: &TraceSet) -> Result<RunOptions> {
         end,
         tids: a.tid.clone(),
         limit: a.limit,
+        top: a.top,
+        min_duration: a.min_duration.as_deref().map(parse_duration).transpose()?.unwrap_or(0),
+        max_duration: a.max_duration.as_deref().map(parse_duration).transpose()?.unwrap_or(u64::MAX),
+        log: a.log,
+        freq: a
+            .freq
+            .then(|| -> Result<_> {
+                Ok(analysis::latency::FreqOptions {
+                    buckets: a.freq_resolution.max(1),
+                    min: a.min.as_deref().map(parse_duration).transpose()?,
+                    max: a.max.as_deref().map(parse_duration).transpose()?,
+                    linear: a.freq_linear,
+                })
+            })
+            .transpose()?,
         ..Default::default()
     })
 }
 
-/// The analysis named `name` (`count`, `cpu`, `io`).
+/// The analysis named `name` (`count`, `cpu`, `io`, `syscall`, `irq`, `sched`,
+/// `block`).
 pub fn parse_analysis(name: &str) -> Result<AnalysisKind> {
     name.parse().map_err(|e| anyhow!("{e}"))
 }
@@ -248,6 +300,10 @@ fn nothing_relevant(classes: &std::collections::BTreeSet<String>, which: Analysi
         Report::Count(r) => (r.begin_ns, r.by_name.is_empty()),
         Report::Cpu(r) => (r.begin_ns, r.threads.is_empty() && r.cpus.iter().all(|c| c.busy_ns == 0)),
         Report::Io(r) => (r.begin_ns, r.threads.is_empty() && r.files.is_empty()),
+        Report::Syscall(r) => (r.begin_ns, r.threads.is_empty()),
+        Report::Irq(r) => (r.begin_ns, r.hard.is_empty() && r.soft.is_empty()),
+        Report::Sched(r) => (r.begin_ns, r.threads.is_empty()),
+        Report::Block(r) => (r.begin_ns, r.disks.is_empty()),
     };
     if begin.is_none() && empty {
         return Some("no event in the range analysed".into());

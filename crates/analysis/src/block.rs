@@ -1,0 +1,409 @@
+//! `block`: block request latency per disk and per process (`block_rq_issue` →
+//! `block_rq_complete`; `block_rq_insert` → issue, the time queued, when the trace has
+//! inserts), request sizes and throughput (lttng-iolatencystats' block part).
+//!
+//! Semantics (as lttng-analyses 0.6.1, less its bio remapping, which tracecube does not
+//! follow): a request is keyed by disk and sector; an issue of 0 sectors is ignored,
+//! another one replaces a pending request of the same key; a complete of the same key
+//! and length completes it (one of another length leaves it pending). The request
+//! belongs to the issue's `tid` (its process from the kernel model); `rwbs` bit 0 makes
+//! it a write. Disk names come from `lttng_statedump_block_device`.
+//!
+//! Chunk state (B1): requests complete on any CPU, often in another chunk than their
+//! issue; a chunk that does not start the trace logs its block events in time order,
+//! the state that starts the trace replays each log merged into it (as `sched`).
+
+use std::collections::BTreeMap;
+
+use ctf::stream::EventRef;
+use ctf::trace::TraceSet;
+use engine::{Analysis, Ctx};
+use serde::Serialize;
+
+use crate::latency::{Bucket, DurationRow, Durations, LatencyOptions, Sink};
+use kernel::events::{EvKind, EventLayout};
+use kernel::layout::{Kind, Layout};
+use kernel::model::{text_of, FxMap, Info, Span};
+
+/// The block analysis.
+pub struct Block {
+    layout: Layout,
+    events: EventLayout,
+    opts: LatencyOptions,
+}
+
+/// A logged block event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Rec {
+    ts: i64,
+    dev: u64,
+    sector: u64,
+    nr: u64,
+    /// Issue: the tid, write; insert and complete: unused.
+    tid: i32,
+    write: bool,
+    what: What,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum What {
+    Insert,
+    Issue,
+    Complete,
+}
+
+/// A pending request.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    ts: i64,
+    nr: u64,
+    tid: i32,
+    write: bool,
+}
+
+/// Totals of a disk or a process.
+#[derive(Debug, Clone, Default)]
+struct Acc {
+    latency: Durations,
+    queued: Durations,
+    read_bytes: u64,
+    write_bytes: u64,
+}
+
+/// A completed request, longest first, then earliest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Long {
+    dur: u64,
+    at: std::cmp::Reverse<i64>,
+    dev: std::cmp::Reverse<u64>,
+    sector: std::cmp::Reverse<u64>,
+    bytes: u64,
+    tid: i32,
+    write: bool,
+}
+
+/// Chunk state of [`Block`].
+#[derive(Debug, Clone, Default)]
+pub struct BlockState {
+    complete: bool,
+    log: Vec<Rec>,
+    pending: FxMap<(u64, u64), Pending>,
+    inserted: FxMap<(u64, u64), i64>,
+    disks: BTreeMap<u64, Acc>,
+    tids: FxMap<i32, Acc>,
+    names: BTreeMap<u64, String>,
+    top: Sink<Long>,
+    info: Info,
+    span: Span,
+}
+
+/// One disk or process of the result.
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BlockRow {
+    /// Process id (process rows) or the device number (disk rows).
+    pub id: i64,
+    /// Issue → complete latency.
+    pub latency: DurationRow,
+    /// Disk name (`sda`, else `major:minor`) or command name.
+    pub name: String,
+    /// Insert → issue (requests whose insert was seen).
+    pub queued: DurationRow,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes per second over the trace's span (read and written).
+    pub throughput_bps: f64,
+    /// Bytes written.
+    pub write_bytes: u64,
+}
+
+/// One of the longest requests.
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LongRequestRow {
+    /// Issue, ns from origin.
+    pub begin_ns: i64,
+    /// Size.
+    pub bytes: u64,
+    /// Disk.
+    pub disk: String,
+    /// Latency, ns.
+    pub duration_ns: u64,
+    /// First sector.
+    pub sector: u64,
+    /// Issuing thread.
+    pub tid: i32,
+    /// A write (else a read).
+    pub write: bool,
+}
+
+/// Result of [`Block`].
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BlockReport {
+    /// Always `"block"`.
+    pub analysis: &'static str,
+    /// First event timestamp.
+    pub begin_ns: Option<i64>,
+    /// Per disk, by device number.
+    pub disks: Vec<BlockRow>,
+    /// Last event timestamp.
+    pub end_ns: Option<i64>,
+    /// Latency histogram (`--freq`; else empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub freq: Vec<Bucket>,
+    /// Every request, by issue time (`--log`; else empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub log: Vec<LongRequestRow>,
+    /// The longest requests.
+    pub longest: Vec<LongRequestRow>,
+    /// Per process (pid, else tid), by decreasing count then pid.
+    pub processes: Vec<BlockRow>,
+}
+
+/// `major:minor` of a kernel `dev_t` as LTTng writes it (`MKDEV`: 12-bit major above
+/// a 20-bit minor).
+fn dev_name(dev: u64) -> String {
+    format!("{}:{}", dev >> 20, dev & 0xf_ffff)
+}
+
+impl Block {
+    /// Prepares the block analysis for `set`.
+    pub fn new(set: &TraceSet, opts: LatencyOptions) -> Block {
+        Block { layout: Layout::new(set), events: EventLayout::new(set), opts }
+    }
+
+    fn apply(&self, st: &mut BlockState, r: Rec) {
+        if r.nr == 0 {
+            return;
+        }
+        let key = (r.dev, r.sector);
+        match r.what {
+            What::Insert => {
+                st.inserted.insert(key, r.ts);
+            }
+            What::Issue => {
+                let queued = st.inserted.remove(&key).map(|t| (r.ts - t).max(0) as u64);
+                st.pending.insert(key, Pending { ts: r.ts, nr: r.nr, tid: r.tid, write: r.write });
+                if let Some(q) = queued {
+                    st.disks.entry(r.dev).or_default().queued.add(q);
+                    st.tids.entry(r.tid).or_default().queued.add(q);
+                }
+            }
+            What::Complete => {
+                let Some(p) = st.pending.get(&key).copied().filter(|p| p.nr == r.nr) else { return };
+                st.pending.remove(&key);
+                let d = (r.ts - p.ts).max(0) as u64;
+                if !self.opts.keeps(d) {
+                    return;
+                }
+                let bytes = p.nr * 512;
+                for acc in [st.disks.entry(r.dev).or_default(), st.tids.entry(p.tid).or_default()] {
+                    acc.latency.add(d);
+                    if p.write {
+                        acc.write_bytes += bytes;
+                    } else {
+                        acc.read_bytes += bytes;
+                    }
+                }
+                st.top.offer(Long {
+                    dur: d,
+                    at: std::cmp::Reverse(p.ts),
+                    dev: std::cmp::Reverse(r.dev),
+                    sector: std::cmp::Reverse(r.sector),
+                    bytes,
+                    tid: p.tid,
+                    write: p.write,
+                });
+            }
+        }
+    }
+}
+
+impl Analysis for Block {
+    type State = BlockState;
+    type Output = BlockReport;
+
+    fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
+        let model =
+            self.layout.mask(trace, stream_class, |k| matches!(k, Kind::Switch { .. } | Kind::Fork { .. } | Kind::Exec { .. } | Kind::ProcState { .. }))?;
+        let block = self.events.mask(trace, stream_class, |k| matches!(k, EvKind::Block { .. } | EvKind::BlockDevice { .. }))?;
+        Some(model.into_iter().zip(block).map(|(a, b)| a || b).collect())
+    }
+
+    fn on_skipped(&self, st: &mut BlockState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+
+    fn on_copied_span(&self, st: &mut BlockState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+
+    fn new_state(&self) -> BlockState {
+        BlockState { top: Sink::new(&self.opts), ..Default::default() }
+    }
+
+    fn initial_state(&self) -> BlockState {
+        BlockState { complete: true, top: Sink::new(&self.opts), ..Default::default() }
+    }
+
+    fn folds_in_place(&self) -> bool {
+        true
+    }
+
+    fn on_event(&self, st: &mut BlockState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
+        st.span.see(ev.ts());
+        let Some(c) = self.layout.class(ev) else { return };
+        if !matches!(c.kind, Kind::Other) {
+            return st.info.on_event(ev, c, (ctx.order, ctx.stream));
+        }
+        let Some(ts) = ev.ts() else { return };
+        let u = |h| ev.uint(h).or_else(|| ev.int(h).map(|v| v as u64)).unwrap_or(0);
+        let r = match self.events.kind(ev) {
+            EvKind::Block { insert, complete, dev, sector, nr_sector, tid, rwbs } => Rec {
+                ts,
+                dev: u(dev),
+                sector: u(sector),
+                nr: u(nr_sector),
+                tid: tid.and_then(|h| ev.int(h)).unwrap_or(0) as i32,
+                write: rwbs.is_some_and(|h| u(h) & 1 == 1),
+                what: if insert {
+                    What::Insert
+                } else if complete {
+                    What::Complete
+                } else {
+                    What::Issue
+                },
+            },
+            EvKind::BlockDevice { dev, name } => {
+                if let Some(n) = ev.bytes(name) {
+                    st.names.insert(u(dev), text_of(n).into_owned());
+                }
+                return;
+            }
+            _ => return,
+        };
+        if st.complete {
+            self.apply(st, r);
+        } else {
+            st.log.push(r);
+        }
+    }
+
+    fn merge(&self, mut a: BlockState, b: BlockState) -> BlockState {
+        a.info = std::mem::take(&mut a.info).merge(b.info);
+        a.span = a.span.merge(b.span);
+        a.names.extend(b.names);
+        if a.complete {
+            for r in b.log {
+                self.apply(&mut a, r);
+            }
+        } else {
+            a.log.extend(b.log);
+        }
+        a
+    }
+
+    fn finish(&self, st: BlockState) -> BlockReport {
+        let secs = match (st.span.begin(), st.span.end()) {
+            (Some(b), Some(e)) if e > b => (e - b) as f64 / 1e9,
+            _ => 0.0,
+        };
+        let row = |id: i64, name: String, a: &Acc| BlockRow {
+            latency: a.latency.row(),
+            name,
+            id,
+            queued: a.queued.row(),
+            read_bytes: a.read_bytes,
+            throughput_bps: if secs > 0.0 { (a.read_bytes + a.write_bytes) as f64 / secs } else { 0.0 },
+            write_bytes: a.write_bytes,
+        };
+        let disk_name = |dev: u64| st.names.get(&dev).cloned().unwrap_or_else(|| dev_name(dev));
+        let disks = st.disks.iter().map(|(dev, a)| row(*dev as i64, disk_name(*dev), a)).collect();
+        let mut procs: BTreeMap<i32, Acc> = BTreeMap::new();
+        for (tid, a) in &st.tids {
+            let p = procs.entry(st.info.pid_of(*tid).unwrap_or(*tid)).or_default();
+            p.latency.merge(&a.latency);
+            p.queued.merge(&a.queued);
+            p.read_bytes += a.read_bytes;
+            p.write_bytes += a.write_bytes;
+        }
+        let mut processes: Vec<BlockRow> = procs.iter().map(|(pid, a)| row(i64::from(*pid), st.info.comm_of(*pid).to_string(), a)).collect();
+        processes.sort_by(|x, y| y.latency.count.cmp(&x.latency.count).then(x.id.cmp(&y.id)));
+        let (longest, all) = st.top.finish(|l| (l.at.0, l.dev.0, l.sector.0, l.dur, l.tid));
+        let row = |l: Long| LongRequestRow {
+            begin_ns: l.at.0,
+            bytes: l.bytes,
+            disk: disk_name(l.dev.0),
+            duration_ns: l.dur,
+            sector: l.sector.0,
+            tid: l.tid,
+            write: l.write,
+        };
+        let longest = longest.into_iter().map(row).collect();
+        let log = all.into_iter().map(row).collect();
+        BlockReport { analysis: "block", begin_ns: st.span.begin(), disks, end_ns: st.span.end(), freq: Vec::new(), log, longest, processes }
+    }
+}
+
+/// LAMI 1.0 results: a `block-latency-stats` table per disk and one per process.
+pub fn lami(r: &BlockReport) -> Vec<serde_json::Value> {
+    use serde_json::json;
+    let tr = crate::output::range(r.begin_ns, r.end_ns);
+    let table = |title: &str, rows: &[BlockRow]| {
+        let dur = |v: f64| json!({"class":"duration","value":v});
+        let data: Vec<_> = rows
+            .iter()
+            .map(|b| {
+                let l = &b.latency;
+                json!([{"class":"string","value":b.name},{"class":"number","value":l.count},dur(l.min_ns as f64),dur(l.mean_ns),dur(l.max_ns as f64),
+                    l.stdev_ns.map_or(json!({"class":"unknown"}), dur),{"class":"size","value":b.read_bytes},{"class":"size","value":b.write_bytes}])
+            })
+            .collect();
+        json!({"class":{"inherit":"block-latency-stats","title":title},"time-range":tr,"data":data})
+    };
+    vec![table("Block request latency per disk", &r.disks), table("Block request latency per process", &r.processes)]
+}
+
+/// Readable tables (µs).
+pub fn write_text(r: &BlockReport, w: &mut impl std::fmt::Write) -> std::fmt::Result {
+    let us = |ns: f64| ns / 1000.0;
+    for (title, rows) in [("Block request latency per disk (usec)", &r.disks), ("\nBlock request latency per process (usec)", &r.processes)] {
+        writeln!(w, "{title}\n{:<24} {:>8} {:>12} {:>12} {:>12} {:>14} {:>14} {:>14}", "", "Count", "Min", "Avg", "Max", "Read (B)", "Written (B)", "B/s")?;
+        for b in rows.iter() {
+            let l = &b.latency;
+            let label = format!("{} ({})", b.name, b.id);
+            writeln!(
+                w,
+                "{label:<24} {:>8} {:>12.3} {:>12.3} {:>12.3} {:>14} {:>14} {:>14.0}",
+                l.count,
+                us(l.min_ns as f64),
+                us(l.mean_ns),
+                us(l.max_ns as f64),
+                b.read_bytes,
+                b.write_bytes,
+                b.throughput_bps
+            )?;
+        }
+    }
+    for (title, rows) in [("Longest requests", &r.longest), ("Log", &r.log)] {
+        if rows.is_empty() {
+            continue;
+        }
+        writeln!(w, "\n{title} (usec)")?;
+        for l in rows.iter() {
+            writeln!(
+                w,
+                "{:<20} {:>12.3}  {} sector {} {} B {} tid {}",
+                l.begin_ns,
+                us(l.duration_ns as f64),
+                l.disk,
+                l.sector,
+                l.bytes,
+                if l.write { "W" } else { "R" },
+                l.tid
+            )?;
+        }
+    }
+    crate::output::write_freq(w, &r.freq)
+}

@@ -1,0 +1,401 @@
+//! `irq`: hard IRQ handler durations per IRQ (`irq_handler_entry` → `irq_handler_exit`)
+//! and softirq durations and raise → entry latencies per vector (lttng-irqstats).
+//!
+//! Semantics (as lttng-analyses 0.6.1, per CPU): a hard IRQ entry becomes the CPU's
+//! current handler (replacing one left without exit); an exit of the same IRQ completes
+//! it, any exit clears it. Softirqs are queued per CPU and vector: a raise queues a
+//! pending softirq unless the first queued one has not started; an entry starts the
+//! first queued (or a new unraised one); an exit completes and removes the first
+//! (its raise → entry latency counted when it was raised). An IRQ's names are those its
+//! entries gave.
+//!
+//! Chunk state (B1): the machines are per CPU and their state at a chunk's start is
+//! unknown, so a chunk that does not start the trace logs its interrupt events per
+//! stream (a few bytes each); the state that starts the trace (*complete*) interprets
+//! events as they come and replays each log merged into it. The engine folds slices
+//! into it in time order, so logs live no longer than their slice, and the result
+//! equals a serial run for every chunking.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use ctf::stream::EventRef;
+use ctf::trace::TraceSet;
+use engine::{Analysis, Ctx, StreamOrder};
+use serde::Serialize;
+
+use crate::latency::{Bucket, DurationRow, Durations, LatencyOptions, Sink};
+use kernel::events::{softirq_name, EvKind, EventLayout};
+use kernel::model::{text_of, FxMap, Span};
+
+/// The irq analysis.
+pub struct Irq {
+    layout: EventLayout,
+    streams: usize,
+    opts: LatencyOptions,
+}
+
+/// One interrupt event: `(ts, what, irq or vec)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Rec {
+    ts: i64,
+    what: What,
+    id: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum What {
+    HardEntry,
+    HardExit,
+    Raise,
+    SoftEntry,
+    SoftExit,
+}
+
+/// A CPU's queued softirqs of one vector: `(raise ts, entry ts)`.
+type SoftQueue = VecDeque<(Option<i64>, Option<i64>)>;
+
+/// The interrupt machine of one CPU.
+#[derive(Debug, Clone, Default)]
+struct Machine {
+    /// Current hard IRQ `(irq, entry ts)`.
+    hard: Option<(u32, i64)>,
+    /// Per vector: queued softirqs `(raise ts, entry ts)`.
+    soft: FxMap<u32, SoftQueue>,
+}
+
+/// Softirq statistics of one vector.
+#[derive(Debug, Clone, Default)]
+struct SoftAcc {
+    dur: Durations,
+    raise: Durations,
+}
+
+/// A completed interrupt, ordered by duration (longest first), then earliest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Long {
+    dur: u64,
+    begin: std::cmp::Reverse<i64>,
+    hard: bool,
+    id: std::cmp::Reverse<u32>,
+}
+
+/// Chunk state of [`Irq`].
+#[derive(Debug, Clone, Default)]
+pub struct IrqState {
+    complete: bool,
+    /// Incomplete states: per stream, the events in order.
+    logs: Vec<Vec<Rec>>,
+    /// Complete states: per stream.
+    machines: Vec<Machine>,
+    /// Names each hard IRQ's entries gave.
+    names: BTreeMap<u32, BTreeSet<String>>,
+    hard: BTreeMap<u32, Durations>,
+    soft: BTreeMap<u32, SoftAcc>,
+    top: Sink<Long>,
+    span: Span,
+}
+
+/// One hard IRQ of the result.
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HardIrqRow {
+    /// IRQ number.
+    pub irq: u32,
+    /// Handler durations.
+    pub latency: DurationRow,
+    /// Names its entries gave, comma-separated.
+    pub name: String,
+}
+
+/// One softirq vector of the result.
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SoftIrqRow {
+    /// Handler durations.
+    pub latency: DurationRow,
+    /// Vector name (`TIMER_SOFTIRQ` …).
+    pub name: String,
+    /// Raise → entry latencies (of the softirqs that were raised).
+    pub raise: DurationRow,
+    /// Vector number.
+    pub vec: u32,
+}
+
+/// One of the longest interrupts.
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LongIrqRow {
+    /// Entry, ns from origin.
+    pub begin_ns: i64,
+    /// Duration, ns.
+    pub duration_ns: u64,
+    /// Hard IRQ (else softirq).
+    pub hard: bool,
+    /// IRQ or vector number.
+    pub nr: u32,
+}
+
+/// Result of [`Irq`].
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IrqReport {
+    /// Always `"irq"`.
+    pub analysis: &'static str,
+    /// First event timestamp.
+    pub begin_ns: Option<i64>,
+    /// Last event timestamp.
+    pub end_ns: Option<i64>,
+    /// Duration histogram (`--freq`; else empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub freq: Vec<Bucket>,
+    /// Per hard IRQ, by number.
+    pub hard: Vec<HardIrqRow>,
+    /// Every interrupt, by entry time (`--log`; else empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub log: Vec<LongIrqRow>,
+    /// The longest interrupts, longest first.
+    pub longest: Vec<LongIrqRow>,
+    /// Per softirq vector, by number.
+    pub soft: Vec<SoftIrqRow>,
+}
+
+impl Irq {
+    /// Prepares the irq analysis for `set`.
+    pub fn new(set: &TraceSet, opts: LatencyOptions) -> Irq {
+        Irq { layout: EventLayout::new(set), streams: set.streams.len(), opts }
+    }
+
+    /// Interprets `r` on CPU machine `m` of complete state `st`'s statistics.
+    fn apply(&self, m: &mut Machine, st: &mut IrqStateStats<'_>, r: Rec) {
+        let keep = |d: u64| self.opts.keeps(d);
+        match r.what {
+            What::HardEntry => m.hard = Some((r.id, r.ts)),
+            What::HardExit => {
+                if let Some((irq, t0)) = m.hard.take().filter(|(irq, _)| *irq == r.id) {
+                    let d = (r.ts - t0).max(0) as u64;
+                    if keep(d) {
+                        st.hard.entry(irq).or_default().add(d);
+                        st.top.offer(Long { dur: d, begin: std::cmp::Reverse(t0), hard: true, id: std::cmp::Reverse(irq) });
+                    }
+                }
+            }
+            What::Raise => {
+                let q = m.soft.entry(r.id).or_default();
+                if q.front().is_some_and(|f| f.1.is_none()) {
+                    return;
+                }
+                q.push_back((Some(r.ts), None));
+            }
+            What::SoftEntry => {
+                let q = m.soft.entry(r.id).or_default();
+                match q.front_mut() {
+                    Some(f) => f.1 = Some(r.ts),
+                    None => q.push_back((None, Some(r.ts))),
+                }
+            }
+            What::SoftExit => {
+                let Some((raise, Some(t0))) = m.soft.get_mut(&r.id).and_then(|q| q.pop_front()) else { return };
+                let d = (r.ts - t0).max(0) as u64;
+                if !keep(d) {
+                    return;
+                }
+                let acc = st.soft.entry(r.id).or_default();
+                acc.dur.add(d);
+                if let Some(t) = raise {
+                    acc.raise.add((t0 - t).max(0) as u64);
+                }
+                st.top.offer(Long { dur: d, begin: std::cmp::Reverse(t0), hard: false, id: std::cmp::Reverse(r.id) });
+            }
+        }
+    }
+}
+
+/// The statistics of a complete state, borrowed apart from its machines.
+struct IrqStateStats<'a> {
+    hard: &'a mut BTreeMap<u32, Durations>,
+    soft: &'a mut BTreeMap<u32, SoftAcc>,
+    top: &'a mut Sink<Long>,
+}
+
+impl Analysis for Irq {
+    type State = IrqState;
+    type Output = IrqReport;
+
+    fn stream_order(&self) -> StreamOrder {
+        StreamOrder::PerStream
+    }
+
+    fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
+        self.layout.mask(trace, stream_class, |k| {
+            matches!(k, EvKind::HardEntry { .. } | EvKind::HardExit { .. } | EvKind::SoftRaise { .. } | EvKind::SoftEntry { .. } | EvKind::SoftExit { .. })
+        })
+    }
+
+    fn on_skipped(&self, st: &mut IrqState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+
+    fn on_copied_span(&self, st: &mut IrqState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+
+    fn new_state(&self) -> IrqState {
+        IrqState { logs: vec![Vec::new(); self.streams], top: Sink::new(&self.opts), ..Default::default() }
+    }
+
+    fn initial_state(&self) -> IrqState {
+        IrqState { complete: true, machines: vec![Machine::default(); self.streams], top: Sink::new(&self.opts), ..Default::default() }
+    }
+
+    fn folds_in_place(&self) -> bool {
+        true
+    }
+
+    fn on_event(&self, st: &mut IrqState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
+        st.span.see(ev.ts());
+        let Some(ts) = ev.ts() else { return };
+        let id = |h| ev.uint(h).or_else(|| ev.int(h).map(|v| v as u64)).unwrap_or(0) as u32;
+        let (what, id) = match self.layout.kind(ev) {
+            EvKind::Other | EvKind::Wakeup { .. } | EvKind::Switch { .. } | EvKind::Block { .. } | EvKind::BlockDevice { .. } => return,
+            EvKind::HardEntry { irq, name } => {
+                let irq = id(irq);
+                if let Some(n) = name.and_then(|h| ev.bytes(h)) {
+                    let set = st.names.entry(irq).or_default();
+                    let n = text_of(n);
+                    if !set.contains(n.as_ref()) {
+                        set.insert(n.into_owned());
+                    }
+                }
+                (What::HardEntry, irq)
+            }
+            EvKind::HardExit { irq } => (What::HardExit, id(irq)),
+            EvKind::SoftRaise { vec } => (What::Raise, id(vec)),
+            EvKind::SoftEntry { vec } => (What::SoftEntry, id(vec)),
+            EvKind::SoftExit { vec } => (What::SoftExit, id(vec)),
+        };
+        let r = Rec { ts, what, id };
+        if st.complete {
+            let IrqState { machines, hard, soft, top, .. } = st;
+            if let Some(m) = machines.get_mut(ctx.stream) {
+                self.apply(m, &mut IrqStateStats { hard, soft, top }, r);
+            }
+        } else if let Some(log) = st.logs.get_mut(ctx.stream) {
+            log.push(r);
+        }
+    }
+
+    fn merge(&self, mut a: IrqState, b: IrqState) -> IrqState {
+        for (irq, names) in b.names {
+            a.names.entry(irq).or_default().extend(names);
+        }
+        a.span = a.span.merge(b.span);
+        if a.complete {
+            let IrqState { machines, hard, soft, top, .. } = &mut a;
+            for (m, log) in machines.iter_mut().zip(b.logs) {
+                for r in log {
+                    self.apply(m, &mut IrqStateStats { hard, soft, top }, r);
+                }
+            }
+        } else {
+            for (la, lb) in a.logs.iter_mut().zip(b.logs) {
+                la.extend(lb);
+            }
+        }
+        a
+    }
+
+    fn finish(&self, st: IrqState) -> IrqReport {
+        let mut ids: BTreeSet<u32> = st.names.keys().copied().collect();
+        ids.extend(st.hard.keys());
+        let hard = ids
+            .into_iter()
+            .map(|irq| HardIrqRow {
+                irq,
+                latency: st.hard.get(&irq).copied().unwrap_or_default().row(),
+                name: st.names.get(&irq).map_or_else(|| "unknown".into(), |n| n.iter().cloned().collect::<Vec<_>>().join(", ")),
+            })
+            .collect();
+        let soft = st.soft.iter().map(|(vec, a)| SoftIrqRow { latency: a.dur.row(), name: softirq_name(*vec), raise: a.raise.row(), vec: *vec }).collect();
+        let (longest, all) = st.top.finish(|l| (l.begin.0, l.hard, l.id.0, l.dur));
+        let row = |l: Long| LongIrqRow { begin_ns: l.begin.0, duration_ns: l.dur, hard: l.hard, nr: l.id.0 };
+        IrqReport {
+            analysis: "irq",
+            begin_ns: st.span.begin(),
+            end_ns: st.span.end(),
+            freq: Vec::new(),
+            hard,
+            log: all.into_iter().map(row).collect(),
+            longest: longest.into_iter().map(row).collect(),
+            soft,
+        }
+    }
+}
+
+/// LAMI 1.0 results in the manner of `lttng-irqstats-mi`: `hard-stats` and
+/// `soft-stats` tables.
+pub fn lami(r: &IrqReport) -> Vec<serde_json::Value> {
+    use serde_json::json;
+    let tr = crate::output::range(r.begin_ns, r.end_ns);
+    let d = |l: &DurationRow| {
+        let dur = |v: f64| json!({"class":"duration","value":v});
+        vec![
+            json!({"class":"number","value":l.count}),
+            dur(l.min_ns as f64),
+            dur(l.mean_ns),
+            dur(l.max_ns as f64),
+            l.stdev_ns.map_or(json!({"class":"unknown"}), dur),
+        ]
+    };
+    let hard: Vec<_> = r
+        .hard
+        .iter()
+        .map(|h| {
+            let mut row = vec![json!({"class":"irq","hard":true,"nr":h.irq,"name":h.name})];
+            row.extend(d(&h.latency));
+            serde_json::Value::Array(row)
+        })
+        .collect();
+    let soft: Vec<_> = r
+        .soft
+        .iter()
+        .map(|s| {
+            let mut row = vec![json!({"class":"irq","hard":false,"nr":s.vec,"name":s.name})];
+            row.extend(d(&s.latency));
+            row.extend(d(&s.raise));
+            serde_json::Value::Array(row)
+        })
+        .collect();
+    vec![json!({"class":"hard-stats","time-range":tr,"data":hard}), json!({"class":"soft-stats","time-range":tr,"data":soft})]
+}
+
+/// Readable tables in the manner of `lttng-irqstats` (durations in µs).
+pub fn write_text(r: &IrqReport, w: &mut impl std::fmt::Write) -> std::fmt::Result {
+    let us = |ns: f64| ns / 1000.0;
+    let line = |w: &mut dyn std::fmt::Write, label: &str, l: &DurationRow| -> std::fmt::Result {
+        let sd = l.stdev_ns.map_or("?".to_string(), |s| format!("{:.3}", us(s)));
+        writeln!(w, "{label:<32} {:>8} {:>12.3} {:>12.3} {:>12.3} {sd:>12}", l.count, us(l.min_ns as f64), us(l.mean_ns), us(l.max_ns as f64))
+    };
+    writeln!(w, "Hard IRQ                         Duration (us)\n{:<32} {:>8} {:>12} {:>12} {:>12} {:>12}", "", "count", "min", "avg", "max", "stdev")?;
+    for h in &r.hard {
+        line(w, &format!("{} <{}>", h.irq, h.name), &h.latency)?;
+    }
+    writeln!(w, "\nSoft IRQ                         Duration (us)")?;
+    for s in &r.soft {
+        line(w, &format!("{} <{}>", s.vec, s.name), &s.latency)?;
+    }
+    writeln!(w, "\nSoft IRQ                         Raise latency (us)")?;
+    for s in &r.soft {
+        line(w, &format!("{} <{}>", s.vec, s.name), &s.raise)?;
+    }
+    for (title, rows) in [("Longest interrupts", &r.longest), ("Log", &r.log)] {
+        if rows.is_empty() {
+            continue;
+        }
+        writeln!(w, "\n{title} (usec)")?;
+        for l in rows.iter() {
+            writeln!(w, "{:<20} {:>12.3}  {} {}", l.begin_ns, us(l.duration_ns as f64), if l.hard { "IRQ" } else { "softirq" }, l.nr)?;
+        }
+    }
+    crate::output::write_freq(w, &r.freq)?;
+    Ok(())
+}

@@ -1,0 +1,359 @@
+//! `sched`: wake-up latency (`sched_waking`/`sched_wakeup`/`sched_wakeup_new` → the
+//! `sched_switch` that runs the task) per thread, per process and per priority, with the
+//! longest (lttng-schedstats, schedtop).
+//!
+//! Semantics (as lttng-analyses 0.6.1): a wake-up of a thread that some CPU currently
+//! runs is ignored; otherwise the first wake-up since the thread last ran is kept
+//! (later ones do not move it) with its waker, the task running on the waking CPU; a
+//! switch to the thread measures the latency from that wake-up and forgets it (a switch
+//! always forgets it). Priorities are the switch's `next_prio`. A CPU runs no known
+//! task before its first switch.
+//!
+//! Chunk state (B1): whether a wake-up counts depends on every CPU's current task and
+//! on the thread's earlier wake-ups, which a chunk that does not start the trace does
+//! not know: such a chunk logs its switches and wake-ups in time order (a few words
+//! each); the state that starts the trace (*complete*) interprets events as they come
+//! and replays each log merged into it (the engine folds slices into it in time order,
+//! so logs live no longer than their slice). A wake-up before the trace start is
+//! unknown to every chunking alike, so the first switch to that thread measures
+//! nothing.
+
+use std::collections::BTreeMap;
+
+use ctf::stream::EventRef;
+use ctf::trace::TraceSet;
+use engine::{Analysis, Ctx};
+use serde::Serialize;
+
+use crate::latency::{Bucket, DurationRow, Durations, LatencyOptions, Sink};
+use kernel::events::{EvKind, EventLayout};
+use kernel::layout::{Kind, Layout};
+use kernel::model::{FxMap, Info, Span};
+
+/// The sched analysis.
+pub struct Sched {
+    layout: Layout,
+    events: EventLayout,
+    streams: usize,
+    opts: LatencyOptions,
+}
+
+/// A logged event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rec {
+    /// A switch on `stream` to `next` with `prio`.
+    Switch { ts: i64, stream: u32, next: i32, prio: i32 },
+    /// A wake-up of `tid` on `stream`.
+    Wakeup { ts: i64, stream: u32, tid: i32 },
+}
+
+/// A measured latency, ordered longest first, then earliest, then tid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Long {
+    dur: u64,
+    at: std::cmp::Reverse<i64>,
+    tid: std::cmp::Reverse<i32>,
+    waker: Option<i32>,
+    prio: i32,
+}
+
+/// Chunk state of [`Sched`].
+#[derive(Debug, Clone, Default)]
+pub struct SchedState {
+    complete: bool,
+    /// Incomplete states: the events in time order.
+    log: Vec<Rec>,
+    /// Complete states: per stream, the current task (`None`: unknown or idle).
+    cur: Vec<Option<i32>>,
+    /// Complete states: per thread, its pending wake-up `(ts, waker)`.
+    pending: FxMap<i32, (i64, Option<i32>)>,
+    threads: FxMap<i32, Durations>,
+    prios: BTreeMap<i32, Durations>,
+    /// Per thread, the priorities its measured switches gave.
+    thread_prios: FxMap<i32, Vec<i32>>,
+    top: Sink<Long>,
+    info: Info,
+    span: Span,
+}
+
+/// One thread, process or priority of the result.
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SchedRow {
+    /// Command name (empty for a priority row).
+    pub comm: String,
+    /// Wake-up latencies.
+    pub latency: DurationRow,
+    /// Process id, when known (the pid of a process row).
+    pub pid: Option<i32>,
+    /// Priority (of a priority row), or the priorities seen (thread rows: sorted).
+    pub prios: Vec<i32>,
+    /// Thread id (thread rows).
+    pub tid: Option<i32>,
+}
+
+/// One of the longest wake-up latencies.
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LongWakeupRow {
+    /// Command name of the woken thread.
+    pub comm: String,
+    /// Latency, ns.
+    pub latency_ns: u64,
+    /// Priority it ran with.
+    pub prio: i32,
+    /// The switch that ran it, ns from origin.
+    pub switch_ns: i64,
+    /// The woken thread.
+    pub tid: i32,
+    /// The wake-up, ns from origin.
+    pub wakeup_ns: i64,
+    /// The thread that woke it, when known.
+    pub waker: Option<i32>,
+}
+
+/// Result of [`Sched`].
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SchedReport {
+    /// Always `"sched"`.
+    pub analysis: &'static str,
+    /// First event timestamp.
+    pub begin_ns: Option<i64>,
+    /// Last event timestamp.
+    pub end_ns: Option<i64>,
+    /// Latency histogram (`--freq`; else empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub freq: Vec<Bucket>,
+    /// Every latency, by wake-up time (`--log`; else empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub log: Vec<LongWakeupRow>,
+    /// The longest latencies, longest first.
+    pub longest: Vec<LongWakeupRow>,
+    /// Per priority, by priority.
+    pub prios: Vec<SchedRow>,
+    /// Per process, by decreasing count then pid.
+    pub processes: Vec<SchedRow>,
+    /// Per thread, by decreasing count then tid.
+    pub threads: Vec<SchedRow>,
+    /// All latencies.
+    pub total: DurationRow,
+}
+
+impl Sched {
+    /// Prepares the sched analysis for `set`.
+    pub fn new(set: &TraceSet, opts: LatencyOptions) -> Sched {
+        Sched { layout: Layout::new(set), events: EventLayout::new(set), streams: set.streams.len(), opts }
+    }
+
+    /// Interprets `r` in complete state `st`.
+    fn apply(&self, st: &mut SchedState, r: Rec) {
+        match r {
+            Rec::Switch { ts, stream, next, prio } => {
+                if let Some(c) = st.cur.get_mut(stream as usize) {
+                    *c = (next != 0).then_some(next);
+                }
+                let Some((t0, waker)) = st.pending.remove(&next) else { return };
+                let d = (ts - t0).max(0) as u64;
+                if !self.opts.keeps(d) {
+                    return;
+                }
+                st.threads.entry(next).or_default().add(d);
+                st.prios.entry(prio).or_default().add(d);
+                let ps = st.thread_prios.entry(next).or_default();
+                if !ps.contains(&prio) {
+                    ps.push(prio);
+                }
+                st.top.offer(Long { dur: d, at: std::cmp::Reverse(t0), tid: std::cmp::Reverse(next), waker, prio });
+            }
+            Rec::Wakeup { ts, stream, tid } => {
+                if st.cur.contains(&Some(tid)) || st.pending.contains_key(&tid) {
+                    return;
+                }
+                let waker = st.cur.get(stream as usize).copied().flatten();
+                st.pending.insert(tid, (ts, waker));
+            }
+        }
+    }
+}
+
+impl Analysis for Sched {
+    type State = SchedState;
+    type Output = SchedReport;
+
+    fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
+        let model =
+            self.layout.mask(trace, stream_class, |k| matches!(k, Kind::Switch { .. } | Kind::Fork { .. } | Kind::Exec { .. } | Kind::ProcState { .. }))?;
+        let wakeups = self.events.mask(trace, stream_class, |k| matches!(k, EvKind::Wakeup { .. }))?;
+        Some(model.into_iter().zip(wakeups).map(|(a, b)| a || b).collect())
+    }
+
+    fn on_skipped(&self, st: &mut SchedState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+
+    fn on_copied_span(&self, st: &mut SchedState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+
+    fn new_state(&self) -> SchedState {
+        SchedState { top: Sink::new(&self.opts), ..Default::default() }
+    }
+
+    fn initial_state(&self) -> SchedState {
+        SchedState { complete: true, cur: vec![None; self.streams], top: Sink::new(&self.opts), ..Default::default() }
+    }
+
+    fn folds_in_place(&self) -> bool {
+        true
+    }
+
+    fn on_event(&self, st: &mut SchedState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
+        st.span.see(ev.ts());
+        let Some(c) = self.layout.class(ev) else { return };
+        let Some(ts) = ev.ts() else { return };
+        let v = (ctx.order, ctx.stream);
+        let stream = ctx.stream as u32;
+        let r = match c.kind {
+            Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => {
+                let (Some(prev), Some(next)) = (ev.int(prev_tid), ev.int(next_tid)) else { return };
+                st.info.switch(ev, [(prev as i32, prev_comm), (next as i32, next_comm)], v);
+                let next_prio = match self.events.kind(ev) {
+                    EvKind::Switch { next_prio } => next_prio,
+                    _ => None,
+                };
+                let prio = next_prio.and_then(|h| ev.int(h)).unwrap_or(0) as i32;
+                Rec::Switch { ts, stream, next: next as i32, prio }
+            }
+            Kind::Other => {
+                let EvKind::Wakeup { tid } = self.events.kind(ev) else { return };
+                let Some(tid) = ev.int(tid) else { return };
+                Rec::Wakeup { ts, stream, tid: tid as i32 }
+            }
+            _ => return st.info.on_event(ev, c, v),
+        };
+        if st.complete {
+            self.apply(st, r);
+        } else {
+            st.log.push(r);
+        }
+    }
+
+    fn merge(&self, mut a: SchedState, b: SchedState) -> SchedState {
+        a.info = std::mem::take(&mut a.info).merge(b.info);
+        a.span = a.span.merge(b.span);
+        if a.complete {
+            for r in b.log {
+                self.apply(&mut a, r);
+            }
+        } else {
+            a.log.extend(b.log);
+        }
+        a
+    }
+
+    fn finish(&self, st: SchedState) -> SchedReport {
+        let mut total = Durations::default();
+        let mut procs: BTreeMap<i32, (Durations, Vec<i32>)> = BTreeMap::new();
+        let mut threads: Vec<SchedRow> = st
+            .threads
+            .iter()
+            .map(|(tid, d)| {
+                total.merge(d);
+                let (pid, comm) = st.info.pid_and_comm(*tid);
+                let mut prios = st.thread_prios.get(tid).cloned().unwrap_or_default();
+                prios.sort_unstable();
+                let p = procs.entry(pid.unwrap_or(*tid)).or_default();
+                p.0.merge(d);
+                p.1.extend(&prios);
+                SchedRow { comm: comm.to_string(), latency: d.row(), pid, prios, tid: Some(*tid) }
+            })
+            .collect();
+        threads.sort_by(|x, y| y.latency.count.cmp(&x.latency.count).then(x.tid.cmp(&y.tid)));
+        let mut processes: Vec<SchedRow> = procs
+            .into_iter()
+            .map(|(pid, (d, mut prios))| {
+                prios.sort_unstable();
+                prios.dedup();
+                SchedRow { comm: st.info.comm_of(pid).to_string(), latency: d.row(), pid: Some(pid), prios, tid: None }
+            })
+            .collect();
+        processes.sort_by(|x, y| y.latency.count.cmp(&x.latency.count).then(x.pid.cmp(&y.pid)));
+        let prios = st.prios.iter().map(|(p, d)| SchedRow { comm: String::new(), latency: d.row(), pid: None, prios: vec![*p], tid: None }).collect();
+        let (longest, all) = st.top.finish(|l| (l.at.0, l.tid.0, l.dur, l.prio, l.waker));
+        let row = |l: Long| LongWakeupRow {
+            comm: st.info.comm_of(l.tid.0).to_string(),
+            latency_ns: l.dur,
+            prio: l.prio,
+            switch_ns: l.at.0 + l.dur as i64,
+            tid: l.tid.0,
+            wakeup_ns: l.at.0,
+            waker: l.waker,
+        };
+        let longest = longest.into_iter().map(row).collect();
+        let log = all.into_iter().map(row).collect();
+        SchedReport {
+            analysis: "sched",
+            begin_ns: st.span.begin(),
+            end_ns: st.span.end(),
+            freq: Vec::new(),
+            log,
+            longest,
+            prios,
+            processes,
+            threads,
+            total: total.row(),
+        }
+    }
+}
+
+/// LAMI 1.0 results in the manner of `lttng-schedstats-mi`: `per_tid_stats`.
+pub fn lami(r: &SchedReport) -> Vec<serde_json::Value> {
+    use serde_json::json;
+    let tr = crate::output::range(r.begin_ns, r.end_ns);
+    let dur = |v: f64| json!({"class":"duration","value":v});
+    let data: Vec<_> = r
+        .threads
+        .iter()
+        .map(|t| {
+            let l = &t.latency;
+            json!([{"class":"process","name":t.comm,"tid":t.tid},{"class":"number","value":l.count},dur(l.min_ns as f64),dur(l.mean_ns),dur(l.max_ns as f64),
+                l.stdev_ns.map_or(json!({"class":"unknown"}), dur),{"class":"string","value":format!("{:?}", t.prios)}])
+        })
+        .collect();
+    vec![json!({"class":"per_tid_stats","time-range":tr,"data":data})]
+}
+
+/// Readable tables in the manner of `lttng-schedstats` (µs).
+pub fn write_text(r: &SchedReport, w: &mut impl std::fmt::Write) -> std::fmt::Result {
+    let us = |ns: f64| ns / 1000.0;
+    let line = |w: &mut dyn std::fmt::Write, label: &str, l: &DurationRow| -> std::fmt::Result {
+        let sd = l.stdev_ns.map_or("?".to_string(), |s| format!("{:.3}", us(s)));
+        writeln!(w, "{label:<36} {:>8} {:>12.3} {:>12.3} {:>12.3} {sd:>12}", l.count, us(l.min_ns as f64), us(l.mean_ns), us(l.max_ns as f64))
+    };
+    let head = format!("{:>8} {:>12} {:>12} {:>12} {:>12}", "Count", "Min", "Avg", "Max", "Stdev");
+    writeln!(w, "Scheduling latency (usec), per TID      {head}")?;
+    for t in &r.threads {
+        line(w, &format!("{} ({}) {:?}", t.comm, t.tid.unwrap_or(0), t.prios), &t.latency)?;
+    }
+    writeln!(w, "\nPer process                          {head}")?;
+    for p in &r.processes {
+        line(w, &format!("{} (PID {})", p.comm, p.pid.unwrap_or(0)), &p.latency)?;
+    }
+    writeln!(w, "\nPer priority                         {head}")?;
+    for p in &r.prios {
+        line(w, &format!("prio {}", p.prios.first().copied().unwrap_or(0)), &p.latency)?;
+    }
+    line(w, "Total", &r.total)?;
+    for (title, rows) in [("Longest wake-up latencies", &r.longest), ("Log", &r.log)] {
+        if rows.is_empty() {
+            continue;
+        }
+        writeln!(w, "\n{title} (usec)")?;
+        for l in rows.iter() {
+            writeln!(w, "{:<20} {:>12.3}  {} ({}) prio {} waker {:?}", l.wakeup_ns, us(l.latency_ns as f64), l.comm, l.tid, l.prio, l.waker)?;
+        }
+    }
+    crate::output::write_freq(w, &r.freq)?;
+    Ok(())
+}

@@ -1,0 +1,243 @@
+//! The boundary cases of `syscall` and `block`, each on a small two-CPU kernel trace written with
+//! `ctf-writer` (times in µs worked out in each test's comment), each run serially and
+//! in parallel with tiny chunks (every event boundary a possible chunk boundary): the
+//! results must be equal.
+
+use analysis::{run, AnalysisKind, BlockReport, HeadPolicy, Partition, Report, RunOptions, SyscallReport};
+use ctf_writer::{
+    write_metadata, ByteOrder, ClockClass, Cycles, EventClass, EventClassId, EventHeaderKind, FieldType, IntType, MetadataFormat, PacketContextField,
+    StreamClass, StreamClassId, StreamOptions, StreamWriter, StructType, TraceSchema, Value,
+};
+
+fn classes() -> Vec<(&'static str, StructType)> {
+    let (s32, s64, u32t, u64t) = (IntType::signed(32), IntType::signed(64), IntType::unsigned(32), IntType::unsigned(64));
+    let s = StructType::new;
+    let comm = || FieldType::char_array(16);
+    vec![
+        (
+            "sched_switch",
+            s().field("_prev_comm", comm())
+                .int("_prev_tid", s32.clone())
+                .int("_prev_prio", s32.clone())
+                .int("_prev_state", s64.clone())
+                .field("_next_comm", comm())
+                .int("_next_tid", s32.clone())
+                .int("_next_prio", s32.clone()),
+        ),
+        ("syscall_entry_read", s().int("_fd", u32t.clone())),
+        ("syscall_exit_read", s().int("_ret", s64.clone())),
+        ("syscall_entry_futex", s().int("_op", s32.clone())),
+        ("syscall_exit_futex", s().int("_ret", s64.clone())),
+        (
+            "block_rq_insert",
+            s().int("_dev", u32t.clone()).int("_sector", u64t.clone()).int("_nr_sector", u32t.clone()).int("_tid", s32.clone()).int("_rwbs", u32t.clone()),
+        ),
+        (
+            "block_rq_issue",
+            s().int("_dev", u32t.clone()).int("_sector", u64t.clone()).int("_nr_sector", u32t.clone()).int("_tid", s32.clone()).int("_rwbs", u32t.clone()),
+        ),
+        ("block_rq_complete", s().int("_dev", u32t.clone()).int("_sector", u64t.clone()).int("_nr_sector", u32t.clone()).int("_rwbs", u32t.clone())),
+        ("lttng_statedump_block_device", s().int("_dev", u32t.clone()).field("_diskname", FieldType::String)),
+    ]
+}
+
+/// One event: time (µs), CPU, class name, field values.
+type Ev = (u64, u32, &'static str, Vec<Value<'static>>);
+
+fn switch(t: u64, cpu: u32, prev: i64, next: i64) -> Ev {
+    (t, cpu, "sched_switch", vec![Value::Str("p"), Value::I(prev), Value::I(20), Value::I(1), Value::Str("n"), Value::I(next), Value::I(20)])
+}
+fn entry(t: u64, cpu: u32, name: &'static str) -> Ev {
+    (t, cpu, name, vec![Value::I(3)])
+}
+fn exit(t: u64, cpu: u32, name: &'static str, ret: i64) -> Ev {
+    (t, cpu, name, vec![Value::I(ret)])
+}
+
+/// Writes `events` (in time order per CPU) as a two-CPU kernel trace.
+fn write_trace(dir: &std::path::Path, events: &[Ev]) {
+    let classes = classes();
+    let schema = TraceSchema {
+        uuid: [5; 16],
+        byte_order: ByteOrder::Little,
+        env: vec![("domain".into(), ctf_writer::EnvValue::Str("kernel".into())), ("tracer_name".into(), ctf_writer::EnvValue::Str("lttng-modules".into()))],
+        clock: ClockClass { name: "monotonic".into(), uuid: [6; 16], description: "Monotonic Clock".into(), freq: 1_000_000_000, offset: 0 },
+        streams: vec![StreamClass { id: StreamClassId(0), event_header: EventHeaderKind::Large, packet_context: PacketContextField::lttng_kernel() }],
+        events: classes
+            .iter()
+            .enumerate()
+            .map(|(i, (n, f))| EventClass { id: EventClassId(i as u32), name: n.to_string(), stream: StreamClassId(0), loglevel: None, fields: f.clone() })
+            .collect(),
+    };
+    write_metadata(dir, &schema, MetadataFormat::Packetized { packet_len: 4096 }).unwrap();
+    for cpu in 0..2u32 {
+        let opts =
+            StreamOptions { packet_size: 4096, instance_id: u64::from(cpu), extra_context: vec![("cpu_id".into(), u64::from(cpu))], ..Default::default() };
+        let mut w = StreamWriter::create(dir, &format!("channel0_{cpu}"), &schema, StreamClassId(0), opts).unwrap();
+        let mut last = 0;
+        for (t, _, name, values) in events.iter().filter(|e| e.1 == cpu) {
+            let id = classes.iter().position(|(n, _)| n == name).unwrap();
+            w.write_event(Cycles(t * 1000), EventClassId(id as u32), values).unwrap();
+            last = t * 1000;
+        }
+        w.finish(Cycles(last + 1)).unwrap();
+    }
+}
+
+/// The report of analysis `kind` on `events` with `head`, checked equal serially and in
+/// parallel with tiny chunks under every partition scheme.
+fn analyze(events: &[Ev], kind: AnalysisKind, head: HeadPolicy) -> Report {
+    let dir = tempfile::tempdir().unwrap();
+    write_trace(dir.path(), events);
+    if let Ok(keep) = std::env::var("SYSCALL_CASES_KEEP") {
+        write_trace(std::path::Path::new(&keep), events);
+    }
+    let set = ctf::trace::TraceSet::open(dir.path()).unwrap();
+    let serial = run(&set, kind, &RunOptions { threads: 1, chunk_size: u64::MAX, head, ..Default::default() }).unwrap();
+    for partition in [Partition::Hybrid, Partition::Time, Partition::Stream] {
+        for threads in [2, 3] {
+            let par = run(&set, kind, &RunOptions { threads, chunk_size: 1, partition, head, ..Default::default() }).unwrap();
+            assert_eq!(par, serial, "{partition:?} -j {threads} with tiny chunks");
+        }
+    }
+    serial
+}
+
+/// The syscall report of `events` (see [`analyze`]).
+fn report(events: &[Ev], head: HeadPolicy) -> SyscallReport {
+    let Report::Syscall(r) = analyze(events, AnalysisKind::Syscall, head) else { unreachable!() };
+    r
+}
+
+/// The block report of `events` (see [`analyze`]).
+fn block(events: &[Ev]) -> BlockReport {
+    let Report::Block(r) = analyze(events, AnalysisKind::Block, HeadPolicy::FromStart) else { unreachable!() };
+    r
+}
+
+fn rq(t: u64, cpu: u32, name: &'static str, sector: i64, nr: i64, tid: i64, rwbs: i64) -> Ev {
+    let v = if name == "block_rq_complete" {
+        vec![Value::I(DEV), Value::I(sector), Value::I(nr), Value::I(rwbs)]
+    } else {
+        vec![Value::I(DEV), Value::I(sector), Value::I(nr), Value::I(tid), Value::I(rwbs)]
+    };
+    (t, cpu, name, v)
+}
+
+/// sda: major 8, minor 0, as LTTng's `dev_t` (12-bit major above a 20-bit minor).
+const DEV: i64 = 8 << 20;
+
+/// Thread 10 inserts a read of 8 sectors at sector 100 at 2 µs on CPU 0, issues it at
+/// 3, and CPU 1 completes it at 40 (another CPU, another chunk): latency 37 µs, queued
+/// 1 µs, 4096 B read. A write at sector 200 (16 sectors, rwbs 1) issued at 5 whose
+/// complete at 9 gives 8 sectors stays pending (lengths differ) until the complete of
+/// 16 sectors at 20: 15 µs, 8192 B written. A complete at sector 300, never issued
+/// (issued before the trace), counts nothing; an issue of 0 sectors is ignored.
+#[test]
+fn block_requests_across_cpus_and_chunks() {
+    let ev = vec![
+        (1, 0, "lttng_statedump_block_device", vec![Value::I(DEV), Value::Str("sda")]),
+        switch(1, 0, 0, 10),
+        rq(2, 0, "block_rq_insert", 100, 8, 10, 0),
+        rq(3, 0, "block_rq_issue", 100, 8, 10, 0),
+        rq(5, 0, "block_rq_issue", 200, 16, 10, 1),
+        rq(6, 0, "block_rq_issue", 400, 0, 10, 1),
+        rq(9, 1, "block_rq_complete", 200, 8, 0, 1),
+        rq(11, 1, "block_rq_complete", 300, 8, 0, 0),
+        rq(20, 1, "block_rq_complete", 200, 16, 0, 1),
+        rq(40, 1, "block_rq_complete", 100, 8, 0, 0),
+    ];
+    let r = block(&ev);
+    assert_eq!(r.disks.len(), 1);
+    let d = &r.disks[0];
+    assert_eq!(d.name, "sda");
+    assert_eq!((d.latency.count, d.latency.min_ns, d.latency.max_ns, d.latency.total_ns), (2, 15_000, 37_000, 52_000));
+    assert_eq!((d.queued.count, d.queued.total_ns), (1, 1_000));
+    assert_eq!((d.read_bytes, d.write_bytes), (4096, 8192));
+    assert_eq!(r.processes.len(), 1);
+    assert_eq!((r.processes[0].id, r.processes[0].latency.count), (10, 2));
+    assert_eq!((r.longest[0].duration_ns, r.longest[0].sector, r.longest[0].tid), (37_000, 100, 10));
+}
+
+/// `(tid, name) → (count, min, max, total)` (µs) of a report.
+fn rows(r: &SyscallReport) -> Vec<(i32, String, u64, u64, u64, u64)> {
+    let mut v: Vec<_> = r
+        .threads
+        .iter()
+        .flat_map(|t| {
+            t.calls
+                .iter()
+                .map(move |c| (t.tid.unwrap(), c.name.clone(), c.latency.count, c.latency.min_ns / 1000, c.latency.max_ns / 1000, c.latency.total_ns / 1000))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Thread 10 enters read on CPU 0 at 2, blocks (switched out at 3), is woken and run on
+/// CPU 1 at 50 (migrated while blocked), exits read at 51 with -11 (EAGAIN): one read
+/// of 49 µs, whose entry and exit lie on different CPUs and, with tiny chunks, in
+/// different chunks. Thread 20 runs on CPU 0 meanwhile: futex 5 → 9 (4 µs).
+#[test]
+fn a_call_spanning_chunks_and_cpus() {
+    let ev = vec![
+        switch(1, 0, 0, 10),
+        entry(2, 0, "syscall_entry_read"),
+        switch(3, 0, 10, 20),
+        entry(5, 0, "syscall_entry_futex"),
+        exit(9, 0, "syscall_exit_futex", 0),
+        switch(10, 1, 0, 30),
+        switch(50, 1, 30, 10),
+        exit(51, 1, "syscall_exit_read", -11),
+    ];
+    let r = report(&ev, HeadPolicy::FromStart);
+    assert_eq!(rows(&r), vec![(10, "read".into(), 1, 49, 49, 49), (20, "futex".into(), 1, 4, 4, 4)]);
+    let read = &r.threads.iter().find(|t| t.tid == Some(10)).unwrap().calls[0];
+    assert_eq!(read.returns.get("EAGAIN"), Some(&1));
+    assert_eq!(r.longest[0].tid, 10);
+    assert_eq!((r.longest[0].begin_ns, r.longest[0].end_ns), (2_000, 51_000));
+}
+
+/// CPU 1 runs thread 40 from before the trace: its read 2 → 6 comes before CPU 1's
+/// first switch (40 → 0 at 8), and an exit at 7 has no entry (dropped: the call began
+/// before the trace). With `FromStart` the read is 40's (4 µs); with `Ignore` (lttng-analyses,
+/// which knows no thread on a CPU before its first switch) nothing is counted for 40.
+/// Thread 10 on CPU 0: an exit without entry at 3 (dropped), then read 4 → 5.
+#[test]
+fn events_before_the_first_switch_and_exits_without_entry() {
+    let ev = vec![
+        switch(1, 0, 0, 10),
+        exit(3, 0, "syscall_exit_read", 0),
+        entry(4, 0, "syscall_entry_read"),
+        exit(5, 0, "syscall_exit_read", 8),
+        entry(2, 1, "syscall_entry_read"),
+        exit(6, 1, "syscall_exit_read", 0),
+        exit(7, 1, "syscall_exit_futex", 0),
+        switch(8, 1, 40, 0),
+    ];
+    let from_start = report(&ev, HeadPolicy::FromStart);
+    assert_eq!(rows(&from_start), vec![(10, "read".into(), 1, 1, 1, 1), (40, "read".into(), 1, 4, 4, 4)]);
+    let ignore = report(&ev, HeadPolicy::Ignore);
+    assert_eq!(rows(&ignore), vec![(10, "read".into(), 1, 1, 1, 1)]);
+}
+
+/// An entry left without exit is replaced by the thread's next entry (as lttng-analyses
+/// does): 10 enters futex at 2, then read at 4 (the futex is forgotten), exits at 7:
+/// one read of 3 µs. The longest-calls list, capped at 1, keeps the longest.
+#[test]
+fn a_lost_exit_and_the_top_list() {
+    let ev = vec![
+        switch(1, 0, 0, 10),
+        entry(2, 0, "syscall_entry_futex"),
+        entry(4, 0, "syscall_entry_read"),
+        exit(7, 0, "syscall_exit_read", 1),
+        entry(8, 0, "syscall_entry_read"),
+        exit(9, 0, "syscall_exit_read", 1),
+    ];
+    let r = report(&ev, HeadPolicy::FromStart);
+    assert_eq!(rows(&r), vec![(10, "read".into(), 2, 1, 3, 4)]);
+    assert_eq!(r.longest.len(), 2);
+    assert_eq!(r.longest[0].duration_ns, 3_000);
+    assert_eq!(r.processes.len(), 1);
+    assert_eq!(r.processes[0].count, 2);
+}
