@@ -10,7 +10,7 @@
 //! switch's `prev_tid`: with [`HeadPolicy::FromStart`] its events are that task's,
 //! with [`HeadPolicy::Ignore`] (lttng-analyses) they are dropped.
 //!
-//! Chunk state (B1): per thread a [`Seg`]: whether its first syscall event in the chunk
+//! Chunk state (B1): per thread a `Seg`: whether its first syscall event in the chunk
 //! is an exit (which may complete a call entered before the chunk), the call still
 //! pending at the chunk's end, and the statistics of the calls completed inside. The
 //! events of a CPU before its first switch in the chunk go to that stream's head
