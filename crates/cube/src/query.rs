@@ -248,6 +248,16 @@ impl Cube {
         }
         let by: Vec<(usize, u8)> = req.by.iter().map(|b| pos(b)).collect::<Result<_>>()?;
         let filters: Vec<(usize, u8, Vec<String>)> = req.filters.iter().map(|(f, v)| pos(f).map(|(i, l)| (i, l, v.clone()))).collect::<Result<_>>()?;
+        // A member the cube does not know is a mistake to say, not an empty answer.
+        for ((spec, _), (i, l, values)) in req.filters.iter().zip(&filters) {
+            let dim = &s.dims[m.dims[*i] as usize];
+            let known: Vec<&str> = dim.members_at(*l).into_iter().map(|n| dim.label(n)).collect();
+            if let Some(v) = values.iter().find(|v| !known.contains(&v.as_str())) {
+                let shown: Vec<&str> = known.iter().copied().take(8).collect();
+                let more = if known.len() > shown.len() { format!(", … {} in all", known.len()) } else { String::new() };
+                return Err(CubeError::Query(format!("where {spec}={v}: no such member (members: {}{more})", shown.join(", "))));
+            }
+        }
         let mut need = vec![0u8; m.dims.len()];
         for (i, l) in by.iter().copied().chain(filters.iter().map(|(i, l, _)| (*i, *l))) {
             need[i] = need[i].max(l);

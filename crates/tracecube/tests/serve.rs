@@ -38,8 +38,8 @@ fn serve_answers_equal_query_command() {
         ("metric=cpu_time&by=process:tid&top=5", &["--metric", "cpu_time", "--by", "process:tid", "--top", "5"][..]),
         ("metric=events&by=operation:kind&every=100ms", &["--metric", "events", "--by", "operation:kind", "--every", "100ms"]),
         (
-            "metric=bytes_read&by=file:d1&where=process:name=rustc,bash&range=%2B0s..%2B1s",
-            &["--metric", "bytes_read", "--by", "file:d1", "--where", "process:name=rustc,bash", "--range", "+0s..+1s"],
+            "metric=bytes_read&by=file:d1&where=process:name=rustc,python3&range=%2B0s..%2B1s",
+            &["--metric", "bytes_read", "--by", "file:d1", "--where", "process:name=rustc,python3", "--range", "+0s..+1s"],
         ),
         ("metric=bytes_written&agg=avg&last=500ms", &["--metric", "bytes_written", "--agg", "avg", "--last", "500ms"]),
     ] {
@@ -85,4 +85,20 @@ fn query_command_validates_like_the_api() {
         assert_eq!(status, 400, "{query}: {body}");
         assert!(body.contains(message), "{query}: {body}");
     }
+}
+
+/// A `where` member the cube does not know is an error (exit 1, a 400 from the API)
+/// that names it, never an empty answer.
+#[test]
+fn unknown_where_member_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace");
+    assert!(bin().args(["synth", "--cpus", "2", "--events", "5000", "--seed", "3", "-o"]).arg(&trace).status().unwrap().success());
+    let cube = dir.path().join("c.cube");
+    assert!(bin().args(["cube", "build"]).arg(&trace).arg("-o").arg(&cube).output().unwrap().status.success());
+    let out = bin().arg("query").arg(&cube).args(["--metric", "cpu_time", "--where", "process:name=no-such-program"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("process:name=no-such-program: no such member"), "{err}");
+    let ok = bin().arg("query").arg(&cube).args(["--metric", "cpu_time", "--where", "cpu:cpu=0"]).output().unwrap();
+    assert!(ok.status.success(), "a known member answers: {}", String::from_utf8_lossy(&ok.stderr));
 }
