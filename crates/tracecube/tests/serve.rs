@@ -102,3 +102,13 @@ fn unknown_where_member_is_an_error() {
     let ok = bin().arg("query").arg(&cube).args(["--metric", "cpu_time", "--where", "cpu:cpu=0"]).output().unwrap();
     assert!(ok.status.success(), "a known member answers: {}", String::from_utf8_lossy(&ok.stderr));
 }
+
+/// `query --help` names the metrics a default cube really has.
+#[test]
+fn query_help_names_the_built_in_metrics() {
+    let out = bin().args(["query", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    for m in cube::CubeConfig::default().metrics {
+        assert!(help.contains(&format!("`{}`", m.name)), "query --help does not name {}: {help}", m.name);
+    }
+}

@@ -28,7 +28,9 @@ pub struct CubeArgs {
 pub struct QueryArgs {
     /// Cube directory (made by `cube build`).
     pub cube: PathBuf,
-    /// Metric name (e.g. `cpu_ns`, `read_bytes`, `events`).
+    /// Metric name. Built in: `events` (count), `cpu_time` (ns), `bytes_read` and
+    /// `bytes_written` (bytes); a cube built with `--config` has the metrics its config
+    /// names (`tracecube serve` lists them at `/api/metrics`).
     #[arg(long)]
     pub metric: String,
     /// Aggregate: sum (default), count, avg, min or max (min/max: metrics with extremes).
