@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use analysis::{AnalysisKind, Report, RunOptions};
 use anyhow::{anyhow, bail, Context, Result};
 use ctf::trace::TraceSet;
+use cube::time::parse_duration;
 
 /// Output formats.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -176,12 +177,6 @@ pub fn parse_time(s: &str, start: i64) -> Result<i64> {
         return Ok(start + (v * scale).round() as i64);
     }
     s.parse().with_context(|| format!("bad time {s:?}: ns from origin, or an offset like +2.5s"))
-}
-
-/// Parses a duration: ns, or `N[s|ms|us|ns]`.
-pub fn parse_duration(s: &str) -> Result<u64> {
-    let ns = if s.chars().all(|c| c.is_ascii_digit()) { s.parse().with_context(|| format!("bad duration {s:?}"))? } else { parse_time(&format!("+{s}"), 0)? };
-    u64::try_from(ns).map_err(|_| anyhow!("negative duration {s:?}"))
 }
 
 /// Earliest packet beginning of the set, in ns (the trace start for `+` offsets).
