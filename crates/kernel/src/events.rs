@@ -47,53 +47,36 @@ pub struct EventLayout {
 impl EventLayout {
     /// Resolves every event class of `set`.
     pub fn new(set: &TraceSet) -> EventLayout {
-        let traces = set
-            .traces
-            .iter()
-            .map(|t| {
-                let plan = &t.plan;
-                plan.streams
-                    .iter()
-                    .map(|sp| {
-                        let kinds = sp
-                            .events
-                            .iter()
-                            .map(|ev| {
-                                let h = |n: &str| plan.event_field(sp, ev, &[n]);
-                                let k = match &*ev.name {
-                                    "irq_handler_entry" => h("irq").map(|irq| EvKind::HardEntry { irq, name: h("name") }),
-                                    "irq_handler_exit" => h("irq").map(|irq| EvKind::HardExit { irq }),
-                                    "softirq_raise" => h("vec").map(|vec| EvKind::SoftRaise { vec }),
-                                    "softirq_entry" => h("vec").map(|vec| EvKind::SoftEntry { vec }),
-                                    "softirq_exit" => h("vec").map(|vec| EvKind::SoftExit { vec }),
-                                    "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => h("tid").map(|tid| EvKind::Wakeup { tid }),
-                                    "sched_switch" => Some(EvKind::Switch { next_prio: h("next_prio") }),
-                                    "block_rq_insert" | "block_rq_issue" | "block_rq_complete" => match (h("dev"), h("sector"), h("nr_sector")) {
-                                        (Some(dev), Some(sector), Some(nr_sector)) => Some(EvKind::Block {
-                                            insert: &*ev.name == "block_rq_insert",
-                                            complete: &*ev.name == "block_rq_complete",
-                                            dev,
-                                            sector,
-                                            nr_sector,
-                                            tid: h("tid"),
-                                            rwbs: h("rwbs"),
-                                        }),
-                                        _ => None,
-                                    },
-                                    "lttng_statedump_block_device" => match (h("dev"), h("diskname")) {
-                                        (Some(dev), Some(name)) => Some(EvKind::BlockDevice { dev, name }),
-                                        _ => None,
-                                    },
-                                    _ => None,
-                                };
-                                k.unwrap_or(EvKind::Other)
-                            })
-                            .collect();
-                        (sp.id, kinds)
-                    })
-                    .collect()
-            })
-            .collect();
+        let traces = crate::layout::per_class(set, |plan, sp, ev| {
+            let h = |n: &str| plan.event_field(sp, ev, &[n]);
+            let k = match &*ev.name {
+                "irq_handler_entry" => h("irq").map(|irq| EvKind::HardEntry { irq, name: h("name") }),
+                "irq_handler_exit" => h("irq").map(|irq| EvKind::HardExit { irq }),
+                "softirq_raise" => h("vec").map(|vec| EvKind::SoftRaise { vec }),
+                "softirq_entry" => h("vec").map(|vec| EvKind::SoftEntry { vec }),
+                "softirq_exit" => h("vec").map(|vec| EvKind::SoftExit { vec }),
+                "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => h("tid").map(|tid| EvKind::Wakeup { tid }),
+                "sched_switch" => Some(EvKind::Switch { next_prio: h("next_prio") }),
+                "block_rq_insert" | "block_rq_issue" | "block_rq_complete" => match (h("dev"), h("sector"), h("nr_sector")) {
+                    (Some(dev), Some(sector), Some(nr_sector)) => Some(EvKind::Block {
+                        insert: &*ev.name == "block_rq_insert",
+                        complete: &*ev.name == "block_rq_complete",
+                        dev,
+                        sector,
+                        nr_sector,
+                        tid: h("tid"),
+                        rwbs: h("rwbs"),
+                    }),
+                    _ => None,
+                },
+                "lttng_statedump_block_device" => match (h("dev"), h("diskname")) {
+                    (Some(dev), Some(name)) => Some(EvKind::BlockDevice { dev, name }),
+                    _ => None,
+                },
+                _ => None,
+            };
+            k.unwrap_or(EvKind::Other)
+        });
         EventLayout { traces }
     }
 

@@ -463,24 +463,7 @@ impl Layout {
         for (i, v) in names.values_mut().enumerate() {
             *v = i as u32;
         }
-        let traces = set
-            .traces
-            .iter()
-            .map(|t| {
-                let plan = &t.plan;
-                plan.streams
-                    .iter()
-                    .map(|sp| {
-                        let classes = sp
-                            .events
-                            .iter()
-                            .map(|ev| EvClass { name: names[&*ev.name], cpu: plan.event_field(sp, ev, &["cpu_id"]), kind: kind_of(plan, sp, ev) })
-                            .collect();
-                        (sp.id, classes)
-                    })
-                    .collect()
-            })
-            .collect();
+        let traces = per_class(set, |plan, sp, ev| EvClass { name: names[&*ev.name], cpu: plan.event_field(sp, ev, &["cpu_id"]), kind: kind_of(plan, sp, ev) });
         Layout { traces, names: names.keys().map(|n| Box::from(*n)).collect() }
     }
 
@@ -544,6 +527,12 @@ pub const O_CLOEXEC: i64 = 0o2000000;
 pub fn comm_of_path(p: &[u8]) -> &[u8] {
     let base = p.rsplit(|b| *b == b'/').next().unwrap_or(p);
     &base[..base.len().min(15)]
+}
+
+/// `f` of every event class of `set`: per trace, per stream class (with its id), per
+/// class index, as the kernel's tables by class are laid out.
+pub(crate) fn per_class<T>(set: &TraceSet, f: impl Fn(&Plan, &StreamPlan, &EventPlan) -> T) -> Vec<Vec<(u64, Vec<T>)>> {
+    set.traces.iter().map(|t| t.plan.streams.iter().map(|sp| (sp.id, sp.events.iter().map(|ev| f(&t.plan, sp, ev)).collect())).collect()).collect()
 }
 
 #[cfg(test)]
