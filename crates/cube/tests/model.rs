@@ -36,6 +36,14 @@ fn build(m: Materialization, ups: &[Update]) -> Cube {
     let mut c = Cube::new(config(m)).unwrap();
     let metric = c.schema.metric("events").unwrap();
     let (lo, hi) = c.schema.metrics[metric.0 as usize].extremes.unwrap();
+    // Every member the filters name exists even where the stream never updates it: an
+    // unknown member is an error, a known one with no data an empty answer.
+    for (kind, name) in OPS {
+        c.schema.dims[4].member(&[kind, name]);
+    }
+    for cpu in 0..3 {
+        c.schema.dims[1].member(&[&cpu.to_string()]);
+    }
     for &(t, op, cpu, d) in ups {
         let o = c.schema.dims[4].member(&[OPS[op].0, OPS[op].1]);
         let p = c.schema.dims[1].member(&[&cpu.to_string()]);
