@@ -127,12 +127,6 @@ fn print_equals_live_babeltrace2_on_every_shared_trace() {
             same += 1;
             continue;
         }
-        // Event names written with escapes in the metadata (`\x23`, `\0`): the TSDL
-        // lexer keeps them differently from Babeltrace's (a metadata matter, not print's).
-        if name == "cts-metadata-string-literal-escape" {
-            accepted.push(format!("{name}: TSDL string-literal escapes in event names"));
-            continue;
-        }
         let (o, th) = (String::from_utf8_lossy(&ours), String::from_utf8_lossy(&theirs));
         let d = differences(&o, &th);
         let bad: Vec<_> = d.iter().filter(|(a, b)| !stale_empty_string(a, b)).collect();

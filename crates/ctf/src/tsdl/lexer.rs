@@ -184,7 +184,12 @@ fn lex_quoted(b: &[u8], quote: u8) -> Result<(String, usize, u32), String> {
     loop {
         let Some(&c) = b.get(i) else { return Err("unterminated string literal".into()) };
         match c {
-            c if c == quote => return Ok((String::from_utf8_lossy(&out).into_owned(), i + 1, nl)),
+            c if c == quote => {
+                // A literal is a C string: an escaped NUL (`\0`) ends its value, as it
+                // does for Babeltrace.
+                let end = out.iter().position(|&c| c == 0).unwrap_or(out.len());
+                return Ok((String::from_utf8_lossy(&out[..end]).into_owned(), i + 1, nl));
+            }
             b'\n' => return Err("newline in string literal (unterminated string?)".into()),
             0 => return Err("NUL character in string literal".into()),
             b'\\' => {
@@ -210,15 +215,21 @@ fn lex_quoted(b: &[u8], quote: u8) -> Result<(String, usize, u32), String> {
                         out.push(v as u8);
                     }
                     b'x' => {
+                        // As many hex digits as keep the value within a byte (`\x023`
+                        // is `#`, `\x0231` is `#1`), as Babeltrace reads them.
                         let s = i;
-                        while i < b.len() && b[i].is_ascii_hexdigit() && i - s < 2 {
+                        let mut v = 0u32;
+                        while let Some(d) = b.get(i).and_then(|&c| (c as char).to_digit(16)) {
+                            if v * 16 + d > 0xff {
+                                break;
+                            }
+                            v = v * 16 + d;
                             i += 1;
                         }
                         if i == s {
                             return Err("\\x escape without hex digits".into());
                         }
-                        let v = u8::from_str_radix(std::str::from_utf8(&b[s..i]).unwrap_or("0"), 16).unwrap_or(0);
-                        out.push(v);
+                        out.push(v as u8);
                     }
                     other => return Err(format!("invalid escape sequence \\{}", other as char)),
                 }
@@ -281,6 +292,16 @@ mod tests {
                 Tok::Ident("e"),
             ]
         );
+    }
+
+    /// The escapes of the CTF test suite's `string-literal-escape` trace, with the value
+    /// Babeltrace 1 and 2 both print: hex escapes take digits while the value fits a
+    /// byte, octal ones at most three digits, and `\0` ends the string.
+    #[test]
+    fn string_escapes_read_as_babeltrace_reads_them() {
+        let src = r#""hex: \x41, \x23, \x023, \x0231, oct: \101, \043, \43, \0431, \0NOT SEEN""#;
+        assert_eq!(toks(src), vec![Tok::Str("hex: A, #, #, #1, oct: A, #, #, #1, ".into())]);
+        assert!(lex(r#""\xg""#).is_err());
     }
 
     #[test]
