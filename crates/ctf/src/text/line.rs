@@ -7,7 +7,7 @@ use crate::plan::{Node, Plan};
 use crate::stream::{EventRef, EventScope, Item};
 use crate::trace::TraceSet;
 
-use super::num::{civil_from_days, push_i64, push_padded, push_u64, put_short, IntStyle};
+use super::num::{civil_from_days, push_head_and_nanos, push_i64, push_padded, push_seconds, push_u64, put_short, IntStyle};
 use super::prog::{compile, Prog, Shape};
 use super::visit::TextVisitor;
 use super::{EnumCache, Style};
@@ -209,11 +209,8 @@ impl<'s> TextWriter<'s> {
     pub fn push_delta(out: &mut Vec<u8>, prev: Option<i64>, ts: i64) {
         match prev {
             Some(p) => {
-                let d = ts.wrapping_sub(p) as u64;
                 out.push(b'+');
-                push_u64(out, d / 1_000_000_000);
-                out.push(b'.');
-                push_padded(out, d % 1_000_000_000, 9);
+                push_seconds(out, ts.wrapping_sub(p) as u64);
             }
             None => out.extend_from_slice(b"+?.?????????"),
         }
@@ -482,10 +479,7 @@ impl<'s> TextWriter<'s> {
                 if ts < 0 {
                     out.push(b'-');
                 }
-                let a = ts.unsigned_abs();
-                push_u64(out, a / 1_000_000_000);
-                out.push(b'.');
-                push_padded(out, a % 1_000_000_000, 9);
+                push_seconds(out, ts.unsigned_abs());
                 return;
             }
         };
@@ -520,8 +514,7 @@ impl<'s> TextWriter<'s> {
             self.second = Some((sec, text, v.len() as u8));
             (text, v.len() as u8)
         });
-        out.extend_from_slice(&text[..len as usize]);
-        push_padded(out, ns, 9);
+        push_head_and_nanos(out, &text, len as usize, ns);
     }
 }
 

@@ -40,26 +40,71 @@ fn digits(v: u64) -> usize {
     (t + 1 - usize::from(v < POW10[t])).max(1)
 }
 
+/// Writes the `width` low decimal digits of `v`, zero-padded, at `p`.
+///
+/// # Safety
+/// `p` must be valid for writes of `width` bytes.
+#[inline(always)]
+unsafe fn write_digits(p: *mut u8, mut v: u64, width: usize) {
+    let mut i = width;
+    while i >= 2 {
+        let r = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        // SAFETY: `i + 2 <= width`, within what the caller made writable.
+        unsafe { std::ptr::copy_nonoverlapping(PAIRS.as_ptr().add(r), p.add(i), 2) };
+    }
+    if i == 1 {
+        // SAFETY: `width >= 1`.
+        unsafe { *p = b'0' + (v % 10) as u8 };
+    }
+}
+
 /// Writes the `width` low decimal digits of `v` at the end of `out`, zero-padded.
 #[inline(always)]
-fn put_digits(out: &mut Vec<u8>, mut v: u64, width: usize) {
+fn put_digits(out: &mut Vec<u8>, v: u64, width: usize) {
     out.reserve(width);
     let base = out.len();
-    // SAFETY: `reserve` made room for `width` more bytes, all written below before the
+    // SAFETY: `reserve` made room for `width` more bytes, all written before the
+    // length covers them.
+    unsafe {
+        write_digits(out.as_mut_ptr().add(base), v, width);
+        out.set_len(base + width);
+    }
+}
+
+/// Appends nanoseconds `v` as seconds, `S.nnnnnnnnn` (one capacity check, not four).
+#[inline]
+pub fn push_seconds(out: &mut Vec<u8>, v: u64) {
+    let (s, ns) = (v / 1_000_000_000, v % 1_000_000_000);
+    let sd = digits(s);
+    out.reserve(sd + 10);
+    let base = out.len();
+    // SAFETY: `reserve` made room for the `sd + 10` bytes written below, before the
     // length covers them.
     unsafe {
         let p = out.as_mut_ptr().add(base);
-        let mut i = width;
-        while i >= 2 {
-            let r = (v % 100) as usize * 2;
-            v /= 100;
-            i -= 2;
-            std::ptr::copy_nonoverlapping(PAIRS.as_ptr().add(r), p.add(i), 2);
-        }
-        if i == 1 {
-            *p = b'0' + (v % 10) as u8;
-        }
-        out.set_len(base + width);
+        write_digits(p, s, sd);
+        *p.add(sd) = b'.';
+        write_digits(p.add(sd + 1), ns, 9);
+        out.set_len(base + sd + 10);
+    }
+}
+
+/// Appends the first `len` bytes of `head` (a cached time of day, at most 24 bytes)
+/// and then `ns < 10^9` as 9 digits, with one capacity check.
+#[inline]
+pub fn push_head_and_nanos(out: &mut Vec<u8>, head: &[u8; 24], len: usize, ns: u64) {
+    assert!(len <= 24);
+    out.reserve(24 + 9);
+    let base = out.len();
+    // SAFETY: `reserve` made room for 33 bytes: the 24 copied (of which `len` are
+    // kept) and the 9 digits written after the kept ones, before the length covers them.
+    unsafe {
+        let p = out.as_mut_ptr().add(base);
+        std::ptr::copy_nonoverlapping(head.as_ptr(), p, 24);
+        write_digits(p.add(len), ns, 9);
+        out.set_len(base + len + 9);
     }
 }
 

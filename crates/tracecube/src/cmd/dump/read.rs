@@ -107,10 +107,9 @@ pub fn read_slice<E>(
         next = match advanced {
             // Most of the time the same stream stays first: no heap traffic then.
             Some(k) if heap.peek().is_none_or(|Reverse(top)| (k, h.stream, i) < *top) => Some((k, h.stream, i)),
-            Some(k) => {
-                heap.push(Reverse((k, h.stream, i)));
-                heap.pop().map(|Reverse(x)| x)
-            }
+            // Another stream comes first: it takes this one's place at the top, and one
+            // sift down puts this one where it belongs (not a push and a pop).
+            Some(k) => heap.peek_mut().map(|mut top| std::mem::replace(&mut *top, Reverse((k, h.stream, i))).0),
             None => heap.pop().map(|Reverse(x)| x),
         };
     }
