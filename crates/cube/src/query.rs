@@ -8,6 +8,7 @@
 //! from the smallest materialized cuboid that is fine enough.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
@@ -450,6 +451,58 @@ impl Cube {
 
     /// Answers `req`.
     pub fn query(&self, req: &Request) -> Result<Response> {
+        self.query_until(req, &AtomicBool::new(false))
+    }
+
+    /// An estimate of the work [`Cube::query`] does for `req`, in cell values read:
+    /// windows × cells of the cuboid that answers (× 2 for `avg`, which reads the
+    /// counts too; × the levels of the tilted frame for `min`/`max`, which read
+    /// bucket records). Cheap (no value is read): a server checks it before it runs
+    /// a request. The errors are those of [`Cube::query`].
+    pub fn query_cost(&self, req: &Request) -> Result<u64> {
+        let q = self.prepare(req)?;
+        let per_window = |p: &Plan| self.schema.cells_of(p.cuboid).len() as u64;
+        let mut cells = per_window(&q.plans.0) + q.plans.1.as_ref().map_or(0, per_window);
+        if matches!(req.agg, Agg::Min | Agg::Max) {
+            cells *= self.levels.len() as u64;
+        }
+        Ok(q.windows.saturating_mul(cells.max(1)))
+    }
+
+    /// Answers `req` unless `cancel` is set before it is done: then the error says
+    /// the query was cancelled (a server sets it when its client goes away).
+    pub fn query_until(&self, req: &Request, cancel: &AtomicBool) -> Result<Response> {
+        let q = self.prepare(req)?;
+        let (t1, t2) = q.span;
+        let windows = match req.every {
+            Some(e) if q.windows > 1 => (0..q.windows)
+                .map(|i| {
+                    if cancel.load(Ordering::Relaxed) {
+                        return Err(CubeError::Query("query cancelled".into()));
+                    }
+                    // `(i + 1) * e` may pass u64::MAX on an unbounded range: saturate.
+                    self.window(req, &q.plans, t1 + i * e, t1.saturating_add((i + 1).saturating_mul(e)).min(t2))
+                })
+                .collect::<Result<_>>()?,
+            _ => vec![self.window(req, &q.plans, t1, t2)?],
+        };
+        let s = &self.schema;
+        let m = &s.metrics[q.base.0 as usize];
+        let by = q
+            .plans
+            .0
+            .by
+            .iter()
+            .map(|&(i, l)| {
+                let d = &s.dims[m.dims[i] as usize];
+                format!("{}:{}", d.name, d.levels[l as usize])
+            })
+            .collect();
+        Ok(Response { metric: req.metric.clone(), agg: req.agg, by, origin_ns: self.span.map_or(0, |s| s.0), windows })
+    }
+
+    /// The plans, time span and number of windows of `req`, checked.
+    fn prepare(&self, req: &Request) -> Result<Prepared> {
         let s = &self.schema;
         let base = s.metric(&req.metric).ok_or_else(|| {
             let names: Vec<&str> = s.metrics.iter().map(|m| m.name.as_str()).collect();
@@ -480,25 +533,26 @@ impl Cube {
             Some(e) if e > 0 && t2 > t1 => {
                 let n = (t2 - t1).div_ceil(e);
                 if n > MAX_WINDOWS {
-                    return Err(CubeError::Query(format!("{n} windows: use a larger --every")));
+                    return Err(CubeError::Query(format!(
+                        "every {}: {n} windows, over the limit of {MAX_WINDOWS} (ask a larger every or a shorter range)",
+                        format_duration(e)
+                    )));
                 }
-                // `(i + 1) * e` may pass u64::MAX on an unbounded range: saturate.
-                (0..n).map(|i| self.window(req, &plans, t1 + i * e, t1.saturating_add((i + 1).saturating_mul(e)).min(t2))).collect::<Result<_>>()?
+                n
             }
-            _ => vec![self.window(req, &plans, t1, t2)?],
+            _ => 1,
         };
-        let m = &s.metrics[base.0 as usize];
-        let by = plans
-            .0
-            .by
-            .iter()
-            .map(|&(i, l)| {
-                let d = &s.dims[m.dims[i] as usize];
-                format!("{}:{}", d.name, d.levels[l as usize])
-            })
-            .collect();
-        Ok(Response { metric: req.metric.clone(), agg: req.agg, by, origin_ns: self.span.map_or(0, |s| s.0), windows })
+        Ok(Prepared { base, plans, span: (t1, t2), windows })
     }
+}
+
+/// A checked request, ready to answer.
+struct Prepared {
+    base: MetricId,
+    /// The plan of the values and, for `avg`, of the counts.
+    plans: (Plan, Option<Plan>),
+    span: (u64, u64),
+    windows: u64,
 }
 
 impl Response {

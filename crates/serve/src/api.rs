@@ -1,6 +1,9 @@
 //! The JSON endpoints. Each handler parses its parameters (a 400 names what is
 //! wrong), then reads the cube under a read lock on a blocking thread.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use axum::extract::{RawQuery, State};
 use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -60,12 +63,33 @@ async fn with_cube(st: &AppState, f: impl FnOnce(&Cube) -> Result<Value, ApiErro
     }
 }
 
-/// `GET /api/query`: `tracecube query --format json` over HTTP.
+/// Sets its flag when dropped. A handler's future is dropped when its client goes
+/// away, so the query it started stops at its next window instead of running on.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// `GET /api/query`: `tracecube query --format json` over HTTP, refused before it
+/// runs when its estimated cost is over the server's bound, and cancelled when the
+/// client goes away.
 pub(crate) async fn query(State(st): State<AppState>, RawQuery(raw): RawQuery) -> ApiResult {
     let args = params::query_args(&pairs(raw.as_deref()))?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    let _cancel_on_drop = CancelOnDrop(cancel.clone());
+    let max = st.max_query_cost;
     with_cube(&st, move |c| {
         let req = args.to_request(c)?;
-        Ok(c.query(&req)?.to_json())
+        let cost = c.query_cost(&req)?;
+        if cost > max {
+            return Err(ApiError::bad(format!(
+                "this query would read {cost} cell values, over the server's limit of {max}: ask a larger every, a shorter range, fewer groups or a narrower where"
+            )));
+        }
+        Ok(c.query_until(&req, &cancel)?.to_json())
     })
     .await
 }

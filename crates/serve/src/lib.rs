@@ -18,16 +18,23 @@
 //!
 //! A bad request gets a 4xx answer `{"error": "what is wrong"}`; a handler never
 //! panics on input (and a panic would still only fail its own request).
+//!
+//! No client can keep the server busy ([`Limits`]): a query's cost is estimated
+//! before it runs and refused over a bound; a query whose client goes away is
+//! cancelled; headers must arrive within a timeout, which also closes connections
+//! left idle; and the connections served at once are bounded.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod api;
 mod assets;
+mod conn;
 mod params;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use axum::routing::get;
 use axum::Router;
@@ -42,11 +49,17 @@ pub type SharedCube = Arc<RwLock<cube::Cube>>;
 pub(crate) struct AppState {
     pub cube: SharedCube,
     pub live: bool,
+    /// [`Limits::max_query_cost`].
+    pub max_query_cost: u64,
 }
 
 /// The application: API routes, the page and its assets. `live: true` tells the page
 /// to refresh on its own.
 pub fn router(cube: SharedCube, live: bool) -> Router {
+    router_with(cube, live, Limits::default())
+}
+
+fn router_with(cube: SharedCube, live: bool, limits: Limits) -> Router {
     Router::new()
         .route("/", get(assets::index))
         .route("/assets/{file}", get(assets::asset))
@@ -57,7 +70,26 @@ pub fn router(cube: SharedCube, live: bool) -> Router {
         .route("/api/members", get(api::members))
         .route("/api/info", get(api::info))
         .fallback(api::not_found)
-        .with_state(AppState { cube, live })
+        .with_state(AppState { cube, live, max_query_cost: limits.max_query_cost })
+}
+
+/// What the server allows each client, so that no client can keep it busy (E4).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// How long a client may take to send a request's headers, and how long a
+    /// connection may stay idle between two requests, before it is closed.
+    pub header_timeout: Duration,
+    /// The most work a query may ask for, in cell values read
+    /// ([`cube::Cube::query_cost`]); a query over it is refused before it runs.
+    pub max_query_cost: u64,
+    /// Connections served at once; more wait in the listen backlog.
+    pub max_connections: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { header_timeout: Duration::from_secs(10), max_query_cost: 20_000_000, max_connections: 256 }
+    }
 }
 
 /// A server running on its own thread; see [`spawn`].
@@ -94,25 +126,30 @@ impl ServerHandle {
 }
 
 /// Binds `addr` and serves [`router`] on a background thread with its own tokio
-/// runtime. Dropping the handle leaves the server running until the process ends.
+/// runtime, with the default [`Limits`]. Dropping the handle leaves the server
+/// running until the process ends.
 pub fn spawn(addr: SocketAddr, cube: SharedCube, live: bool) -> anyhow::Result<ServerHandle> {
+    spawn_with(addr, cube, live, Limits::default())
+}
+
+/// [`spawn`] with the given limits.
+pub fn spawn_with(addr: SocketAddr, cube: SharedCube, live: bool, limits: Limits) -> anyhow::Result<ServerHandle> {
     let listener = std::net::TcpListener::bind(addr).map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
     listener.set_nonblocking(true)?;
     let local = listener.local_addr()?;
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("tracecube-http").enable_io().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("tracecube-http").enable_io().enable_time().build()?;
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let app = router(cube, live);
+    let app = router_with(cube, live, limits);
     let thread = std::thread::Builder::new().name("tracecube-serve".into()).spawn(move || {
         rt.block_on(async move {
             let l = tokio::net::TcpListener::from_std(listener)?;
-            axum::serve(l, app)
-                .with_graceful_shutdown(async move {
-                    // A dropped handle (sender gone without a message) keeps serving.
-                    if rx.await.is_err() {
-                        std::future::pending::<()>().await;
-                    }
-                })
-                .await
+            conn::serve(l, app, limits, async move {
+                // A dropped handle (sender gone without a message) keeps serving.
+                if rx.await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            })
+            .await
         })
     })?;
     Ok(ServerHandle { addr: local, stop: Some(tx), thread: Some(thread) })
