@@ -4,7 +4,7 @@
 use crate::cube::Cube;
 use crate::error::{CubeError, Result};
 use crate::query::{Agg, Request, When};
-use crate::time::{parse_duration, parse_instant};
+use crate::time::{parse_duration, parse_instant, TimeBase, Zone};
 
 /// The largest `top` accepted (by `tracecube query` and the server alike).
 pub const MAX_TOP: usize = 100_000;
@@ -51,18 +51,28 @@ pub struct QueryArgs {
     pub top: Option<usize>,
     /// `--every DUR`.
     pub every: Option<String>,
+    /// `--gmt`: civil times without an offset are UTC, not local.
+    pub gmt: bool,
 }
 
 impl QueryArgs {
-    /// The request these arguments mean for `cube` (offsets are from its first update).
-    /// Without `--at/--range/--last`, the whole history.
+    /// The request these arguments mean for `cube`, instants read by
+    /// [`parse_instant`] (offsets from its first update: the first event). Without
+    /// `--at/--range/--last`, the whole history.
     pub fn to_request(&self, cube: &Cube) -> Result<Request> {
-        let origin = cube.span().map_or(0, |s| s.0);
+        let base = TimeBase { origin_ns: cube.span().map_or(0, |s| s.0) as i64, zone: if self.gmt { Zone::Utc } else { Zone::Local } };
+        let instant = |t: &str| -> Result<u64> {
+            // Cube times are u64 ns: every one of them may be written, up to u64::MAX.
+            if let Ok(ns) = t.trim().parse::<u64>() {
+                return Ok(ns);
+            }
+            u64::try_from(parse_instant(t, base)?).map_err(|_| CubeError::Time(format!("{t:?}: before 1970, where no cube has data")))
+        };
         let when = match (&self.at, &self.range, &self.last) {
-            (Some(t), None, None) => When::At(parse_instant(t, origin)?),
+            (Some(t), None, None) => When::At(instant(t)?),
             (None, Some(r), None) => {
                 let (a, b) = r.split_once("..").ok_or_else(|| CubeError::Query(format!("--range {r:?}: expected T1..T2")))?;
-                When::Range(parse_instant(a, origin)?, parse_instant(b, origin)?)
+                When::Range(instant(a)?, instant(b)?)
             }
             (None, None, Some(d)) => When::Last(parse_duration(d)?),
             (None, None, None) => When::At(u64::MAX),

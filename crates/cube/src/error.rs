@@ -23,8 +23,9 @@ pub enum CubeError {
     /// A query names something the cube does not have, or is malformed.
     #[error("query: {0}")]
     Query(String),
-    /// A time or duration could not be parsed.
-    #[error("cannot parse time {0:?} (expected ns, ISO-8601, +OFFSET or a duration like 2.5s, 5min)")]
+    /// A time or duration could not be parsed (the message quotes it and says what
+    /// was expected).
+    #[error("bad time {0}")]
     Time(String),
     /// The catalog of a cube file is damaged or of another version.
     #[error("cube catalog {path}: {reason}")]

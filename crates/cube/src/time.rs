@@ -1,5 +1,6 @@
-//! Durations and instants as users write them: `2.5s`, `5min`, absolute ns,
-//! ISO-8601 (`2024-03-01T14:02:00.5Z`) and offsets from the trace start (`+2.5s`).
+//! Durations and instants as users write them, one syntax for every command and the
+//! API: `2.5s`, `5min`, absolute ns, ISO-8601 (`2024-03-01T14:02:00.5Z`), a time of
+//! day on the trace's first day (`17:55:08`) and offsets from the first event (`+2.5s`).
 
 use crate::error::{CubeError, Result};
 
@@ -7,6 +8,7 @@ use crate::error::{CubeError, Result};
 /// `min`, `h`, `d`, `w` (a bare number is nanoseconds). Returns nanoseconds.
 pub fn parse_duration(s: &str) -> Result<u64> {
     let s = s.trim();
+    let bad = || CubeError::Time(format!("{s:?}: expected a duration, a number and a unit among ns, us, ms, s, min, h, d, w (2.5s, 5min)"));
     let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
     let mult: u64 = match unit.trim() {
@@ -18,14 +20,13 @@ pub fn parse_duration(s: &str) -> Result<u64> {
         "h" => 3_600_000_000_000,
         "d" => 86_400_000_000_000,
         "w" => 7 * 86_400_000_000_000,
-        _ => return Err(CubeError::Time(s.into())),
+        _ => return Err(bad()),
     };
     if num.is_empty() {
-        return Err(CubeError::Time(s.into()));
+        return Err(bad());
     }
     // Exact integer arithmetic on the decimal digits (no float rounding).
     let (int, frac) = num.split_once('.').unwrap_or((num, ""));
-    let bad = || CubeError::Time(s.into());
     let int: u64 = if int.is_empty() { 0 } else { int.parse().map_err(|_| bad())? };
     let mut v = int.checked_mul(mult).ok_or_else(bad)?;
     let mut scale = mult;
@@ -37,56 +38,96 @@ pub fn parse_duration(s: &str) -> Result<u64> {
     Ok(v)
 }
 
-/// Days from 1970-01-01 to the civil date `y-m-d` (proleptic Gregorian).
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let mp = (i64::from(m) + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+/// The time zone of civil times written without an offset (`HH:MM:SS`,
+/// `YYYY-MM-DD HH:MM:SS`): the local one (`TZ`, as Babeltrace and lttng-analyses
+/// read them) unless asked for UTC (`--gmt`, `--clock-gmt`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Zone {
+    /// The local time zone.
+    #[default]
+    Local,
+    /// UTC.
+    Utc,
 }
 
-/// Parses `YYYY-MM-DDTHH:MM:SS[.fff][Z]` (UTC) into ns since the Epoch.
-pub fn parse_iso8601(s: &str) -> Result<u64> {
-    let bad = || CubeError::Time(s.into());
-    let t = s.trim().trim_end_matches('Z');
-    let (date, time) = t.split_once(['T', ' ']).unwrap_or((t, "00:00:00"));
-    let mut dp = date.split('-');
-    let y: i64 = dp.next().ok_or_else(bad)?.parse().map_err(|_| bad())?;
-    let m: u32 = dp.next().ok_or_else(bad)?.parse().map_err(|_| bad())?;
-    let d: u32 = dp.next().ok_or_else(bad)?.parse().map_err(|_| bad())?;
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
-        return Err(bad());
-    }
-    let mut tp = time.split(':');
-    let hh: u64 = tp.next().ok_or_else(bad)?.parse().map_err(|_| bad())?;
-    let mm: u64 = tp.next().unwrap_or("0").parse().map_err(|_| bad())?;
-    let sec = parse_duration(&format!("{}s", tp.next().unwrap_or("0")))?;
-    // Years past 9999 are typos; the arithmetic below is checked all the same (u64
-    // nanoseconds end in 2554).
-    if !(1..=9999).contains(&y) || hh > 23 || mm > 59 || sec > 60_999_999_999 {
-        return Err(bad());
-    }
-    let days = days_from_civil(y, m, d);
-    if days < 0 {
-        return Err(bad());
-    }
-    (days as u64).checked_mul(86_400_000_000_000).and_then(|v| v.checked_add(hh * 3_600_000_000_000 + mm * 60_000_000_000 + sec)).ok_or_else(bad)
+/// What an instant is read against: the origin of `+OFFSET`s (the first event) and
+/// the zone of civil times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeBase {
+    /// ns since the epoch of the first event: `+OFFSET` counts from it, and a bare
+    /// `HH:MM:SS` is on its day.
+    pub origin_ns: i64,
+    /// The zone of civil times without an offset.
+    pub zone: Zone,
 }
 
-/// Parses an instant: absolute ns (`1700000000000000000`), ISO-8601, or an offset
-/// from `origin` (the trace start) written `+DUR`.
-pub fn parse_instant(s: &str, origin: u64) -> Result<u64> {
+/// The forms an instant may take, for messages and `--help`.
+pub const TIME_SYNTAX: &str = "ns since the epoch, +OFFSET from the first event (+2.5s, +10ms, +1min), HH:MM:SS[.fraction] on the first event's day, \
+     or YYYY-MM-DD[ |T]HH:MM:SS[.fraction][Z|+HH:MM]";
+
+/// Parses an instant (one syntax for every command and the API; the date arithmetic
+/// is chrono's): ns since the epoch, `+DUR` from `base.origin_ns`,
+/// `HH:MM:SS[.fraction]` on the origin's day, or an ISO-8601 date and time (with an
+/// offset or `Z`, or else in `base.zone`). Returns ns since the epoch.
+pub fn parse_instant(s: &str, base: TimeBase) -> Result<i64> {
+    use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime};
     let s = s.trim();
+    let bad = || CubeError::Time(format!("{s:?}: expected {TIME_SYNTAX}"));
     if let Some(off) = s.strip_prefix('+') {
-        return Ok(origin.saturating_add(parse_duration(off)?));
+        let d = i64::try_from(parse_duration(off).map_err(|_| bad())?).map_err(|_| bad())?;
+        return base.origin_ns.checked_add(d).ok_or_else(bad);
     }
-    if s.bytes().all(|b| b.is_ascii_digit()) && !s.is_empty() {
-        return s.parse().map_err(|_| CubeError::Time(s.into()));
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return s.parse().map_err(|_| bad());
     }
-    parse_iso8601(s)
+    let iso = s.replacen(' ', "T", 1);
+    if let Ok(t) = DateTime::parse_from_rfc3339(&iso) {
+        return t.timestamp_nanos_opt().ok_or_else(bad);
+    }
+    let civil = if let Ok(dt) = NaiveDateTime::parse_from_str(&iso, "%Y-%m-%dT%H:%M:%S%.f") {
+        dt
+    } else if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+        d.and_time(NaiveTime::MIN)
+    } else if let Ok(t) = NaiveTime::parse_from_str(s, "%H:%M:%S%.f") {
+        date_of(base.origin_ns, base.zone).and_time(t)
+    } else {
+        return Err(bad());
+    };
+    in_zone(civil, base.zone).ok_or_else(bad)
+}
+
+/// The civil date of `ns` (since the epoch) in `zone`.
+fn date_of(ns: i64, zone: Zone) -> chrono::NaiveDate {
+    let utc = chrono::DateTime::from_timestamp_nanos(ns);
+    match zone {
+        Zone::Utc => utc.date_naive(),
+        Zone::Local => utc.with_timezone(&chrono::Local).date_naive(),
+    }
+}
+
+/// ns since the epoch of a civil time in `zone` (the earlier of two, in a repeated
+/// hour; `None` in a skipped one or out of range).
+fn in_zone(t: chrono::NaiveDateTime, zone: Zone) -> Option<i64> {
+    use chrono::TimeZone;
+    match zone {
+        Zone::Utc => t.and_utc().timestamp_nanos_opt(),
+        Zone::Local => chrono::Local.from_local_datetime(&t).earliest()?.timestamp_nanos_opt(),
+    }
+}
+
+/// An instant in the three forms [`parse_instant`] reads: ns since the epoch, the
+/// date and time in `base.zone` (ISO-8601 with its offset), and the offset from the
+/// origin (`+1.5s`).
+pub fn instant_forms(ns: i64, base: TimeBase) -> String {
+    let utc = chrono::DateTime::from_timestamp_nanos(ns);
+    let civil = match base.zone {
+        Zone::Utc => utc.format("%Y-%m-%dT%H:%M:%S%.9fZ").to_string(),
+        Zone::Local => utc.with_timezone(&chrono::Local).format("%Y-%m-%dT%H:%M:%S%.9f%:z").to_string(),
+    };
+    let off = ns - base.origin_ns;
+    let sign = if off < 0 { "-" } else { "+" };
+    let a = off.unsigned_abs();
+    format!("{ns} ns = {civil} = {sign}{}.{:09}s", a / 1_000_000_000, a % 1_000_000_000)
 }
 
 /// Formats a duration in the largest unit that divides it (`300s` → `5min`).
@@ -121,15 +162,36 @@ mod tests {
         assert_eq!(format_duration(300_000_000_000), "5min");
     }
 
+    const UTC: TimeBase = TimeBase { origin_ns: 100, zone: Zone::Utc };
+
     #[test]
     fn instants() {
-        assert_eq!(parse_instant("+2.5s", 100).unwrap(), 2_500_000_100);
-        assert_eq!(parse_instant("42", 100).unwrap(), 42);
-        assert_eq!(parse_instant("1970-01-02T00:00:01.5Z", 0).unwrap(), 86_401_500_000_000);
-        assert_eq!(parse_iso8601("2000-03-01T00:00:00Z").unwrap() / 1_000_000_000, 951_868_800);
-        // Out of range: an error, not an overflow.
-        assert!(parse_iso8601("9999-01-01T00:00:00Z").is_err());
-        assert!(parse_iso8601("99999999999-01-01T00:00:00Z").is_err());
-        assert!(parse_iso8601("2024-01-01T25:00:00Z").is_err());
+        assert_eq!(parse_instant("+2.5s", UTC).unwrap(), 2_500_000_100);
+        assert_eq!(parse_instant("+1min", UTC).unwrap(), 60_000_000_100);
+        assert_eq!(parse_instant("42", UTC).unwrap(), 42);
+        assert_eq!(parse_instant("1970-01-02T00:00:01.5Z", UTC).unwrap(), 86_401_500_000_000);
+        assert_eq!(parse_instant("1970-01-02 00:00:01.5", UTC).unwrap(), 86_401_500_000_000);
+        assert_eq!(parse_instant("1970-01-02T01:00:01.5+01:00", UTC).unwrap(), 86_401_500_000_000);
+        assert_eq!(parse_instant("2000-03-01", UTC).unwrap() / 1_000_000_000, 951_868_800);
+        // On the origin's day (lttng-analyses' `--begin 17:55:08`).
+        let base = TimeBase { origin_ns: 1_795_317_000_000_000_000, zone: Zone::Utc };
+        assert_eq!(parse_instant("03:12:07", base).unwrap(), 1_795_317_127_000_000_000);
+        assert_eq!(parse_instant("03:12:07.25", base).unwrap(), 1_795_317_127_250_000_000);
+        assert_eq!(parse_instant("2026-11-22 03:12:06.5", base).unwrap(), 1_795_317_126_500_000_000);
+        for bad in ["soon", "03:12", "2024-01-01T25:00:00Z", "99999999999-01-01T00:00:00Z", "+3 parsecs", "+", "", "2024-13-01"] {
+            let e = parse_instant(bad, base).unwrap_err().to_string();
+            assert!(e.contains("HH:MM:SS"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn forms_read_back() {
+        let base = TimeBase { origin_ns: 1_795_317_000_000_000_000, zone: Zone::Utc };
+        let t = 1_795_317_127_250_000_001;
+        let f = instant_forms(t, base);
+        assert_eq!(f, "1795317127250000001 ns = 2026-11-22T03:12:07.250000001Z = +127.250000001s");
+        for part in f.split(" = ") {
+            assert_eq!(parse_instant(part.trim_end_matches(" ns"), base).unwrap(), t, "{part}");
+        }
     }
 }

@@ -72,6 +72,8 @@ pub(crate) fn query_args(pairs: &[(String, String)]) -> Result<QueryArgs, String
         filters: all(pairs, "where"),
         top,
         every: text("every")?,
+        // Civil times in the server's zone, as `tracecube query` reads them there.
+        gmt: false,
     })
 }
 

@@ -142,9 +142,9 @@ fn bad_queries_get_400_saying_what_is_wrong() {
     bad("/api/query?metric=cpu_time&top=0", "top=0");
     bad("/api/query?metric=cpu_time&top=many", "top=\"many\"");
     bad("/api/query?metric=cpu_time&top=99999999999999999999999", "top=");
-    bad("/api/query?metric=cpu_time&at=yesterday", "cannot parse time \"yesterday\"");
-    bad("/api/query?metric=cpu_time&at=2024-13-45T99:00:00Z", "cannot parse time");
-    bad("/api/query?metric=cpu_time&last=3parsecs", "cannot parse time");
+    bad("/api/query?metric=cpu_time&at=yesterday", "bad time \"yesterday\": expected ns since the epoch");
+    bad("/api/query?metric=cpu_time&at=2024-13-45T99:00:00Z", "bad time");
+    bad("/api/query?metric=cpu_time&last=3parsecs", "bad time \"3parsecs\": expected a duration");
     bad("/api/query?metric=cpu_time&at=%2B1s&last=1s", "one of --at, --range, --last");
     bad("/api/query?metric=cpu_time&every=1ns", "windows");
     bad("/api/query?metric=cpu_time&every=0", "must be positive");

@@ -220,3 +220,47 @@ fn lami_handshake_and_results_agree_with_the_metadata() {
         }
     }
 }
+
+/// One time syntax, one origin (the first event), in every command: each form of the
+/// same instant gives the same `analyze` count, the same first `print` line and the
+/// same `query` value. kemu-small's first event is 2026-11-22T03:12:06.096664128Z; the
+/// instant is 200 ms later. The local forms are read with TZ=Europe/Paris (UTC+1).
+#[test]
+fn every_time_form_means_the_same_instant_everywhere() {
+    let Some(shared) = shared() else { return };
+    let t = shared.join("traces/lttng-recorded/kemu-small");
+    let forms: [(&str, &[&str]); 8] = [
+        ("1795317126296664128", &[]),
+        ("+200ms", &[]),
+        ("+0.2s", &[]),
+        ("03:12:06.296664128", &["--gmt"]),
+        ("04:12:06.296664128", &[]),
+        ("2026-11-22T03:12:06.296664128Z", &[]),
+        ("2026-11-22 04:12:06.296664128", &[]),
+        ("2026-11-22T04:12:06.296664128+01:00", &["--gmt"]),
+    ];
+    let run = |args: &[&str]| {
+        let out = bin().env("TZ", "Europe/Paris").args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cube = dir.path().join("c.cube");
+    run(&["cube", "build", t.to_str().unwrap(), "-o", cube.to_str().unwrap()]);
+    let mut seen: Option<(String, String, String)> = None;
+    for (form, extra) in forms {
+        let count = run(&[&["analyze", t.to_str().unwrap(), "-a", "count", "--begin", form][..], extra].concat());
+        let print_gmt: &[&str] = if extra.is_empty() { &[] } else { &["--clock-gmt"] };
+        let first_line = run(&[&["print", t.to_str().unwrap(), "--begin", form][..], print_gmt].concat()).lines().next().unwrap_or_default().to_string();
+        // (print shows local or UTC times as asked: compare from the event's name on.)
+        let first_line = first_line.split_once(") ").map_or(first_line.clone(), |x| x.1.to_string());
+        let value = run(&[&["query", cube.to_str().unwrap(), "--metric", "events", "--at", form][..], extra].concat());
+        let got = (count.lines().next().unwrap_or_default().to_string(), first_line, value);
+        match &seen {
+            None => seen = Some(got),
+            Some(s) => assert_eq!(&got, s, "{form} {extra:?}"),
+        }
+    }
+    let (count, _, _) = seen.unwrap();
+    assert!(!count.contains("Events: 0 "), "{count}");
+}

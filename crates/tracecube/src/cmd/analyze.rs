@@ -34,13 +34,17 @@ pub struct AnalyzeArgs {
     /// Workers and slices.
     #[command(flatten)]
     pub chunking: ChunkingArgs,
-    /// Start of the time range: ns from origin, or an offset from the trace start
-    /// such as `+2.5s`, `+300ms`.
+    /// Start of the time range: ns since the epoch, +OFFSET from the first event
+    /// (+2.5s, +300ms, +1min), HH:MM:SS[.fraction] on the first event's day, or
+    /// YYYY-MM-DD[ |T]HH:MM:SS[.fraction][Z|+HH:MM] (local time unless --gmt).
     #[arg(long)]
     pub begin: Option<String>,
     /// End of the time range (same forms as --begin).
     #[arg(long)]
     pub end: Option<String>,
+    /// Civil times in --begin/--end are UTC, not local time.
+    #[arg(long)]
+    pub gmt: bool,
     /// Only these thread ids (repeatable, or comma-separated).
     #[arg(long, value_delimiter = ',')]
     pub tid: Vec<i32>,
@@ -159,49 +163,8 @@ pub fn parse_size(s: &str) -> Result<u64> {
     n.checked_mul(mult).filter(|v| *v > 0).ok_or_else(|| anyhow!("size {s:?} out of range"))
 }
 
-/// Parses a time: ns from origin, or `+N[s|ms|us|ns]` from `start`.
-pub fn parse_time(s: &str, start: i64) -> Result<i64> {
-    if let Some(rel) = s.strip_prefix('+') {
-        let (num, unit) = match rel.find(|c: char| c.is_ascii_alphabetic()) {
-            Some(i) => (&rel[..i], &rel[i..]),
-            None => (rel, "s"),
-        };
-        let v: f64 = num.parse().with_context(|| format!("bad time offset {s:?}"))?;
-        let scale = match unit {
-            "s" => 1e9,
-            "ms" => 1e6,
-            "us" => 1e3,
-            "ns" => 1.0,
-            _ => bail!("bad time unit in {s:?} (s, ms, us or ns)"),
-        };
-        return Ok(start + (v * scale).round() as i64);
-    }
-    s.parse().with_context(|| format!("bad time {s:?}: ns from origin, or an offset like +2.5s"))
-}
-
-/// Earliest packet beginning of the set, in ns (the trace start for `+` offsets).
-pub(crate) fn trace_start(set: &TraceSet) -> i64 {
-    set.streams
-        .iter()
-        .flat_map(|s| s.packets.first())
-        .filter_map(|p| {
-            let t = &set.traces[p.trace as usize];
-            let sp = t.plan.stream(p.info.stream_class)?;
-            Some(t.clocks[sp.clock?].to_ns(p.info.ts_begin?))
-        })
-        .min()
-        .unwrap_or(0)
-}
-
 fn options(a: &AnalyzeArgs, set: &TraceSet) -> Result<RunOptions> {
-    let start = trace_start(set);
-    let begin = a.begin.as_deref().map(|s| parse_time(s, start)).transpose()?;
-    let end = a.end.as_deref().map(|s| parse_time(s, start)).transpose()?;
-    if let (Some(b), Some(e)) = (begin, end) {
-        if b > e {
-            bail!("--begin ({b}) is after --end ({e})");
-        }
-    }
+    let (begin, end) = super::time_range(a.begin.as_deref(), a.end.as_deref(), super::time_base(set, a.gmt))?;
     Ok(RunOptions {
         threads: a.chunking.threads,
         chunk_size: a.chunking.chunk_bytes()?,
@@ -349,14 +312,5 @@ mod tests {
         assert!(parse_size("0").is_err());
         assert!(parse_size("x").is_err());
         assert!(parse_size("99999999999G").is_err());
-    }
-
-    #[test]
-    fn times() {
-        assert_eq!(parse_time("+2.5s", 10).unwrap(), 2_500_000_010);
-        assert_eq!(parse_time("+300ms", 0).unwrap(), 300_000_000);
-        assert_eq!(parse_time("12345", 99).unwrap(), 12345);
-        assert!(parse_time("+3h", 0).is_err());
-        assert!(parse_time("soon", 0).is_err());
     }
 }

@@ -36,10 +36,12 @@ pub struct QueryArgs {
     /// Aggregate: sum (default), count, avg, min or max (min/max: metrics with extremes).
     #[arg(long)]
     pub agg: Option<String>,
-    /// Value at this time (ns, ISO-8601, or an offset like `+2.5s`).
+    /// Value from the first event to this time: ns since the epoch, +OFFSET from the
+    /// first event (+2.5s), HH:MM:SS[.fraction] on the first event's day, or
+    /// YYYY-MM-DD[ |T]HH:MM:SS[.fraction][Z|+HH:MM] (local time unless --gmt).
     #[arg(long)]
     pub at: Option<String>,
-    /// Value over T1..T2.
+    /// Value over T1..T2 (each as --at).
     #[arg(long)]
     pub range: Option<String>,
     /// Value over the last DUR (e.g. `7min`).
@@ -60,6 +62,9 @@ pub struct QueryArgs {
     /// Output format: text or json.
     #[arg(long, default_value = "text")]
     pub format: String,
+    /// Civil times in --at/--range are UTC, not local time.
+    #[arg(long)]
+    pub gmt: bool,
 }
 
 /// The cube configuration of `--config FILE`, or the defaults.
@@ -108,8 +113,18 @@ pub fn run(a: CubeArgs) -> Result<()> {
 /// Runs `query`.
 pub fn query(a: QueryArgs) -> Result<()> {
     let c = cube::open(&a.cube)?;
-    let args =
-        cube::cli::QueryArgs { metric: a.metric, agg: a.agg, at: a.at, range: a.range, last: a.last, by: a.by, filters: a.filters, top: a.top, every: a.every };
+    let args = cube::cli::QueryArgs {
+        metric: a.metric,
+        agg: a.agg,
+        at: a.at,
+        range: a.range,
+        last: a.last,
+        by: a.by,
+        filters: a.filters,
+        top: a.top,
+        every: a.every,
+        gmt: a.gmt,
+    };
     let resp = c.query(&args.to_request(&c)?)?;
     match a.format.as_str() {
         "text" => print!("{}", resp.to_text()),

@@ -46,9 +46,10 @@ pub struct DumpArgs {
 /// Which events are written, and by how many threads.
 #[derive(clap::Args, Clone, Default)]
 pub struct SelectArgs {
-    /// Beginning of the time range: ns from origin, +OFFSET from the trace's start
-    /// (+2.5s, +10ms), HH:MM:SS[.ns] (on the trace's first day) or
-    /// "YYYY-MM-DD HH:MM:SS[.ns]" (in the time zone of the text: local unless --clock-gmt).
+    /// Beginning of the time range: ns since the epoch, +OFFSET from the first event
+    /// (+2.5s, +10ms), HH:MM:SS[.fraction] on the first event's day, or
+    /// "YYYY-MM-DD HH:MM:SS[.fraction]" (in the time zone of the text: local unless
+    /// --clock-gmt; or with Z / +HH:MM).
     #[arg(long)]
     pub begin: Option<String>,
     /// End of the time range (inclusive; same forms as --begin).
@@ -138,16 +139,9 @@ pub fn run(mut a: DumpArgs) -> Result<()> {
     }
     let set = super::open_traces(&a.trace)?;
     let topts = text_options(&a.view)?;
-    let offset = match topts.time {
-        ctf::text::TimeFormat::Wall { utc_offset, .. } => utc_offset,
-        ctf::text::TimeFormat::Seconds => None,
-    };
-    let start = super::analyze::trace_start(&set);
-    let time = |s: &Option<String>| s.as_deref().map(|s| opts::parse_time(s, start, offset)).transpose();
-    let range = (time(&a.select.begin)?.unwrap_or(i64::MIN), time(&a.select.end)?.unwrap_or(i64::MAX));
-    if range.0 > range.1 {
-        anyhow::bail!("--begin ({}) is after --end ({})", range.0, range.1);
-    }
+    // Civil times are read in the zone the text is shown in.
+    let (b, e) = super::time_range(a.select.begin.as_deref(), a.select.end.as_deref(), super::time_base(&set, a.view.clock_gmt))?;
+    let range = (b.unwrap_or(i64::MIN), e.unwrap_or(i64::MAX));
     let filter = read::Filter { range, streams: stream_filters(&set, &a.select) };
     let text = a.text;
     let make = || if text { TextWriter::text(&set, topts) } else { TextWriter::json(&set) };

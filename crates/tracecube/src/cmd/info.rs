@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use ::cube::time::{instant_forms, TimeBase, Zone};
 use anyhow::Result;
 use ctf::ir::{EnvValue, MetadataFormat};
 use ctf::stream::{Item, StreamCursor};
@@ -12,6 +13,9 @@ use ctf::stream::{Item, StreamCursor};
 pub struct InfoArgs {
     /// Trace directory.
     pub trace: PathBuf,
+    /// Show dates and times of day in UTC, not local time.
+    #[arg(long)]
+    pub gmt: bool,
 }
 
 #[derive(Default)]
@@ -116,6 +120,13 @@ pub fn run(a: InfoArgs) -> Result<()> {
     println!("discarded events: {}", total.discarded);
     println!("lost packets: {}", total.lost);
     println!("time range: {}", range_text(total.first, total.last));
+    if let (Some(first), Some(last)) = (total.first, total.last) {
+        // The origin of `+OFFSET`s in every command, and the range in each form
+        // `--begin`/`--end`/`--range` read.
+        let base = TimeBase { origin_ns: first, zone: if a.gmt { Zone::Utc } else { Zone::Local } };
+        println!("  first event (origin of +OFFSET): {}", instant_forms(first, base));
+        println!("  last event:                      {}", instant_forms(last, base));
+    }
     super::fail_on_stream_errors(&errors)
 }
 

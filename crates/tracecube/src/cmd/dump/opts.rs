@@ -1,8 +1,7 @@
 //! Options of `print` as Babeltrace 2 takes them: `--names`, `--fields`, the clock's
 //! display, the time zone, and the `--begin`/`--end` forms.
 
-use anyhow::{bail, Context, Result};
-use ctf::text::num::{civil_from_days, days_from_civil};
+use anyhow::{bail, Result};
 use ctf::text::{Fields, Names, TimeFormat};
 
 /// `--names`: which names are shown (Babeltrace 2's forms: `payload` (`args`, `arg`),
@@ -78,48 +77,6 @@ pub fn time_format(seconds: bool, gmt: bool, date: bool) -> TimeFormat {
     TimeFormat::Wall { date, utc_offset: if gmt { None } else { Some(local_offset) } }
 }
 
-/// A `--begin`/`--end` time: what `analyze` takes (ns from origin, `+OFFSET` from the
-/// trace's start), or Babeltrace's `HH:MM:SS[.ns]` (on the day the trace starts) and
-/// `YYYY-MM-DD HH:MM:SS[.ns]`, in the time zone the text is shown in (`offset`: `None`
-/// for UTC).
-pub fn parse_time(s: &str, start: i64, offset: Option<fn(i64) -> i64>) -> Result<i64> {
-    let s = s.trim();
-    if !s.contains(':') {
-        return super::super::analyze::parse_time(s, start);
-    }
-    let bad = || format!("bad time {s:?}: ns from origin, +OFFSET, HH:MM:SS[.ns] or YYYY-MM-DD HH:MM:SS[.ns]");
-    let (date, clock) = match s.split_once(' ') {
-        Some((d, c)) => (Some(d), c.trim()),
-        None => (None, s),
-    };
-    let (hms, frac) = clock.split_once('.').unwrap_or((clock, ""));
-    let parts: Vec<i64> = hms.split(':').map(|p| p.parse::<i64>()).collect::<std::result::Result<_, _>>().with_context(bad)?;
-    let [h, m, sec] = parts[..] else { bail!(bad()) };
-    if frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        bail!(bad());
-    }
-    let ns: i64 = if frac.is_empty() { 0 } else { format!("{frac:0<9}").parse().with_context(bad)? };
-    let off = |t: i64| offset.map_or(0, |f| f(t));
-    let days = match date {
-        Some(d) => {
-            let ymd: Vec<i64> = d.split('-').map(|p| p.parse::<i64>()).collect::<std::result::Result<_, _>>().with_context(bad)?;
-            let [y, mo, da] = ymd[..] else { bail!(bad()) };
-            if !(1..=12).contains(&mo) || !(1..=31).contains(&da) {
-                bail!(bad());
-            }
-            days_from_civil(y, mo as u32, da as u32)
-        }
-        None => {
-            let first = start.div_euclid(1_000_000_000);
-            let (y, mo, da) = civil_from_days((first + off(first)).div_euclid(86_400));
-            days_from_civil(y, mo, da)
-        }
-    };
-    let local = days * 86_400 + h * 3600 + m * 60 + sec;
-    let utc = local - off(local - off(local));
-    Ok(utc * 1_000_000_000 + ns)
-}
-
 /// Whether `name` matches glob `pat` (`*`: any run, `?`: any one character).
 pub fn glob(pat: &str, name: &str) -> bool {
     let (p, n): (Vec<char>, Vec<char>) = (pat.chars().collect(), name.chars().collect());
@@ -154,17 +111,6 @@ mod tests {
         assert!(glob("s?hed*", "sched_switch"));
         assert!(!glob("sched_*", "irq_handler_entry"));
         assert!(glob("*", ""));
-    }
-
-    #[test]
-    fn babeltrace_times() {
-        // 2026-11-22 03:12:06 UTC.
-        let start = 1_795_317_126_096_664_128;
-        assert_eq!(parse_time("03:12:07", start, None).unwrap(), 1_795_317_127_000_000_000);
-        assert_eq!(parse_time("2026-11-22 03:12:06.5", start, None).unwrap(), 1_795_317_126_500_000_000);
-        assert_eq!(parse_time("+1s", start, None).unwrap(), start + 1_000_000_000);
-        assert_eq!(parse_time("42", start, None).unwrap(), 42);
-        assert!(parse_time("03:12", start, None).is_err());
     }
 
     #[test]
