@@ -4,10 +4,15 @@
 Usage: browser_test.py URL SCREENSHOT.png [CHROMIUM]
        browser_test.py --live URL [CHROMIUM]
 
-Loads the page served by `tracecube serve`, checks that the chart has data, drags
-across the chart and checks that the top-k table becomes the API's answer for the
-chosen range, clicks a process and checks that its threads (the API's answer)
-appear, rolls back up by the breadcrumb, and saves a screenshot. Prints one line per
+Loads the page served by `tracecube serve`, checks that the chart has data, that
+every overview view (CPU per CPU and per process, I/O per process and per folder,
+event rate) has a chart and the API's top 5, that time-axis labels do not overlap,
+that the page uses the whole width, that tables show the chart's unit, and that the
+range reads as times of day and offsets; drags across the chart and checks that the
+explorer's and every view's tables become the API's answer for the chosen range,
+clicks a process and checks that its threads (the API's answer) appear, reloads the
+address and finds the same view, rolls back up by the breadcrumb, and saves a
+screenshot. Prints one line per
 check and exits non-zero on the first failure. Needs `websocket-client` (pip).
 
 With --live (a server started with live: true): loads the page, prints
@@ -103,6 +108,20 @@ class Browser:
 
 LOADS = "Number(document.body.dataset.loads || 0)"
 TABLE = "[...document.querySelectorAll('#topk tbody tr[data-member]')].map(r => [r.dataset.member, Number(r.dataset.value)])"
+PANELS = """[...document.querySelectorAll('#overview .panel')].map(p => ({
+  metric: p.dataset.metric, by: p.dataset.by, points: Number(p.querySelector('.chart').dataset.points || 0),
+  asked: p.querySelector('table.topk').dataset.asked,
+  rows: [...p.querySelectorAll('table.topk tbody tr[data-member]')].map(r => [r.dataset.member, Number(r.dataset.value)])}))"""
+
+
+def check_overview(b, asked):
+    """Every overview view has a chart with data and the API's top 5 for the range."""
+    panels = b.eval(PANELS)
+    check(len(panels) >= 4, f"overview of {len(panels)} views: {[(p['metric'], p['by']) for p in panels]}")
+    for p in panels:
+        want = api(b, f"/api/query?metric={p['metric']}&by={p['by']}&top=5" + (f"&range={asked}" if asked else ""))
+        check(p["points"] > 0 and p["asked"] == (asked or "") and p["rows"] == rows_of(want),
+              f"view {p['metric']} by {p['by']}: chart has data, table is the API's answer for {asked or 'the whole trace'}")
 
 
 def api(b, path):
@@ -138,6 +157,22 @@ def run(url, shot, chromium):
         before = b.eval(TABLE)
         whole = api(b, "/api/query?metric=cpu_time&by=process:pid&top=5")
         check(before == rows_of(whole), f"whole-trace table is the API's answer ({len(before)} rows)")
+        check_overview(b, None)
+        fit = b.eval("[...document.querySelectorAll('#chart, #overview .chart')].map(c => c.dataset.ticksFit)")
+        check(all(f == "true" for f in fit), f"time-axis labels never overlap on {len(fit)} charts")
+        width = b.eval("[document.getElementById('overview').getBoundingClientRect().width, window.innerWidth]")
+        check(width[0] >= 0.95 * width[1], f"the views use the whole width ({width[0]:.0f} of {width[1]} px)")
+        cells = b.eval("[...document.querySelectorAll('#topk tbody tr[data-member] td:last-child')].map(c => c.textContent)")
+        check(all(c.endswith(" s") or c.endswith(" ms") or c.endswith(" µs") or c.endswith(" ns") for c in cells) and all("%" in c for c in cells),
+              f"CPU table in the chart's unit (% of one CPU) and time: {cells[:2]}")
+        dims = api(b, "/api/dimensions")["dimensions"]
+        process = next(d for d in dims if d["name"] == "process")
+        names = b.eval("[...document.querySelectorAll('tbody tr[data-member] td:nth-child(2)')].map(c => c.textContent)")
+        if process["members"][1] == 1:
+            check(not any(n.startswith("other") for n in names), f"no 'other' level without groups: {names[:3]}")
+        text = b.eval("document.getElementById('range').textContent")
+        check(re.search(r"\d\d:\d\d:\d\d\.\d{3}", text) and re.search(r"[+−]\d+\.\d{3}s", text) and "+-" not in text and "+−" not in text,
+              f"range as times of day and offsets: {text}")
 
         # Brush: drag across the middle third of the plot area.
         rect = b.eval("(() => { const r = document.querySelector('#chart .u-over').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()")
@@ -156,6 +191,7 @@ def run(url, shot, chromium):
         ranged = api(b, f"/api/query?metric=cpu_time&by=process:pid&top=5&range={asked}")
         check(after == rows_of(ranged), f"brushed table is the API's answer for {asked}: {after}")
         check(after != before, "brushing changed the table")
+        check_overview(b, asked)
 
         # Drill down: click the first process; its threads appear.
         pid = after[0][0]
@@ -180,6 +216,16 @@ def run(url, shot, chromium):
         with open(shot, "wb") as f:
             f.write(base64.b64decode(data))
         check(os.path.getsize(shot) > 10_000, f"screenshot saved to {shot}")
+
+        # The view is in the address: reloading it shows the same drill-down and range.
+        href = b.eval("location.href")
+        check("crumb=" in href and f"range={asked}" in href, f"view kept in the address: {href}")
+        b.send("Page.navigate", url="about:blank")
+        b.wait_for("location.href === 'about:blank'", "leaving the page")
+        b.send("Page.navigate", url=href)
+        b.wait_for(f"{LOADS} >= 1 && document.body.dataset.state === 'ready' && document.querySelectorAll('#topk tbody tr[data-member]').length > 0", "the reloaded view")
+        check(b.eval(TABLE) == threads and b.eval("document.getElementById('topk').dataset.level") == "process:tid"
+              and b.eval("document.getElementById('range').dataset.asked") == asked, "the reloaded address shows the same view")
 
         # Roll up by the first breadcrumb.
         loads = b.eval(LOADS)
