@@ -21,6 +21,7 @@ pub mod latency;
 pub mod output;
 pub mod sched;
 pub mod syscall;
+pub mod text;
 
 use ctf::trace::TraceSet;
 pub use engine::{EngineError, Partition};

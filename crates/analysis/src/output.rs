@@ -11,6 +11,7 @@
 
 use serde_json::{json, Value};
 
+use crate::text::TextStyle;
 use crate::Report;
 
 /// Our JSON.
@@ -116,68 +117,17 @@ pub fn to_lami(r: &Report) -> Value {
     json!({ "results": results })
 }
 
-/// Readable tables in the manner of lttng-analyses, written to `w` a line at a time.
-/// (Rows are laid out by `Line`, as `{:<w}` and `{:>w}` would pad them: a report
-/// may list hundreds of thousands of threads, and the formatting machinery pays per
-/// padding character.)
-pub fn write_text(r: &Report, w: &mut impl std::fmt::Write) -> std::fmt::Result {
-    use std::fmt::Write as _;
-    let mut line = Line::default();
+/// Readable tables in the manner of lttng-analyses ([`crate::text`] for count, cpu
+/// and io), written to `w`.
+pub fn write_text(r: &Report, w: &mut impl std::fmt::Write, style: TextStyle) -> std::fmt::Result {
     match r {
         Report::Syscall(c) => crate::syscall::write_text(c, w)?,
         Report::Irq(c) => crate::irq::write_text(c, w)?,
         Report::Sched(c) => crate::sched::write_text(c, w)?,
         Report::Block(c) => crate::block::write_text(c, w)?,
-        Report::Count(c) => {
-            writeln!(w, "Events: {}  Discarded: {}\nPer name:", c.events, c.discarded)?;
-            for (n, v) in &c.by_name {
-                writeln!(w, "  {v:>12}  {n}")?;
-            }
-            writeln!(w, "Per CPU:")?;
-            for (n, v) in &c.by_cpu {
-                writeln!(w, "  {v:>12}  CPU {n}")?;
-            }
-        }
-        Report::Cpu(c) => {
-            writeln!(w, "Per-TID Usage                     Process                   Migrations")?;
-            for t in &c.threads {
-                line.clear();
-                write!(line.0, "{:>8.2} %   ", t.usage * 100.0)?;
-                line.label(&t.comm, t.tid, 24).push(" ").uint(t.migrations, 10);
-                w.write_str(line.end())?;
-            }
-            writeln!(w, "\nPer-CPU Usage")?;
-            for x in &c.cpus {
-                writeln!(w, "{:>8.2} %   CPU {}", x.usage * 100.0, x.cpu)?;
-            }
-            writeln!(w, "\nTotal CPU Usage: {:.2}%", c.total_usage * 100.0)?;
-        }
-        Report::Io(c) => {
-            writeln!(w, "Per-thread I/O                    Read (B)      Written (B)")?;
-            for t in &c.threads {
-                line.clear();
-                line.label(&t.comm, t.tid, 30).bytes(t.read_bytes, t.write_bytes);
-                w.write_str(line.end())?;
-            }
-            writeln!(
-                w,
-                "\nPer-process I/O                   Read (B)      Written (B)   Disk R (B)   Disk W (B)    Net R (B)    Net W (B)  Other R (B)  Other W (B)"
-            )?;
-            for p in &c.processes {
-                line.clear();
-                line.label(&p.comm, p.pid, 30).bytes(p.read_bytes, p.write_bytes);
-                for v in [p.disk_read_bytes, p.disk_write_bytes, p.net_read_bytes, p.net_write_bytes, p.other_read_bytes, p.other_write_bytes] {
-                    line.push(" ").uint(v, 12);
-                }
-                w.write_str(line.end())?;
-            }
-            writeln!(w, "\nPer-file I/O")?;
-            for f in &c.files {
-                line.clear();
-                line.left(&f.path, 50).bytes(f.read_bytes, f.write_bytes);
-                w.write_str(line.end())?;
-            }
-        }
+        Report::Count(c) => crate::text::write_count(w, c, style)?,
+        Report::Cpu(c) => crate::text::write_cpu(w, c, style)?,
+        Report::Io(c) => crate::text::write_io(w, c, style)?,
     }
     Ok(())
 }
@@ -196,81 +146,9 @@ pub(crate) fn write_freq(w: &mut impl std::fmt::Write, freq: &[crate::latency::B
     Ok(())
 }
 
-/// One line of a text table, built column by column, padded as `format!`'s `{:<w}` and
-/// `{:>w}` pad (to a width in characters).
-#[derive(Default)]
-struct Line(String);
-
-impl Line {
-    /// Empties it.
-    fn clear(&mut self) {
-        self.0.clear();
-    }
-
-    /// Appends `s` as it is.
-    fn push(&mut self, s: &str) -> &mut Line {
-        self.0.push_str(s);
-        self
-    }
-
-    /// Appends `s` left-aligned in `width` characters (`{:<width}`).
-    fn left(&mut self, s: &str, width: usize) -> &mut Line {
-        self.0.push_str(s);
-        self.pad(chars(s), width)
-    }
-
-    /// Appends `v` right-aligned in `width` characters (`{:>width}`).
-    fn uint(&mut self, v: u64, width: usize) -> &mut Line {
-        let mut b = itoa::Buffer::new();
-        let s = b.format(v);
-        self.pad(s.len(), width);
-        self.push(s)
-    }
-
-    /// Appends `comm (id)` left-aligned in `width` characters.
-    fn label(&mut self, comm: &str, id: i32, width: usize) -> &mut Line {
-        let mut b = itoa::Buffer::new();
-        let id = b.format(id);
-        self.0.extend([comm, " (", id, ")"]);
-        self.pad(chars(comm) + id.len() + 3, width)
-    }
-
-    /// Appends the read and written columns of an io row: ` {read:>12} {written:>14}`.
-    fn bytes(&mut self, read: u64, written: u64) -> &mut Line {
-        self.push(" ").uint(read, 12).push(" ").uint(written, 14)
-    }
-
-    /// Spaces after text of `len` characters up to `width`.
-    fn pad(&mut self, len: usize, width: usize) -> &mut Line {
-        const SPACES: &str = "                                                                ";
-        let mut n = width.saturating_sub(len);
-        while n > 0 {
-            let k = n.min(SPACES.len());
-            self.0.push_str(&SPACES[..k]);
-            n -= k;
-        }
-        self
-    }
-
-    /// The line, ended.
-    fn end(&mut self) -> &str {
-        self.0.push('\n');
-        &self.0
-    }
-}
-
-/// Characters of `s`, as padding counts them.
-fn chars(s: &str) -> usize {
-    if s.is_ascii() {
-        s.len()
-    } else {
-        s.chars().count()
-    }
-}
-
 /// [`write_text`]'s text written to `w` as it is made, a line at a time (no string
 /// of the whole text: a large trace's runs to tens of megabytes of fresh memory).
-pub fn write_text_io(r: &Report, w: impl std::io::Write) -> std::io::Result<()> {
+pub fn write_text_io(r: &Report, w: impl std::io::Write, style: TextStyle) -> std::io::Result<()> {
     /// A `fmt::Write` over an `io::Write`, keeping the first error.
     struct Adapter<W> {
         w: W,
@@ -285,7 +163,7 @@ pub fn write_text_io(r: &Report, w: impl std::io::Write) -> std::io::Result<()> 
         }
     }
     let mut a = Adapter { w, error: None };
-    match write_text(r, &mut a) {
+    match write_text(r, &mut a, style) {
         Ok(()) => Ok(()),
         Err(_) => Err(a.error.unwrap_or_else(|| std::io::Error::other("formatting failed"))),
     }
@@ -296,14 +174,13 @@ pub fn write_text_io(r: &Report, w: impl std::io::Write) -> std::io::Result<()> 
 pub fn to_text(r: &Report) -> String {
     let mut out = String::new();
     // Writing into a string cannot fail.
-    let _ = write_text(r, &mut out);
+    let _ = write_text(r, &mut out, TextStyle::default());
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
 
     /// Text written to an `io::Write` is the text [`to_text`] makes; a writer that
     /// fails gives its error back.
@@ -330,9 +207,9 @@ mod tests {
             threads: vec![ThreadIoRow { tid: 8, pid: Some(7), comm: "a".into(), read_bytes: 5, write_bytes: 3 }],
         });
         let mut out = Vec::new();
-        write_text_io(&r, &mut out).expect("writes");
+        write_text_io(&r, &mut out, TextStyle::default()).expect("writes");
         assert_eq!(String::from_utf8(out).expect("UTF-8"), to_text(&r));
-        assert!(to_text(&r).contains("a (8)                                     5              3\n"));
+        assert!(to_text(&r).contains("  5 B      3 B  ████████████████████  a (8)           7\n"), "{}", to_text(&r));
         struct Full;
         impl std::io::Write for Full {
             fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
@@ -342,22 +219,6 @@ mod tests {
                 Ok(())
             }
         }
-        assert_eq!(write_text_io(&r, Full).map_err(|e| e.kind()), Err(std::io::ErrorKind::StorageFull));
-    }
-
-    proptest! {
-        /// [`Line`] pads as `format!` does: names of any characters (wider or
-        /// narrower than their width, multi-byte ones included), any numbers.
-        #[test]
-        fn lines_pad_as_format_does(comm in "\\PC{0,40}", id in any::<i32>(), read in any::<u64>(), written in any::<u64>(), migrations in any::<u64>()) {
-            let mut line = Line::default();
-            line.label(&comm, id, 30).bytes(read, written);
-            let want = format!("{:<30} {:>12} {:>14}\n", format!("{comm} ({id})"), read, written);
-            prop_assert_eq!(line.end(), want.as_str());
-            line.clear();
-            line.left(&comm, 24).push(" ").uint(migrations, 10);
-            let want = format!("{comm:<24} {migrations:>10}\n");
-            prop_assert_eq!(line.end(), want.as_str());
-        }
+        assert_eq!(write_text_io(&r, Full, TextStyle::default()).map_err(|e| e.kind()), Err(std::io::ErrorKind::StorageFull));
     }
 }

@@ -11,7 +11,7 @@ use ctf::trace::TraceSet;
 use cube::time::parse_duration;
 
 /// Output formats.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// Readable tables.
     Text,
@@ -42,13 +42,15 @@ pub struct AnalyzeArgs {
     /// End of the time range (same forms as --begin).
     #[arg(long)]
     pub end: Option<String>,
-    /// Civil times in --begin/--end are UTC, not local time.
+    /// Dates and times of day in UTC, not local time (in --begin/--end and in the
+    /// text's time range).
     #[arg(long)]
     pub gmt: bool,
     /// Only these thread ids (repeatable, or comma-separated).
     #[arg(long, value_delimiter = ',')]
     pub tid: Vec<i32>,
-    /// Keep the N first rows of each table.
+    /// Keep the N first rows of each table (0: all). Default: 10 in text, all in
+    /// json and lami.
     #[arg(long)]
     pub limit: Option<usize>,
     /// Output format.
@@ -163,6 +165,16 @@ pub fn parse_size(s: &str) -> Result<u64> {
     n.checked_mul(mult).filter(|v| *v > 0).ok_or_else(|| anyhow!("size {s:?} out of range"))
 }
 
+/// Rows per table: `--limit N` (0: all), by default 10 in text and all in json and lami.
+fn limit(a: &AnalyzeArgs) -> Option<usize> {
+    match a.limit {
+        Some(0) => None,
+        Some(n) => Some(n),
+        None if a.format == Format::Text => Some(10),
+        None => None,
+    }
+}
+
 fn options(a: &AnalyzeArgs, set: &TraceSet) -> Result<RunOptions> {
     let (begin, end) = super::time_range(a.begin.as_deref(), a.end.as_deref(), super::time_base(set, a.gmt))?;
     Ok(RunOptions {
@@ -172,7 +184,7 @@ fn options(a: &AnalyzeArgs, set: &TraceSet) -> Result<RunOptions> {
         begin,
         end,
         tids: a.tid.clone(),
-        limit: a.limit,
+        limit: limit(a),
         top: a.top,
         min_duration: a.min_duration.as_deref().map(parse_duration).transpose()?.unwrap_or(0),
         max_duration: a.max_duration.as_deref().map(parse_duration).transpose()?.unwrap_or(u64::MAX),
@@ -227,7 +239,7 @@ pub fn run(a: AnalyzeArgs) -> Result<()> {
     // (A report may run to tens of MB: large writes.)
     let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
     match a.format {
-        Format::Text => analysis::output::write_text_io(&report, &mut out)?,
+        Format::Text => analysis::output::write_text_io(&report, &mut out, analysis::text::TextStyle { gmt: a.gmt, limit: limit(&a) })?,
         Format::Json => {
             analysis::output::write_json(&report, &mut out)?;
             writeln!(out)?;
