@@ -8,9 +8,9 @@ use kernel::fdtable::Call;
 use kernel::layout::{unknown_entry, Kind, Sc};
 use kernel::model::switch_request;
 
-use super::log::Log;
 use super::replay::Replay;
 use super::{Rec, Who};
+use kernel::log::Log;
 
 /// A signed integer field, or -1 when absent.
 #[inline(always)]
@@ -89,7 +89,7 @@ pub(super) struct Interpret<'a> {
 impl SyscallSink for Interpret<'_> {
     #[inline(always)]
     fn enter(&mut self, call: Call) {
-        self.replay.enter(self.slot, call, None);
+        self.replay.enter(self.slot, call);
     }
 
     #[inline(always)]
