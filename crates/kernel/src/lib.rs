@@ -12,6 +12,8 @@
 //!   whose records name the issuing thread, or the unknown task running on a stream
 //!   when the chunk began (resolved when chunks merge, [`running::Running`]);
 //! * [`running`]: the current task per stream (CPU) of a chunk, and its merge;
+//! * [`runs`]: the executions per stream (who ran on a CPU, from when to when), as
+//!   CPU time credited to threads;
 //! * [`replay`]: the replayed state (threads, pending syscalls, fd tables) that a
 //!   log is interpreted against, telling a statistic's [`replay::Sink`] the resolved
 //!   facts;
@@ -28,4 +30,5 @@ pub mod log;
 pub mod model;
 pub mod replay;
 pub mod running;
+pub mod runs;
 pub mod tid_index;
