@@ -32,6 +32,21 @@ impl Running {
         }
     }
 
+    /// The task running on `stream` is now `next` (a replay of switches that needs not
+    /// the first switch's `prev_tid`: [`Running::first_prev`] stays unknown).
+    #[inline(always)]
+    pub fn set(&mut self, stream: usize, next: i32) {
+        if let Some(cur) = self.cur.get_mut(stream) {
+            cur.1 = Some(next);
+        }
+    }
+
+    /// Whether some stream runs `tid` (by its last switch).
+    #[inline]
+    pub fn runs_anywhere(&self, tid: i32) -> bool {
+        self.cur.iter().any(|c| c.1 == Some(tid))
+    }
+
     /// The task running on `stream` (its last switch's `next_tid`), when known.
     #[inline(always)]
     pub fn running(&self, stream: usize) -> Option<i32> {
