@@ -121,5 +121,9 @@ mod tests {
         assert_eq!(Running::resolve(Who::Tid(3), &a, &b, true), Who::Tid(3));
         a.append(&b);
         assert_eq!((a.first_prev(0), a.running(0), a.first_prev(1), a.running(1)), (Some(5), Some(7), Some(8), Some(9)));
+        // A replay that only follows who runs: `set` keeps the first `prev_tid` unknown.
+        let mut r = Running::new(2);
+        r.set(1, 4);
+        assert_eq!((r.first_prev(1), r.running(1), r.runs_anywhere(4), r.runs_anywhere(7)), (None, Some(4), true, false));
     }
 }
