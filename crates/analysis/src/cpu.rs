@@ -1,6 +1,6 @@
 //! `cpu`: busy time per CPU, CPU time per thread, migrations (B5, B4).
 //!
-//! A thread's history is split into *executions*: intervals between a `sched_switch`
+//! A thread's history is split into *executions* (the kernel's [`Runs`]): intervals between a `sched_switch`
 //! that switches it in on a CPU and the next `sched_switch` on that CPU. An execution
 //! is local to one stream, so a thread migrating between CPUs is just several
 //! executions, summed in any order; the engine therefore reads each stream of a chunk
@@ -26,6 +26,7 @@ use serde::Serialize;
 
 use kernel::layout::{cpu_of, Kind, Layout};
 use kernel::model::{switch_request, Info, Span};
+use kernel::runs::Runs;
 
 /// What to do with the time before a CPU's first `sched_switch`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -44,16 +45,11 @@ pub struct Cpu {
     streams: usize,
 }
 
-/// Per-stream chunk state.
+/// Per-stream chunk state: the kernel's executions on the stream, and the busy time
+/// they were credited.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct CpuSeg {
-    /// The stream's CPU (see [`cpu_of`]) at its first switch (a stream's packets all
-    /// name one CPU in LTTng kernel traces).
-    cpu: Option<u32>,
-    /// First switch of the chunk: `(ts, prev_tid)`.
-    first: Option<(i64, i32)>,
-    /// Last switch of the chunk: `(ts, slot of next_tid)` (slot `None`: tid 0).
-    last: Option<(i64, Option<u32>)>,
+    runs: Runs,
     busy: u64,
 }
 
@@ -93,30 +89,21 @@ fn grow(threads: &mut Vec<ThreadAcc>, n: usize) {
     threads.resize(n, ThreadAcc::default());
 }
 
-/// Credits `d` ns to the thread in slot `slot` (`None`: tid 0, idle, not credited).
+/// Credits `d` ns to the thread in slot `i`, on the CPU whose busy time is `busy`.
 #[inline]
-fn credit(threads: &mut Vec<ThreadAcc>, seg: &mut CpuSeg, slot: Option<u32>, d: i64) {
-    if let (Some(i), true) = (slot, d > 0) {
-        seg.busy += d as u64;
-        let a = acc(threads, i as usize);
-        a.cpu_ns += d as u64;
-        a.listed = true;
-    }
+fn credit(threads: &mut Vec<ThreadAcc>, busy: &mut u64, i: u32, d: u64) {
+    *busy += d;
+    let a = acc(threads, i as usize);
+    a.cpu_ns += d;
+    a.listed = true;
 }
 
 /// A `sched_switch` at `t` on the CPU of `seg` from `prev` to the thread in slot `next`
-/// (`None`: tid 0): ends the execution its last switch began, or is the chunk's first.
+/// (`None`: tid 0): [`Runs::switch`], its credits accumulated.
 #[inline(always)]
 fn switched(threads: &mut Vec<ThreadAcc>, seg: &mut CpuSeg, t: i64, prev: i32, next: Option<usize>) {
-    match seg.last {
-        Some((t0, slot)) => credit(threads, seg, slot, t - t0),
-        None => {
-            if seg.first.is_none() {
-                seg.first = Some((t, prev));
-            }
-        }
-    }
-    seg.last = Some((t, next.map(|n| n as u32)));
+    let CpuSeg { runs, busy } = seg;
+    runs.switch(t, prev, next, |i, d| credit(threads, busy, i, d));
 }
 
 /// [`CopyRequest::label`] of `sched_switch` classes (the only ones cpu copies fields of).
@@ -200,7 +187,7 @@ impl Analysis for Cpu {
     /// stream's first in the chunk (which also reads the stream's CPU from the packet).
     #[inline(always)]
     fn on_copied(&self, st: &mut CpuState, c: &Copied<'_>, ts: i64, ctx: &Ctx) -> bool {
-        let Some(seg) = st.cpus.get_mut(ctx.stream).filter(|s| s.cpu.is_some()) else { return false };
+        let Some(seg) = st.cpus.get_mut(ctx.stream).filter(|s| s.runs.cpu.is_some()) else { return false };
         let ([prev, _], [_, n]) = st.info.switch_copied(c, (ctx.order, ctx.stream));
         // (`ts` widens the span through `on_copied_span`.)
         switched(&mut st.threads, seg, ts, prev, n);
@@ -231,8 +218,8 @@ impl Analysis for Cpu {
                 let (Some(t), Some(prev), Some(next)) = (ev.ts(), ev.int(prev_tid), ev.int(next_tid)) else { return };
                 let Some(seg) = st.cpus.get_mut(ctx.stream) else { return };
                 let (prev, next) = (prev as i32, next as i32);
-                if seg.cpu.is_none() {
-                    seg.cpu = Some(cpu_of(ev, c, ctx.stream));
+                if seg.runs.cpu.is_none() {
+                    seg.runs.cpu = Some(cpu_of(ev, c, ctx.stream));
                 }
                 let [_, n] = st.info.switch(ev, [(prev, prev_comm), (next, next_comm)], (ctx.order, ctx.stream));
                 switched(&mut st.threads, seg, t, prev, n);
@@ -252,14 +239,10 @@ impl Analysis for Cpu {
         // `b`'s slots, renumbered as `a`'s.
         let (info, map) = std::mem::take(&mut a.info).merge_mapped(b.info);
         a.info = info;
-        let remap = |slot: Option<u32>| slot.map(|i| map[i as usize]);
+        let remap = |i: u32| map[i as usize];
         for (la, lb) in a.cpus.iter_mut().zip(b.cpus) {
-            la.cpu = la.cpu.or(lb.cpu);
-            if let (Some((t0, slot)), Some((t, _))) = (la.last, lb.first) {
-                credit(&mut a.threads, la, slot, t - t0);
-            }
-            la.first = la.first.or(lb.first);
-            la.last = lb.last.map(|(t, slot)| (t, remap(slot))).or(la.last);
+            let CpuSeg { runs, busy } = la;
+            runs.append(lb.runs, remap, |i, d| credit(&mut a.threads, busy, i, d));
             la.busy += lb.busy;
         }
         for (i, x) in b.threads.into_iter().enumerate().filter(|(_, x)| x.listed) {
@@ -278,14 +261,10 @@ impl Analysis for Cpu {
         let ratio = |n: u64| if dur > 0.0 { n as f64 / dur } else { 0.0 };
         let mut cpus = BTreeMap::new();
         for seg in st.cpus.iter_mut() {
-            let Some(cpu) = seg.cpu else { continue };
-            if let (Some((t, prev)), HeadPolicy::FromStart) = (seg.first, self.head) {
-                let slot = (prev != 0).then(|| st.info.slot(prev) as u32);
-                credit(&mut st.threads, seg, slot, t - begin);
-            }
-            if let Some((t0, slot)) = seg.last {
-                credit(&mut st.threads, seg, slot, end - t0);
-            }
+            let Some(cpu) = seg.runs.cpu else { continue };
+            let CpuSeg { runs, busy } = seg;
+            let info = &mut st.info;
+            runs.finish(begin, end, self.head == HeadPolicy::FromStart, |prev| info.slot(prev) as u32, |i, d| credit(&mut st.threads, busy, i, d));
             if cpu & 0x8000_0000 == 0 {
                 *cpus.entry(cpu).or_insert(0) += seg.busy;
             }

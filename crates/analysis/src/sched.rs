@@ -29,6 +29,7 @@ use crate::latency::{Bucket, DurationRow, Durations, LatencyOptions, Sink};
 use kernel::events::{EvKind, EventLayout};
 use kernel::layout::{Kind, Layout};
 use kernel::model::{FxMap, Info, Span};
+use kernel::running::Running;
 
 /// The sched analysis.
 pub struct Sched {
@@ -63,8 +64,8 @@ pub struct SchedState {
     complete: bool,
     /// Incomplete states: the events in time order.
     log: Vec<Rec>,
-    /// Complete states: per stream, the current task (`None`: unknown or idle).
-    cur: Vec<Option<i32>>,
+    /// Complete states: the current task per stream (0: idle).
+    cur: Running,
     /// Complete states: per thread, its pending wake-up `(ts, waker)`.
     pending: FxMap<i32, (i64, Option<i32>)>,
     threads: FxMap<i32, Durations>,
@@ -150,9 +151,7 @@ impl Sched {
     fn apply(&self, st: &mut SchedState, r: Rec) {
         match r {
             Rec::Switch { ts, stream, next, prio } => {
-                if let Some(c) = st.cur.get_mut(stream as usize) {
-                    *c = (next != 0).then_some(next);
-                }
+                st.cur.set(stream as usize, next);
                 let Some((t0, waker)) = st.pending.remove(&next) else { return };
                 let d = (ts - t0).max(0) as u64;
                 if !self.opts.keeps(d) {
@@ -167,10 +166,10 @@ impl Sched {
                 st.top.offer(Long { dur: d, at: std::cmp::Reverse(t0), tid: std::cmp::Reverse(next), waker, prio });
             }
             Rec::Wakeup { ts, stream, tid } => {
-                if st.cur.contains(&Some(tid)) || st.pending.contains_key(&tid) {
+                if (tid != 0 && st.cur.runs_anywhere(tid)) || st.pending.contains_key(&tid) {
                     return;
                 }
-                let waker = st.cur.get(stream as usize).copied().flatten();
+                let waker = st.cur.running(stream as usize).filter(|&t| t != 0);
                 st.pending.insert(tid, (ts, waker));
             }
         }
@@ -201,7 +200,7 @@ impl Analysis for Sched {
     }
 
     fn initial_state(&self) -> SchedState {
-        SchedState { complete: true, cur: vec![None; self.streams], top: Sink::new(&self.opts), ..Default::default() }
+        SchedState { complete: true, cur: Running::new(self.streams), top: Sink::new(&self.opts), ..Default::default() }
     }
 
     fn folds_in_place(&self) -> bool {

@@ -18,6 +18,7 @@
 //! per thread is associative: a call whose entry and exit lie in different chunks is
 //! completed where they meet, whatever the CPUs.
 
+use kernel::running::Running;
 use std::collections::BTreeMap;
 
 use ctf::stream::EventRef;
@@ -93,13 +94,9 @@ struct Seg {
     top: Sink<Long>,
 }
 
-/// Per-stream chunk state.
+/// Per-stream chunk state (its current task is the kernel's [`Running`]).
 #[derive(Debug, Clone, Default)]
 struct StreamSeg {
-    /// `prev_tid` of the stream's first switch in the chunk.
-    first_prev: Option<i32>,
-    /// `next_tid` of its last switch (`None`: no switch yet).
-    cur: Option<i32>,
     /// Events before the first switch.
     head: Seg,
 }
@@ -108,6 +105,8 @@ struct StreamSeg {
 #[derive(Debug, Clone, Default)]
 pub struct SyscallState {
     streams: Vec<StreamSeg>,
+    /// The task running on each stream.
+    running: Running,
     threads: FxMap<i32, Seg>,
     top: Sink<Long>,
     info: Info,
@@ -308,7 +307,8 @@ impl Analysis for Syscall {
     fn new_state(&self) -> SyscallState {
         let o = &self.opts.lat;
         SyscallState {
-            streams: (0..self.streams).map(|_| StreamSeg { head: Seg::new(o), ..Default::default() }).collect(),
+            streams: (0..self.streams).map(|_| StreamSeg { head: Seg::new(o) }).collect(),
+            running: Running::new(self.streams),
             top: Sink::new(o),
             ..Default::default()
         }
@@ -324,12 +324,7 @@ impl Analysis for Syscall {
                 let (Some(prev), Some(next)) = (ev.int(prev_tid), ev.int(next_tid)) else { return };
                 let (prev, next) = (prev as i32, next as i32);
                 st.info.switch(ev, [(prev, prev_comm), (next, next_comm)], v);
-                if let Some(s) = st.streams.get_mut(ctx.stream) {
-                    if s.cur.is_none() {
-                        s.first_prev = Some(prev);
-                    }
-                    s.cur = Some(next);
-                }
+                st.running.switched(ctx.stream, prev, next);
                 return;
             }
             Kind::Entry { .. } | Kind::OtherEntry | Kind::UnknownEntry { .. } => (Some(c.name), None),
@@ -337,9 +332,9 @@ impl Analysis for Syscall {
             Kind::Exit { ret, .. } | Kind::RawExit { ret, .. } => (None, Some(ret.and_then(|h| ev.int(h)).unwrap_or(0))),
             _ => return st.info.on_event(ev, c, v),
         };
-        let SyscallState { streams, threads, top, .. } = st;
+        let SyscallState { streams, running, threads, top, .. } = st;
         let Some(s) = streams.get_mut(ctx.stream) else { return };
-        match s.cur {
+        match running.running(ctx.stream) {
             None => {
                 // A head segment keeps its own longest calls (its thread is unknown).
                 let mut t = std::mem::take(&mut s.head.top);
@@ -354,19 +349,18 @@ impl Analysis for Syscall {
     fn merge(&self, mut a: SyscallState, b: SyscallState) -> SyscallState {
         a.info = std::mem::take(&mut a.info).merge(b.info);
         let mut top = std::mem::take(&mut a.top);
-        for (sa, sb) in a.streams.iter_mut().zip(b.streams) {
-            match sa.cur {
+        for (k, (sa, sb)) in a.streams.iter_mut().zip(b.streams).enumerate() {
+            match a.running.running(k) {
                 Some(t) => self.give(&mut a.threads, &mut top, t, sb.head),
                 None => {
                     // No switch in `a` either: `b`'s head is the same task's.
                     let mut t = std::mem::take(&mut sa.head.top);
                     sa.head.append(sb.head, &self.opts, &mut t, 0);
                     sa.head.top = t;
-                    sa.first_prev = sa.first_prev.or(sb.first_prev);
                 }
             }
-            sa.cur = sb.cur.or(sa.cur);
         }
+        a.running.append(&b.running);
         for (t, seg) in b.threads {
             self.give(&mut a.threads, &mut top, t, seg);
         }
@@ -379,8 +373,8 @@ impl Analysis for Syscall {
     fn finish(&self, mut st: SyscallState) -> SyscallReport {
         let mut top = std::mem::take(&mut st.top);
         if self.opts.head == HeadPolicy::FromStart {
-            for s in std::mem::take(&mut st.streams) {
-                let Some(t) = s.first_prev.filter(|t| *t != 0) else { continue };
+            for (k, s) in std::mem::take(&mut st.streams).into_iter().enumerate() {
+                let Some(t) = st.running.first_prev(k).filter(|t| *t != 0) else { continue };
                 // The head's events come before every other event of the thread.
                 let mut seg = s.head;
                 let later = st.threads.remove(&t).unwrap_or_default();

@@ -1,6 +1,8 @@
-//! The serial side of the build: [`SliceLog`]s applied to a cube in time order, with
-//! the kernel model's state (running thread per CPU, thread names and pids, fd
-//! tables, pending syscalls).
+//! The serial side of the build: [`SliceLog`]s applied to a cube in time order, over
+//! the kernel model's state: the running task per CPU ([`kernel::running::Running`])
+//! and the threads' pids, fd tables and pending syscalls ([`kernel::replay::Replay`],
+//! which resolves the bytes each read or write moved and on which file); the applier
+//! keeps only what the cube needs beside (names and members).
 //!
 //! Semantics, as `analysis`'s `count`, `cpu` and `io` (so that a cube range equals the
 //! analyses' difference of prefixes, see `tests/exactness.rs`):
@@ -27,9 +29,11 @@ use ctf::stream::{Item, StreamCursor};
 use ctf::trace::TraceSet;
 use cube::dims::{file_path_labels, operation_kind, NodeId};
 use cube::{CellId, Cube, MetricId, Result};
-use kernel::fdtable::{Call, FdTables, FileNames, PendingCall};
+use kernel::fdtable::{Call, FileNames, Transfer};
 use kernel::layout::{comm_of_path, Kind, Layout, Sc, O_CLOEXEC};
 use kernel::model::FxMap;
+use kernel::replay::{Replay, Sink};
+use kernel::running::Running;
 
 use crate::log::{Fact, SliceLog};
 
@@ -39,20 +43,20 @@ const PROCESS: usize = 2;
 const FILE: usize = 3;
 const OPERATION: usize = 4;
 
-#[derive(Debug, Default)]
+/// What the cube keeps per thread, beside the kernel's replay: its name and its
+/// Process member (made again when its name or pid changes).
+#[derive(Debug, Clone, Default)]
 struct Thread {
-    pid: Option<i32>,
     comm: Option<String>,
     node: Option<NodeId>,
-    pending: Option<PendingCall>,
 }
 
+/// Per stream: since when its running task runs, who ran before its first switch
+/// ([`prescan_first_switch`]), its CPU member.
 #[derive(Debug, Clone, Copy, Default)]
 struct StreamState {
-    cur: Option<i32>,
     since: i64,
     first_prev: Option<i32>,
-    switched: bool,
     cpu: Option<NodeId>,
 }
 
@@ -101,12 +105,22 @@ pub fn prescan_first_switch(set: &TraceSet, layout: &Layout) -> Vec<Option<i32>>
         .collect()
 }
 
-/// The applier's file numbering, as the fd rules ask for it: files are cube members.
+/// The applier's file numbering, as the fd rules ask for it: files are cube members;
+/// and the bytes a replayed exit moved, kept for the applier to add to the cube.
 struct CubeFiles<'a> {
     path_ids: &'a mut HashMap<Arc<str>, u32>,
     paths: &'a mut Vec<NodeId>,
     held: &'a mut Held,
     cube: &'a mut Cube,
+    moved: Option<Transfer>,
+}
+
+impl Sink for CubeFiles<'_> {
+    type Thread = Thread;
+
+    fn moved(&mut self, _tid: i32, _pid: Option<i32>, _data: &mut Thread, t: Transfer) {
+        self.moved = Some(t);
+    }
 }
 
 impl FileNames for CubeFiles<'_> {
@@ -137,8 +151,10 @@ fn bytes_metric(read: bool) -> fn(&mut Applier) -> &mut Vec<MetricId> {
 pub struct Applier {
     names: Vec<Box<str>>,
     streams: Vec<StreamState>,
-    threads: FxMap<i32, Thread>,
-    fds: FdTables,
+    /// The task running on each stream.
+    running: Running,
+    /// Threads, fd tables, pending syscalls.
+    kernel: Replay<Thread>,
     held: Held,
     path_ids: HashMap<Arc<str>, u32>,
     paths: Vec<NodeId>,
@@ -171,9 +187,9 @@ impl Applier {
         Applier {
             ev_nodes: vec![None; layout.names.len() * streams.len().max(1)],
             names: layout.names.clone(),
+            running: Running::new(streams.len()),
             streams,
-            threads: FxMap::default(),
-            fds: FdTables::default(),
+            kernel: Replay::default(),
             held: Held::default(),
             path_ids: HashMap::new(),
             paths: Vec::new(),
@@ -196,6 +212,7 @@ impl Applier {
     pub fn relayout(&mut self, layout: &Layout, streams: usize) {
         if self.streams.len() < streams {
             self.streams.resize(streams, StreamState::default());
+            self.running.append(&Running::new(streams));
         }
         self.names = layout.names.clone();
         self.ev_nodes = vec![None; self.names.len() * self.streams.len().max(1)];
@@ -274,58 +291,56 @@ impl Applier {
         Ok(())
     }
 
-    fn thread(&mut self, tid: i32) -> &mut Thread {
-        self.threads.entry(tid).or_default()
-    }
-
     /// Renames thread `tid` at `t` (its process member changes), crediting its CPU
     /// time so far to the old member first, so that roll-ups to process names do not
     /// depend on where frame boundaries fall.
     fn set_comm(&mut self, cube: &mut Cube, tid: i32, b: &[u8], t: i64) -> Result<()> {
-        let old = self.threads.get(&tid).map(|x| x.comm.as_deref().map(str::as_bytes));
+        let old = self.kernel.find(tid).map(|i| self.kernel.data(i).comm.as_deref().map(str::as_bytes));
         if old == Some(Some(b)) {
             return Ok(());
         }
         if old.is_some_and(|o| o.is_some()) {
             self.credit_running(cube, t, Some(tid))?;
         }
-        let th = self.thread(tid);
+        let i = self.kernel.slot(tid);
+        let th = self.kernel.data_mut(i);
         th.comm = Some(String::from_utf8_lossy(b).into_owned());
         th.node = None;
         Ok(())
     }
 
-    /// Sets the pid of `tid` at `t` (crediting its CPU time so far first, as a rename).
-    fn set_pid(&mut self, cube: &mut Cube, tid: i32, pid: i32, t: i64) -> Result<()> {
-        let old = self.threads.get(&tid).map(|x| x.pid);
+    /// Before `tid` gets process `pid` at `t`: when that changes its known pid, credits
+    /// its CPU time so far (as a rename) and forgets its member. False when `pid` is
+    /// already its pid.
+    fn pid_changes(&mut self, cube: &mut Cube, tid: i32, pid: i32, t: i64) -> Result<bool> {
+        let old = self.kernel.find(tid).map(|i| self.kernel.slot_pid(i));
         if old == Some(Some(pid)) {
-            return Ok(());
+            return Ok(false);
         }
         if old.is_some_and(|o| o.is_some()) {
             self.credit_running(cube, t, Some(tid))?;
         }
-        let th = self.thread(tid);
-        let late = th.pid.is_none();
-        th.pid = Some(pid);
-        th.node = None;
-        if late {
-            // Its fds were kept under its tid: they are its process's.
-            self.fds.adopt(tid, pid);
+        let i = self.kernel.slot(tid);
+        self.kernel.data_mut(i).node = None;
+        Ok(true)
+    }
+
+    /// Sets the pid of `tid` at `t` (crediting its CPU time so far first, as a rename).
+    fn set_pid(&mut self, cube: &mut Cube, tid: i32, pid: i32, t: i64) -> Result<()> {
+        if self.pid_changes(cube, tid, pid, t)? {
+            self.kernel.set_pid(tid, pid);
         }
         Ok(())
     }
 
-    fn pid_of(&self, tid: i32) -> i32 {
-        self.threads.get(&tid).and_then(|x| x.pid).unwrap_or(tid)
-    }
-
     fn process_node(&mut self, cube: &mut Cube, tid: i32) -> NodeId {
-        if let Some(n) = self.threads.get(&tid).and_then(|t| t.node) {
+        let i = self.kernel.slot(tid);
+        if let Some(n) = self.kernel.data(i).node {
             return n;
         }
-        let t = self.threads.entry(tid).or_default();
+        let pid = self.kernel.slot_pid(i).unwrap_or(tid).to_string();
+        let t = self.kernel.data_mut(i);
         let comm = t.comm.clone().unwrap_or_else(|| "?".into());
-        let pid = t.pid.unwrap_or(tid).to_string();
         let group = cube.config.group_of(&comm).to_string();
         let n = cube.schema.dims[PROCESS].member(&[&group, &comm, &pid, &tid.to_string()]);
         t.node = Some(n);
@@ -359,7 +374,7 @@ impl Applier {
     fn credit_running(&mut self, cube: &mut Cube, t: i64, only: Option<i32>) -> Result<()> {
         for s in 0..self.streams.len() {
             let st = self.streams[s];
-            if let (Some(tid), true) = (st.cur, st.switched) {
+            if let Some(tid) = self.running.running(s) {
                 if t > st.since && only.is_none_or(|o| o == tid) {
                     self.credit_cpu(cube, s, tid, t - st.since, t)?;
                     self.streams[s].since = t;
@@ -381,12 +396,13 @@ impl Applier {
         Ok(())
     }
 
+    /// The task running on stream `s` (before its first switch: that switch's
+    /// `prev_tid`).
     fn who(&self, s: usize) -> Option<i32> {
-        let st = &self.streams[s];
-        if st.switched {
-            st.cur
+        if self.running.unswitched(s) {
+            self.streams[s].first_prev
         } else {
-            st.first_prev
+            self.running.running(s)
         }
     }
 
@@ -421,37 +437,29 @@ impl Applier {
                 if self.streams[s].cpu.is_none() {
                     self.streams[s].cpu = Some(Self::cpu_node(cube, cpu, s));
                 }
-                let st = self.streams[s];
-                if st.switched {
-                    if let Some(tid) = st.cur {
-                        self.credit_cpu(cube, s, tid, t - st.since, t)?;
+                match self.running.running(s) {
+                    Some(tid) => self.credit_cpu(cube, s, tid, t - self.streams[s].since, t)?,
+                    None => {
+                        let head = self.first_ts.unwrap_or(t);
+                        self.credit_cpu(cube, s, prev as i32, t - head, t)?;
                     }
-                } else {
-                    self.streams[s].switched = true;
-                    let head = self.first_ts.unwrap_or(t);
-                    self.credit_cpu(cube, s, prev as i32, t - head, t)?;
                 }
-                self.streams[s].cur = Some(next as i32);
+                self.running.switched(s, prev as i32, next as i32);
                 self.streams[s].since = t;
             }
             Fact::Fork { child_tid, child_pid, parent_tid, parent_pid, child_comm, .. } => {
                 if let Some(n) = child_comm {
                     self.set_comm(cube, child_tid, log.str(n), t)?;
                 }
-                let cp = child_pid.unwrap_or(child_tid);
-                self.set_pid(cube, child_tid, cp, t)?;
-                if let Some(parent) = parent_pid.or_else(|| parent_tid.map(|pt| self.pid_of(pt))) {
-                    self.fds.fork(parent, cp);
-                }
+                self.pid_changes(cube, child_tid, child_pid.unwrap_or(child_tid), t)?;
+                self.kernel.fork(parent_tid, parent_pid, child_tid, child_pid);
             }
             Fact::Exec { s, tid, filename, .. } => {
                 if let (Some(tt), Some(n)) = (tid, filename) {
                     self.set_comm(cube, tt, comm_of_path(log.str(n)), t)?;
                 }
-                let st = &self.streams[s as usize];
-                if let Some(tt) = tid.or(if st.switched { st.cur } else { None }) {
-                    let pid = self.pid_of(tt);
-                    self.fds.exec(pid);
+                if let Some(tt) = tid.or(self.running.running(s as usize)) {
+                    self.kernel.exec(tt);
                 }
             }
             Fact::ProcState { tid, pid, name, .. } => {
@@ -465,21 +473,19 @@ impl Applier {
             Fact::FdDump { pid, fd, filename, flags, .. } => {
                 let path = filename.map(|n| String::from_utf8_lossy(log.str(n)).into_owned()).unwrap_or_else(|| "unknown".into());
                 let file = self.intern(cube, &path);
-                if let Some(held) = self.fds.dump(pid, fd, file, flags >= 0 && flags & O_CLOEXEC != 0) {
+                if let Some(held) = self.kernel.fd_dump(pid, fd, file, flags >= 0 && flags & O_CLOEXEC != 0) {
                     self.give_held(cube, t, held, file)?;
                 }
             }
             Fact::Entry { s, sc, a0, a1, a2, path, .. } => {
                 let Some(tid) = self.who(s as usize) else { return Ok(()) };
                 let path = path.map(|n| self.intern(cube, &String::from_utf8_lossy(log.str(n))));
-                let p = self.fds.enter(self.pid_of(tid), Call::new(sc, a0, a1, a2), path);
-                self.thread(tid).pending = Some(p);
+                let i = self.kernel.slot(tid);
+                self.kernel.enter(i, Call::new(sc, a0, a1, a2), path);
             }
             Fact::OtherEntry { s, .. } => {
-                if let Some(tid) = self.who(s as usize) {
-                    if let Some(x) = self.threads.get_mut(&tid) {
-                        x.pending = None;
-                    }
+                if let Some(i) = self.who(s as usize).and_then(|tid| self.kernel.find(tid)) {
+                    self.kernel.other_entry(i);
                 }
             }
             Fact::Exit { s, sc, ret, fds, .. } => self.exit(cube, s as usize, t, sc, ret, fds)?,
@@ -531,12 +537,10 @@ impl Applier {
 
     fn exit(&mut self, cube: &mut Cube, s: usize, t: i64, sc: Option<Sc>, ret: i64, fds: Option<[i32; 2]>) -> Result<()> {
         let Some(tid) = self.who(s) else { return Ok(()) };
-        let Some(x) = self.threads.get_mut(&tid) else { return Ok(()) };
-        let Some(e) = x.pending.take() else { return Ok(()) };
-        let pid = x.pid.unwrap_or(tid);
-        let mut names = CubeFiles { path_ids: &mut self.path_ids, paths: &mut self.paths, held: &mut self.held, cube };
-        let moved = self.fds.exit(pid, e, sc, ret, fds, &mut names);
-        let Some(m) = moved else { return Ok(()) };
+        let Some(i) = self.kernel.find(tid) else { return Ok(()) };
+        let mut names = CubeFiles { path_ids: &mut self.path_ids, paths: &mut self.paths, held: &mut self.held, cube, moved: None };
+        self.kernel.exit_fds(i, sc, ret, fds, &mut names);
+        let Some(m) = names.moved else { return Ok(()) };
         let p = self.process_node(cube, tid);
         let n = m.bytes as i64;
         let f = match m.file {

@@ -223,7 +223,7 @@ impl SliceLog {
                 None => Fact::OtherEntry { t, s },
             },
             Kind::Exit { sc, ret, fds } => Fact::Exit { t, s, sc, ret: g(ret), fds: fd_pair(ev, fds) },
-            Kind::RawExit { id, ret } => Fact::Exit { t, s, sc: ev.uint(id).and_then(Sc::from_x86_64), ret: g(ret), fds: None },
+            Kind::RawExit { id, ret, arch } => Fact::Exit { t, s, sc: ev.uint(id).and_then(|nr| Sc::from_raw(arch, nr)), ret: g(ret), fds: None },
         };
         self.facts.push(f);
     }

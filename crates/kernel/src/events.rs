@@ -47,7 +47,7 @@ pub struct EventLayout {
 impl EventLayout {
     /// Resolves every event class of `set`.
     pub fn new(set: &TraceSet) -> EventLayout {
-        let traces = crate::layout::per_class(set, |plan, sp, ev| {
+        let traces = crate::layout::per_class(set, |_, plan, sp, ev| {
             let h = |n: &str| plan.event_field(sp, ev, &[n]);
             let k = match &*ev.name {
                 "irq_handler_entry" => h("irq").map(|irq| EvKind::HardEntry { irq, name: h("name") }),

@@ -300,11 +300,11 @@ impl Sc {
 pub enum Arch {
     /// x86-64 (the default: LTTng's raw syscall events are mostly seen there).
     #[default]
-    X86_64,
+    X86_64 = 0,
     /// arm64 (aarch64).
-    Arm64,
+    Arm64 = 1,
     /// 32-bit arm, EABI.
-    Arm,
+    Arm = 2,
 }
 
 impl Arch {
@@ -322,6 +322,30 @@ impl Arch {
             }
         };
         arch.and_then(word).or_else(|| release.and_then(word)).unwrap_or_default()
+    }
+
+    /// The architecture of `trace`, from its metadata's environment (`arch`,
+    /// `kernel_release`: [`Arch::of_env`]).
+    pub fn of_trace(trace: &ctf::trace::Trace) -> Arch {
+        let s = |k: &str| match trace.class.env(k) {
+            Some(ctf::ir::EnvValue::Str(s)) => Some(s.as_str()),
+            _ => None,
+        };
+        Arch::of_env(s("arch"), s("kernel_release"))
+    }
+
+    /// A small number for the architecture ([`Arch::from_index`] reads it back).
+    pub fn index(self) -> u32 {
+        self as u32
+    }
+
+    /// The architecture of [`Arch::index`] `i` (x86-64 for an unknown one).
+    pub fn from_index(i: u32) -> Arch {
+        match i {
+            1 => Arch::Arm64,
+            2 => Arch::Arm,
+            _ => Arch::X86_64,
+        }
     }
 }
 
@@ -362,7 +386,7 @@ pub enum Kind {
     /// Raw `sys_enter` (x86-64 numbers; arguments not decoded).
     RawEntry { id: FieldHandle },
     /// Raw `sys_exit` (x86-64 numbers).
-    RawExit { id: FieldHandle, ret: Option<FieldHandle> },
+    RawExit { id: FieldHandle, ret: Option<FieldHandle>, arch: Arch },
 }
 
 /// One event class: its global name index, its `cpu_id` handle, its meaning.
@@ -386,7 +410,7 @@ pub struct Layout {
     pub names: Vec<Box<str>>,
 }
 
-fn kind_of(plan: &Plan, sp: &StreamPlan, ev: &EventPlan) -> Kind {
+fn kind_of(plan: &Plan, sp: &StreamPlan, ev: &EventPlan, arch: Arch) -> Kind {
     let h = |n: &str| plan.event_field(sp, ev, &[n]);
     let name: &str = &ev.name;
     // `a2` is the flags argument of every call that makes an fd (see
@@ -434,7 +458,7 @@ fn kind_of(plan: &Plan, sp: &StreamPlan, ev: &EventPlan) -> Kind {
         "exit_syscall" => exit(None),
         "syscall_entry_unknown" => h("id").map_or(Kind::OtherEntry, |id| Kind::UnknownEntry { id, args: h("args") }),
         "sys_enter" | "raw_syscalls_sys_enter" => h("id").map_or(Kind::Other, |id| Kind::RawEntry { id }),
-        "sys_exit" | "raw_syscalls_sys_exit" => h("id").map_or(Kind::Other, |id| Kind::RawExit { id, ret: h("ret") }),
+        "sys_exit" | "raw_syscalls_sys_exit" => h("id").map_or(Kind::Other, |id| Kind::RawExit { id, ret: h("ret"), arch }),
         _ => {
             if let Some(n) = name.strip_prefix("syscall_entry_") {
                 Sc::from_name(n).map_or(Kind::OtherEntry, args)
@@ -463,7 +487,12 @@ impl Layout {
         for (i, v) in names.values_mut().enumerate() {
             *v = i as u32;
         }
-        let traces = per_class(set, |plan, sp, ev| EvClass { name: names[&*ev.name], cpu: plan.event_field(sp, ev, &["cpu_id"]), kind: kind_of(plan, sp, ev) });
+        let arch: Vec<Arch> = set.traces.iter().map(Arch::of_trace).collect();
+        let traces = per_class(set, |t, plan, sp, ev| EvClass {
+            name: names[&*ev.name],
+            cpu: plan.event_field(sp, ev, &["cpu_id"]),
+            kind: kind_of(plan, sp, ev, arch[t]),
+        });
         Layout { traces, names: names.keys().map(|n| Box::from(*n)).collect() }
     }
 
@@ -531,8 +560,12 @@ pub fn comm_of_path(p: &[u8]) -> &[u8] {
 
 /// `f` of every event class of `set`: per trace, per stream class (with its id), per
 /// class index, as the kernel's tables by class are laid out.
-pub(crate) fn per_class<T>(set: &TraceSet, f: impl Fn(&Plan, &StreamPlan, &EventPlan) -> T) -> Vec<Vec<(u64, Vec<T>)>> {
-    set.traces.iter().map(|t| t.plan.streams.iter().map(|sp| (sp.id, sp.events.iter().map(|ev| f(&t.plan, sp, ev)).collect())).collect()).collect()
+pub(crate) fn per_class<T>(set: &TraceSet, f: impl Fn(usize, &Plan, &StreamPlan, &EventPlan) -> T) -> Vec<Vec<(u64, Vec<T>)>> {
+    set.traces
+        .iter()
+        .enumerate()
+        .map(|(i, t)| t.plan.streams.iter().map(|sp| (sp.id, sp.events.iter().map(|ev| f(i, &t.plan, sp, ev)).collect())).collect())
+        .collect()
 }
 
 #[cfg(test)]

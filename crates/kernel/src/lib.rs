@@ -8,6 +8,15 @@
 //!   `sys_enter`/`sys_exit`), resolved once per class, and the syscall tables;
 //! * [`model`]: the thread table (tid → pid, name) and the time span;
 //! * [`fdtable`]: the fd tables per process and the kernel rules that change them;
+//! * [`log`]: the one chunk-local log record type ([`log::Rec`]) and a chunk's log,
+//!   whose records name the issuing thread, or the unknown task running on a stream
+//!   when the chunk began (resolved when chunks merge, [`running::Running`]);
+//! * [`running`]: the current task per stream (CPU) of a chunk, and its merge;
+//! * [`runs`]: the executions per stream (who ran on a CPU, from when to when), as
+//!   CPU time credited to threads;
+//! * [`replay`]: the replayed state (threads, pending syscalls, fd tables) that a
+//!   log is interpreted against, telling a statistic's [`replay::Sink`] the resolved
+//!   facts;
 //! * [`tid_index`]: tid → slot, for per-thread tables;
 //! * [`events`]: the events of the latency analyses (IRQs, softirqs, wake-ups).
 //!
@@ -17,5 +26,9 @@
 pub mod events;
 pub mod fdtable;
 pub mod layout;
+pub mod log;
 pub mod model;
+pub mod replay;
+pub mod running;
+pub mod runs;
 pub mod tid_index;

@@ -25,7 +25,6 @@
 //! [`HeadPolicy::FromStart`](crate::cpu::HeadPolicy), dropped with `Ignore`
 //! (lttng-analyses has no current thread there).
 
-mod log;
 mod replay;
 mod report;
 mod syscall;
@@ -43,15 +42,14 @@ use kernel::fdtable::Call;
 use kernel::layout::{fd_pair, i32_of, EvClass, Kind, Layout, Sc, O_CLOEXEC};
 use kernel::model::{text_of, Info, Span};
 
-use log::{LRec, Log};
-pub use log::{Rec, Who};
-use replay::{Replay, SlotCache, NO_CACHE, NO_SLOT};
+use kernel::log::{LRec, Log};
+pub use kernel::log::{Rec, Who};
+use kernel::replay::{SlotCache, NO_CACHE, NO_SLOT};
+use kernel::running::Running;
+use replay::Replay;
 use report::{rows, thread_io, PARALLEL_ROWS};
 pub use report::{FileIoRow, IoReport, ProcessIoRow, ThreadIoRow};
 use syscall::{call_of, int_or, syscall_of, Interpret, Label, Logged, Syscall};
-
-/// Per stream: `(prev_tid of the first switch, next_tid of the last switch)`.
-type Cur = Vec<(Option<i32>, Option<i32>)>;
 
 /// Chunk state of [`Io`].
 ///
@@ -65,7 +63,7 @@ pub struct IoState {
     complete: bool,
     replay: Replay,
     log: Log,
-    cur: Cur,
+    cur: Running,
     /// Complete states: per stream, the slot of the task running there, once looked up
     /// (forgotten whenever that task may change: a switch, a merge), so that a cached
     /// slot is the running task's.
@@ -85,12 +83,7 @@ impl IoState {
     /// Stream `stream` switched from `prev` to `next`.
     #[inline(always)]
     fn switched(&mut self, stream: usize, prev: i32, next: i32) {
-        if let Some(cur) = self.cur.get_mut(stream) {
-            if cur.1.is_none() && cur.0.is_none() {
-                cur.0 = Some(prev);
-            }
-            cur.1 = Some(next);
-        }
+        self.cur.switched(stream, prev, next);
         if let Some(r) = self.run.get_mut(stream) {
             *r = NO_CACHE;
         }
@@ -99,15 +92,8 @@ impl IoState {
     /// The task running on `stream` (the last switch's `next_tid`), when known.
     #[inline(always)]
     fn running(&self, stream: usize) -> Option<i32> {
-        running_in(&self.cur, stream)
+        self.cur.running(stream)
     }
-}
-
-/// The task running on `stream` by `cur` (an [`IoState`]'s): [`IoState::running`],
-/// for a caller that holds other fields of the state borrowed.
-#[inline(always)]
-fn running_in(cur: &[(Option<i32>, Option<i32>)], stream: usize) -> Option<i32> {
-    cur.get(stream).and_then(|c| c.1)
 }
 
 /// Slots cached while a log is replayed ([`Io::replay_in_order`]).
@@ -140,24 +126,6 @@ impl Io {
     pub fn with_workers(mut self, workers: usize) -> Io {
         self.workers = workers.max(1);
         self
-    }
-
-    /// `who` of a record of a chunk whose predecessor's tasks are `earlier`; `later`
-    /// is the chunk's own `cur`, used when the predecessor is complete and never
-    /// switched on the stream ([`HeadPolicy::FromStart`]).
-    #[inline]
-    fn resolve(&self, who: Who, earlier: &[(Option<i32>, Option<i32>)], later: &[(Option<i32>, Option<i32>)], complete: bool) -> Who {
-        match who {
-            Who::Head(s) => {
-                let s = s as usize;
-                match earlier.get(s).and_then(|c| c.1) {
-                    Some(t) => Who::Tid(t),
-                    None if complete && self.head == HeadPolicy::FromStart => later.get(s).and_then(|c| c.0).map_or(who, Who::Tid),
-                    None => who,
-                }
-            }
-            w => w,
-        }
     }
 
     /// An empty log buffer, reused when one is spare.
@@ -213,7 +181,7 @@ impl Io {
         let slot = if cache.1 != NO_SLOT {
             cache.1 as usize
         } else {
-            let Some(t) = running_in(cur, stream) else { return false };
+            let Some(t) = cur.running(stream) else { return false };
             replay.slot_cached(cache, t)
         };
         Label::dispatch(c, Interpret { replay, slot })
@@ -224,15 +192,19 @@ impl Io {
     /// when that is not known yet).
     #[inline(always)]
     fn syscall_copied_chunk(&self, st: &mut IoState, c: &Copied<'_>, stream: usize) -> bool {
-        let Some(tid) = running_in(&st.cur, stream) else { return false };
+        let Some(tid) = st.cur.running(stream) else { return false };
         Label::dispatch(c, Logged { log: &mut st.log, tid })
     }
 
+    /// `r` with its issuer resolved ([`Running::resolve`]) in a chunk whose
+    /// predecessor's tasks are `earlier`, its own `later`; `complete`: the predecessor
+    /// starts at the trace's beginning.
     #[inline(always)]
-    fn resolve_l(&self, r: LRec, earlier: &[(Option<i32>, Option<i32>)], later: &[(Option<i32>, Option<i32>)], complete: bool) -> LRec {
+    fn resolve_l(&self, r: LRec, earlier: &Running, later: &Running, complete: bool) -> LRec {
+        let from_later = complete && self.head == HeadPolicy::FromStart;
         match r {
             LRec::R(r) => match r.who() {
-                Some(w @ Who::Head(_)) => LRec::R(r.with_who(self.resolve(w, earlier, later, complete))),
+                Some(w @ Who::Head(_)) => LRec::R(r.with_who(Running::resolve(w, earlier, later, from_later))),
                 _ => LRec::R(r),
             },
             r => r,
@@ -335,10 +307,12 @@ impl Io {
     /// stream's first, its `prev_tid` names the records held for the stream's unknown
     /// task; replay what can be.
     fn release_held(&self, st: &mut IoState, stream: usize) {
-        let Some(&(Some(_), _)) = st.cur.get(stream) else { return };
+        if st.cur.first_prev(stream).is_none() {
+            return;
+        }
         let mut held = st.log.take();
         let cur = std::mem::take(&mut st.cur);
-        self.replay_in_order(st, &mut held, |r| self.resolve_l(r, &[], &cur, true));
+        self.replay_in_order(st, &mut held, |r| self.resolve_l(r, &Running::default(), &cur, true));
         st.cur = cur;
     }
 }
@@ -348,7 +322,7 @@ impl Analysis for Io {
     type Output = IoReport;
 
     fn new_state(&self) -> IoState {
-        IoState { cur: vec![(None, None); self.streams], log: Log::with_buffer(self.buffer()), ..Default::default() }
+        IoState { cur: Running::new(self.streams), log: Log::with_buffer(self.buffer()), ..Default::default() }
     }
 
     fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
@@ -422,7 +396,7 @@ impl Analysis for Io {
             }
         }
         let switch = matches!(c.kind, Kind::Switch { .. });
-        let first_switch = switch && st.cur.get(ctx.stream).is_some_and(|c| c.0.is_none() && c.1.is_none());
+        let first_switch = switch && st.cur.unswitched(ctx.stream);
         let Some(rec) = self.record(st, ev, c, ctx) else {
             if first_switch && st.holds_back() {
                 self.release_held(st, ctx.stream);
@@ -453,16 +427,13 @@ impl Analysis for Io {
             // is known for them: resolve against an empty `cur`.)
             let mut held = a.log.take();
             let earlier = a.cur.clone();
-            self.replay_in_order(&mut a, &mut held, |r| self.resolve_l(r, &[], &b_cur, true));
+            self.replay_in_order(&mut a, &mut held, |r| self.resolve_l(r, &Running::default(), &b_cur, true));
             self.replay_in_order(&mut a, &mut fresh, |r| self.resolve_l(r, &earlier, &b_cur, true));
         } else {
             a.log.extend(fresh.drain(..).map(|r| self.resolve_l(r, &a.cur, &b_cur, false)));
         }
         self.recycle(fresh);
-        for (x, y) in a.cur.iter_mut().zip(&b_cur) {
-            x.0 = x.0.or(y.0);
-            x.1 = y.1.or(x.1);
-        }
+        a.cur.append(&b_cur);
         // (The running tasks may have changed.)
         a.run.iter_mut().for_each(|r| *r = NO_CACHE);
         a.info = a.info.merge(b_info);

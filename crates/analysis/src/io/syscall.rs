@@ -5,12 +5,12 @@
 use ctf::stream::{Copied, CopyRequest, EventRef};
 
 use kernel::fdtable::Call;
-use kernel::layout::{unknown_entry, Kind, Sc};
+use kernel::layout::{unknown_entry, Arch, Kind, Sc};
 use kernel::model::switch_request;
 
-use super::log::Log;
 use super::replay::Replay;
 use super::{Rec, Who};
+use kernel::log::Log;
 
 /// A signed integer field, or -1 when absent.
 #[inline(always)]
@@ -29,7 +29,7 @@ pub(super) fn call_of(ev: &EventRef<'_, '_>, sc: Sc, [a0, a1, a2]: [&Option<ctf:
 fn exit_of(ev: &EventRef<'_, '_>, kind: &Kind) -> Option<(Option<Sc>, i64)> {
     match *kind {
         Kind::Exit { sc, ref ret, fds: None } => Some((sc, int_or(ev, ret))),
-        Kind::RawExit { id, ref ret } => Some((ev.uint(id).and_then(Sc::from_x86_64), int_or(ev, ret))),
+        Kind::RawExit { id, ref ret, arch } => Some((ev.uint(id).and_then(|nr| Sc::from_raw(arch, nr)), int_or(ev, ret))),
         _ => None,
     }
 }
@@ -89,7 +89,7 @@ pub(super) struct Interpret<'a> {
 impl SyscallSink for Interpret<'_> {
     #[inline(always)]
     fn enter(&mut self, call: Call) {
-        self.replay.enter(self.slot, call, None);
+        self.replay.enter(self.slot, call);
     }
 
     #[inline(always)]
@@ -170,6 +170,8 @@ impl Label {
     const ENTRY_RW: u32 = 1 << 14;
     const OTHER: u32 = 1 << 10;
     const EXIT: u32 = 1 << 11;
+    /// A raw `sys_exit`: `[id, ret]`, the architecture ([`Arch::index`]) in the low
+    /// byte.
     const RAW_EXIT: u32 = 1 << 12;
     /// `sched_switch` with `char[16]` names (or none): `[prev_tid, next_tid, prev_comm,
     /// next_comm]`.
@@ -187,7 +189,7 @@ impl Label {
             Kind::Entry { sc: s, a0, a1, a2, path: None } => (Label::ENTRY | sc(Some(s)), vec![a0, a1, a2]),
             Kind::OtherEntry | Kind::RawEntry { .. } => (Label::OTHER, vec![]),
             Kind::Exit { sc: s, ret, fds: None } => (Label::EXIT | sc(s), vec![ret]),
-            Kind::RawExit { id, ret } => (Label::RAW_EXIT, vec![Some(id), ret]),
+            Kind::RawExit { id, ret, arch } => (Label::RAW_EXIT | arch.index(), vec![Some(id), ret]),
             Kind::Switch { .. } => return switch_request(kind, Label::SWITCH),
             _ => return None,
         };
@@ -217,7 +219,7 @@ impl Label {
         } else if label & Label::OTHER != 0 {
             sink.other_entry();
         } else if label & Label::RAW_EXIT != 0 {
-            sink.exit(Sc::from_x86_64(c.get(0)), v(1));
+            sink.exit(Sc::from_raw(Arch::from_index(label & 0xff), c.get(0)), v(1));
         } else {
             // (No other label names a syscall.)
             return false;

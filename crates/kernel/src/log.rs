@@ -1,10 +1,17 @@
-//! The I/O log of a chunk: the records of its relevant events, in time order, to be
-//! interpreted once the state before the chunk is known (see the module above).
+//! The log of a chunk: the records of the events whose meaning depends on the kernel
+//! state at the chunk's start (syscalls, forks, execs, the statedump), in time order,
+//! to be interpreted by a [`crate::replay::Replay`] once the state before the chunk is
+//! known. A record names its issuing thread when the chunk saw its CPU switch to it,
+//! else the task running on the stream when the chunk began ([`Who::Head`], resolved
+//! by [`crate::running::Running::resolve`] when chunks merge).
+//!
+//! This is the one chunk-local record type of the kernel model: every statistic that
+//! needs the kernel's state at a chunk's start logs these records and replays them.
 
 use std::borrow::Cow;
 
-use kernel::fdtable::Call;
-use kernel::layout::Sc;
+use crate::fdtable::Call;
+use crate::layout::Sc;
 
 /// Who issued a syscall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +42,7 @@ impl AsRef<str> for LoggedPath {
     }
 }
 
-/// One record of an event the io analysis interprets. `P` is the form of an open's
+/// One record of an event the kernel model interprets. `P` is the form of an open's
 /// path: borrowed from the trace while the event is at hand, owned in a chunk's log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[allow(missing_docs)] // variant fields are the tracepoint fields they are named after
@@ -100,6 +107,7 @@ impl Rec<Cow<'_, str>> {
 
 /// A record of a chunk's log: a [`Rec`], or a read/write entry and its exit joined.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(missing_docs)] // fields: the entry's thread, call and fd, the exit's return value
 pub enum LRec {
     /// A record as the event gave it.
     R(Rec),

@@ -1,0 +1,456 @@
+//! The replayed kernel state of a complete prefix of the trace: the threads (tid →
+//! pid, fd table, pending syscall), the fd tables, and the interpretation of a chunk's
+//! log ([`crate::log`]) against them.
+//!
+//! A statistic is a [`Sink`]: the replay tells it the resolved facts (bytes a read or
+//! write moved, on which file, by which thread) and the statistic only accumulates;
+//! it may keep per-thread data in the thread's slot ([`Sink::Thread`]). The replay
+//! never decides what is counted.
+//!
+//! Kernel behaviour behind each rule: a syscall is the pending call of its thread from
+//! its entry to its exit (another entry of the thread replaces it: the exit was lost);
+//! an fd is looked up in the process's table at entry (the kernel resolves it then);
+//! fork copies the table, exec closes the close-on-exec fds, the statedump names fds
+//! opened before tracing ([`crate::fdtable`] has the fd rules themselves).
+//!
+//! Threads live in dense slots: a thread's slot is found by tid in a direct table (the
+//! caller may cache the slot of the task running on each stream: [`SlotCache`]), and a
+//! thread remembers its process's fd table, so a read or write costs no hash look-up.
+
+use crate::fdtable::{Call, FdTables, FileNames, PendingCall, TableId, Transfer};
+use crate::layout::Sc;
+use crate::log::{LRec, Rec, Who};
+use crate::model::FxMap;
+
+/// What a statistic does with the facts of a replay (see the module documentation).
+pub trait Sink: FileNames {
+    /// What the statistic keeps per thread, in the thread's slot.
+    type Thread: Default;
+
+    /// The thread `tid` (process `pid`, when known; `data` its slot's data) moved
+    /// `t.bytes` bytes, read when `t.read`, on `t.file` (an id from [`FileNames`]).
+    fn moved(&mut self, tid: i32, pid: Option<i32>, data: &mut Self::Thread, t: Transfer);
+}
+
+/// What the replay knows of one thread.
+#[derive(Debug, Clone, Default)]
+struct ThreadSlot<T> {
+    tid: i32,
+    pid: Option<i32>,
+    /// Its process's fd table, once looked up (forgotten when `pid` changes).
+    table: Option<TableId>,
+    pending: Option<PendingCall>,
+    /// The statistic's data.
+    data: T,
+}
+
+impl<T> ThreadSlot<T> {
+    /// Its pid (its tid when unknown).
+    #[inline(always)]
+    fn pid(&self) -> i32 {
+        self.pid.unwrap_or(self.tid)
+    }
+}
+
+/// A thread's slot cached for a stream: `(tid, slot)` of the task last seen there, or
+/// [`NO_CACHE`] (a plain pair, its slot read with one load).
+pub type SlotCache = (i32, u32);
+
+/// An empty [`SlotCache`] (its slot is [`NO_SLOT`]).
+pub const NO_CACHE: SlotCache = (0, NO_SLOT);
+
+/// Tids below this are looked up in [`Replay`]'s direct table (Linux's `pid_max` is at
+/// most 2^22); others, in its map.
+const DIRECT_TIDS: usize = 1 << 22;
+
+/// No slot, in [`Replay`]'s direct table and in a [`SlotCache`].
+pub const NO_SLOT: u32 = u32::MAX;
+
+/// The index of `tid` in [`Replay`]'s direct table, when it has one there.
+#[inline(always)]
+fn direct_index(tid: i32) -> Option<usize> {
+    usize::try_from(tid).ok().filter(|&t| t < DIRECT_TIDS)
+}
+
+/// The replayed state (see the module documentation), with per-thread data `T` of its
+/// [`Sink`].
+#[derive(Debug, Clone)]
+pub struct Replay<T> {
+    /// Slot of each tid in `0..DIRECT_TIDS` (or [`NO_SLOT`]), by tid: grown to the
+    /// largest tid seen, so at most 16 MiB. (Flat, not paged as a
+    /// [`crate::tid_index::TidIndex`]: only the one complete state has a replay, and a
+    /// look-up is then one load, not two: 2 % of io's time on syn2m, measured.)
+    by_tid: Vec<u32>,
+    /// Slots of other tids.
+    tids: FxMap<i32, u32>,
+    slots: Vec<ThreadSlot<T>>,
+    /// Fd tables; files are ids of the sink's [`FileNames`].
+    fds: FdTables,
+}
+
+impl<T> Default for Replay<T> {
+    fn default() -> Self {
+        Replay { by_tid: Vec::new(), tids: FxMap::default(), slots: Vec::new(), fds: FdTables::default() }
+    }
+}
+
+impl<T: Default> Replay<T> {
+    /// The slot of `tid` (created if new).
+    #[inline]
+    pub fn slot(&mut self, tid: i32) -> usize {
+        match self.find(tid) {
+            Some(i) => i,
+            None => self.new_slot(tid),
+        }
+    }
+
+    /// Gives `tid`, which has none, a slot.
+    #[cold]
+    #[inline(never)]
+    fn new_slot(&mut self, tid: i32) -> usize {
+        let i = self.slots.len();
+        self.slots.push(ThreadSlot { tid, pid: None, table: None, pending: None, data: T::default() });
+        match direct_index(tid) {
+            Some(t) => {
+                if self.by_tid.len() <= t {
+                    self.by_tid.resize((t + 1).next_power_of_two().min(DIRECT_TIDS), NO_SLOT);
+                }
+                self.by_tid[t] = i as u32;
+            }
+            None => {
+                self.tids.insert(tid, i as u32);
+            }
+        }
+        i
+    }
+
+    /// The slot of `tid`, if it has one.
+    #[inline(always)]
+    pub fn find(&self, tid: i32) -> Option<usize> {
+        match direct_index(tid) {
+            Some(t) => self.by_tid.get(t).copied().filter(|&i| i != NO_SLOT).map(|i| i as usize),
+            None => self.tids.get(&tid).map(|&i| i as usize),
+        }
+    }
+
+    /// The slot of `tid`, through `cache` (updated).
+    #[inline(always)]
+    pub fn slot_cached(&mut self, cache: &mut SlotCache, tid: i32) -> usize {
+        match *cache {
+            (t, i) if i != NO_SLOT && t == tid => i as usize,
+            _ => {
+                let i = self.slot(tid);
+                *cache = (tid, i as u32);
+                i
+            }
+        }
+    }
+
+    /// The pid of `tid` (its tid when unknown): the key of its fd table.
+    pub fn pid_of(&self, tid: i32) -> i32 {
+        self.find(tid).and_then(|i| self.slots[i].pid).unwrap_or(tid)
+    }
+
+    /// The pid of `tid`, if known.
+    pub fn known_pid(&self, tid: i32) -> Option<i32> {
+        self.find(tid).and_then(|i| self.slots[i].pid)
+    }
+
+    /// The pid of the thread of slot `i`, if known.
+    #[inline(always)]
+    pub fn slot_pid(&self, i: usize) -> Option<i32> {
+        self.slots[i].pid
+    }
+
+    /// The statistic's data of slot `i`.
+    #[inline(always)]
+    pub fn data(&self, i: usize) -> &T {
+        &self.slots[i].data
+    }
+
+    /// The statistic's data of slot `i`, to change.
+    #[inline(always)]
+    pub fn data_mut(&mut self, i: usize) -> &mut T {
+        &mut self.slots[i].data
+    }
+
+    /// `(tid, pid if known, data)` of every thread, in slot order.
+    pub fn threads(&self) -> impl Iterator<Item = (i32, Option<i32>, &T)> + '_ {
+        self.slots.iter().map(|s| (s.tid, s.pid, &s.data))
+    }
+
+    /// Gives `tid` process `pid` (a thread learnt late brings its fds to its process).
+    pub fn set_pid(&mut self, tid: i32, pid: i32) {
+        let i = self.slot(tid);
+        let s = &mut self.slots[i];
+        if s.pid != Some(pid) {
+            if s.pid.is_none() {
+                // Its fds were kept under its tid: they are its process's.
+                self.fds.adopt(tid, pid);
+            }
+            s.pid = Some(pid);
+            s.table = None;
+        }
+    }
+
+    /// A thread was created: `child_tid` of `child_pid` (its tid when absent, a new
+    /// process), whose parent is `parent_pid` (or `parent_tid`'s process).
+    pub fn fork(&mut self, parent_tid: Option<i32>, parent_pid: Option<i32>, child_tid: i32, child_pid: Option<i32>) {
+        let child_pid = child_pid.unwrap_or(child_tid);
+        self.set_pid(child_tid, child_pid);
+        if let Some(parent) = parent_pid.or_else(|| parent_tid.map(|t| self.pid_of(t))) {
+            self.fds.fork(parent, child_pid);
+        }
+    }
+
+    /// `tid` executed a program: its process's close-on-exec fds close.
+    pub fn exec(&mut self, tid: i32) {
+        let pid = self.pid_of(tid);
+        self.fds.exec(pid);
+    }
+
+    /// The statedump names `fd` of `pid` as `file`: returns the placeholder whose bytes
+    /// are now `file`'s, if bytes were held for it ([`FdTables::dump`]).
+    pub fn fd_dump(&mut self, pid: i32, fd: i32, file: u32, cloexec: bool) -> Option<u32> {
+        self.fds.dump(pid, fd, file, cloexec)
+    }
+
+    /// The thread of slot `i` enters `call` (`path`: an open's interned path).
+    #[inline(always)]
+    pub fn enter(&mut self, i: usize, call: Call, path: Option<u32>) {
+        let slot = &mut self.slots[i];
+        let table = table_of(slot, &mut self.fds);
+        slot.pending = Some(self.fds.enter_in(table, call, path));
+    }
+
+    /// [`Replay::enter`] of a read or write `sc` of `fd`, its other arguments absent
+    /// (it takes an fd: no check of which call it is).
+    #[inline(always)]
+    pub fn enter_rw(&mut self, i: usize, sc: Sc, fd: i64) {
+        let slot = &mut self.slots[i];
+        let table = table_of(slot, &mut self.fds);
+        let call = Call::new(sc, fd, -1, -1);
+        slot.pending = Some(PendingCall { call, path: None, file: self.fds.file_in(table, call.a0.into()) });
+    }
+
+    /// The thread of slot `i` enters a syscall the model does not interpret.
+    #[inline(always)]
+    pub fn other_entry(&mut self, i: usize) {
+        self.slots[i].pending = None;
+    }
+
+    /// The thread of slot `i` exits syscall `sc` (`None`: a generic exit) with `ret`.
+    #[inline(always)]
+    pub fn exit<S: Sink<Thread = T>>(&mut self, i: usize, sc: Option<Sc>, ret: i64, sink: &mut S) {
+        let slot = &mut self.slots[i];
+        let Some(e) = &slot.pending else { return };
+        if let Sc::Read | Sc::Write = e.call.sc {
+            // The common case, without the tables' general exit (and without copying
+            // the pending call out): as there, an exit of another call ends the
+            // pending one and credits nothing.
+            let (read, file, fd) = (e.call.sc == Sc::Read, e.file, e.call.a0);
+            let matches = sc.is_none_or(|s| s == e.call.sc);
+            slot.pending = None;
+            if matches && ret > 0 {
+                let file = match file {
+                    Some(f) => f,
+                    None => self.held_file(i, fd.into(), sink),
+                };
+                let s = &mut self.slots[i];
+                sink.moved(s.tid, s.pid, &mut s.data, Transfer { read, bytes: ret as u64, file: Some(file) });
+            }
+            return;
+        }
+        self.exit_other(i, sc, ret, None, sink);
+    }
+
+    /// The file of bytes moved on `fd` by the thread of slot `i`, whose fd table does
+    /// not know `fd`: a placeholder ([`FdTables::io_file`]).
+    #[cold]
+    #[inline(never)]
+    fn held_file(&mut self, i: usize, fd: i64, names: &mut impl FileNames) -> u32 {
+        let table = table_of(&mut self.slots[i], &mut self.fds);
+        self.fds.io_file(table, fd, names)
+    }
+
+    /// [`Replay::exit`] of a call other than a read or write (`fds`: a pipe or
+    /// socketpair exit's).
+    #[inline(never)]
+    fn exit_other<S: Sink<Thread = T>>(&mut self, i: usize, sc: Option<Sc>, ret: i64, fds: Option<[i32; 2]>, sink: &mut S) {
+        let Some(e) = self.slots[i].pending.take() else { return };
+        let pid = self.slots[i].pid();
+        if let Some(x) = self.fds.exit(pid, e, sc, ret, fds, sink) {
+            let s = &mut self.slots[i];
+            sink.moved(s.tid, s.pid, &mut s.data, x);
+        }
+    }
+
+    /// [`Replay::exit`] of an exit that may carry two new fds (`fds`: a pipe, pipe2 or
+    /// socketpair exit's array).
+    pub fn exit_fds<S: Sink<Thread = T>>(&mut self, i: usize, sc: Option<Sc>, ret: i64, fds: Option<[i32; 2]>, sink: &mut S) {
+        match fds {
+            None => self.exit(i, sc, ret, sink),
+            Some(_) => self.exit_other(i, sc, ret, fds, sink),
+        }
+    }
+
+    /// Interprets one record of a chunk's log (see [`Replay::apply`]).
+    #[inline(always)]
+    pub fn apply_l<S: Sink<Thread = T>>(&mut self, r: LRec, sink: &mut S) -> Option<(u32, u32)> {
+        match r {
+            LRec::R(r) => self.apply(r, None, sink),
+            LRec::Rw { t, sc, fd, ret, exited } => {
+                let i = self.slot(t);
+                self.apply_rw(i, sc, fd, exited.then_some(ret), sink);
+                None
+            }
+        }
+    }
+
+    /// Interprets [`LRec::Rw`]`{ t, sc, fd, .. }` of the thread of slot `i` (`t`'s), `ret`
+    /// its exit's return value once it exited.
+    #[inline(always)]
+    pub fn apply_rw<S: Sink<Thread = T>>(&mut self, i: usize, sc: Sc, fd: i32, ret: Option<i64>, sink: &mut S) {
+        match ret {
+            // The entry and its exit: the call ends; bytes moved are credited to the
+            // file the fd named at entry. (Nothing else happened in between: the
+            // table is looked up only when there are bytes to credit, looking it up
+            // changing nothing seen.)
+            Some(ret) => {
+                let slot = &mut self.slots[i];
+                slot.pending = None;
+                if ret > 0 {
+                    let table = table_of(slot, &mut self.fds);
+                    let file = self.fds.io_file(table, fd.into(), sink);
+                    sink.moved(slot.tid, slot.pid, &mut slot.data, Transfer { read: sc == Sc::Read, bytes: ret as u64, file: Some(file) });
+                }
+            }
+            // (A read or write uses only its fd: the other arguments as if absent.)
+            None => self.enter_rw(i, sc, fd.into()),
+        }
+    }
+
+    /// Interprets one record; `slot` is the slot of the thread it names, when the
+    /// caller knows it. Records naming the unknown task of a stream change nothing.
+    /// Returns `(placeholder, file)` when a statedump record named an fd whose bytes
+    /// were held ([`Replay::fd_dump`]): the statistic moves them.
+    #[inline(always)]
+    pub fn apply<P: AsRef<str>, S: Sink<Thread = T>>(&mut self, r: Rec<P>, slot: Option<usize>, sink: &mut S) -> Option<(u32, u32)> {
+        match r {
+            Rec::Entry { who: Who::Tid(t), sc, a0, a1, a2, path } => {
+                let i = slot.unwrap_or_else(|| self.slot(t));
+                let path = path.map(|p| sink.named(p.as_ref()));
+                self.enter(i, Call { sc, a0, a1, a2 }, path);
+            }
+            Rec::OtherEntry { who: Who::Tid(t) } => {
+                if let Some(i) = slot.or_else(|| self.find(t)) {
+                    self.other_entry(i);
+                }
+            }
+            Rec::Exit { who: Who::Tid(t), sc, ret } => {
+                if let Some(i) = slot.or_else(|| self.find(t)) {
+                    self.exit(i, sc, ret, sink);
+                }
+            }
+            Rec::Pair { who: Who::Tid(t), sc, fds } => {
+                if let Some(i) = slot.or_else(|| self.find(t)) {
+                    self.exit_fds(i, sc, 0, Some(fds), sink);
+                }
+            }
+            Rec::Entry { who: Who::Head(_), .. }
+            | Rec::OtherEntry { who: Who::Head(_) }
+            | Rec::Exit { who: Who::Head(_), .. }
+            | Rec::Pair { who: Who::Head(_), .. } => {}
+            Rec::Fork { parent_tid, parent_pid, child_tid, child_pid } => self.fork(parent_tid, parent_pid, child_tid, child_pid),
+            Rec::Exec { tid } => self.exec(tid),
+            Rec::ProcState { tid, pid } => self.set_pid(tid, pid),
+            Rec::FdDump { pid, fd, path, cloexec } => {
+                let file = sink.named(path.as_ref());
+                return self.fd_dump(pid, fd, file, cloexec).map(|held| (held, file));
+            }
+        }
+        None
+    }
+}
+
+/// The fd table in `fds` of `slot`'s process (looked up once, then kept in the slot).
+#[inline(always)]
+fn table_of<T>(slot: &mut ThreadSlot<T>, fds: &mut FdTables) -> TableId {
+    match slot.table {
+        Some(t) => t,
+        None => {
+            let t = fds.table(slot.pid());
+            slot.table = Some(t);
+            t
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_tid_keeps_one_slot_in_the_direct_table_and_beyond_it() {
+        let mut r = Replay::<()>::default();
+        let tids = [0, 1, 7, 4096, 1 << 20, (DIRECT_TIDS - 1) as i32, DIRECT_TIDS as i32, i32::MAX, -1, i32::MIN];
+        let slots: Vec<usize> = tids.iter().map(|&t| r.slot(t)).collect();
+        // New tids get new slots, in order; asking again finds the same ones.
+        assert_eq!(slots, (0..tids.len()).collect::<Vec<_>>());
+        for (&t, &i) in tids.iter().zip(&slots) {
+            assert_eq!(r.find(t), Some(i), "tid {t}");
+            assert_eq!(r.slot(t), i, "tid {t}");
+            assert_eq!(r.slots[i].tid, t);
+        }
+        assert_eq!(r.find(2), None);
+        assert_eq!(r.find(DIRECT_TIDS as i32 + 1), None);
+        // The direct table covers tids below DIRECT_TIDS only, and never grows past it.
+        assert_eq!(r.by_tid.len(), DIRECT_TIDS);
+        assert_eq!(r.tids.len(), 4);
+    }
+
+    /// A sink that counts bytes per thread and names files by a list.
+    #[derive(Default)]
+    struct Bytes {
+        names: Vec<String>,
+    }
+
+    impl FileNames for Bytes {
+        fn named(&mut self, name: &str) -> u32 {
+            self.names.push(name.to_owned());
+            self.names.len() as u32 - 1
+        }
+        fn held(&mut self, fd: i32) -> u32 {
+            self.named(&format!("unknown (fd {fd})"))
+        }
+    }
+
+    impl Sink for Bytes {
+        type Thread = [u64; 2];
+        fn moved(&mut self, _tid: i32, _pid: Option<i32>, data: &mut [u64; 2], t: Transfer) {
+            data[usize::from(!t.read)] += t.bytes;
+        }
+    }
+
+    #[test]
+    fn a_replay_tells_its_sink_the_bytes_of_each_thread() {
+        let (mut r, mut sink) = (Replay::<[u64; 2]>::default(), Bytes::default());
+        let who = Who::Tid(10);
+        r.apply::<&str, _>(Rec::ProcState { tid: 10, pid: 9 }, None, &mut sink);
+        r.apply(Rec::Entry { who, sc: Sc::Open, a0: -1, a1: 0, a2: 0, path: Some("/etc/x") }, None, &mut sink);
+        r.apply::<&str, _>(Rec::Exit { who, sc: Some(Sc::Open), ret: 3 }, None, &mut sink);
+        r.apply::<&str, _>(Rec::Entry { who, sc: Sc::Read, a0: 3, a1: 0, a2: 0, path: None }, None, &mut sink);
+        r.apply::<&str, _>(Rec::Exit { who, sc: Some(Sc::Read), ret: 100 }, None, &mut sink);
+        // An exit of another call ends the pending one and moves nothing.
+        r.apply::<&str, _>(Rec::Entry { who, sc: Sc::Write, a0: 3, a1: 0, a2: 0, path: None }, None, &mut sink);
+        r.apply::<&str, _>(Rec::Exit { who, sc: Some(Sc::Read), ret: 50 }, None, &mut sink);
+        // A read-write record joined by the log, on an fd nothing names: held.
+        r.apply_l(LRec::Rw { t: 10, sc: Sc::Write, fd: 7, ret: 20, exited: true }, &mut sink);
+        let held = r.apply(Rec::FdDump { pid: 9, fd: 7, path: "/var/log", cloexec: false }, None, &mut sink);
+        let i = r.find(10).unwrap();
+        assert_eq!(*r.data_mut(i), [100, 20]);
+        assert_eq!(r.pid_of(10), 9);
+        let (h, f) = held.expect("bytes were held for fd 7");
+        assert_eq!((sink.names[h as usize].as_str(), sink.names[f as usize].as_str()), ("unknown (fd 7)", "/var/log"));
+    }
+}
