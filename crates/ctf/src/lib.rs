@@ -92,6 +92,7 @@
 
 pub mod bits;
 pub mod clock;
+pub mod crosscheck;
 pub mod ctf2;
 pub mod decode;
 pub mod dump;

@@ -488,7 +488,10 @@ impl<'t> StreamCursor<'t> {
         let start = self.cur.pos;
         self.dec.epoch = self.dec.epoch.wrapping_add(1);
         let id = if let Some(fh) = &sp.fast_header {
-            self.dec.decode_fast_header::<FULL>(fh, &mut self.cur)?
+            match self.dec.decode_fast_header::<FULL>(fh, &mut self.cur) {
+                Ok(id) => id,
+                Err(e) => return Err(self.header_error(start, e)),
+            }
         } else {
             self.dec.roles[role_index(Role::EventClassId)] = None;
             if let Some(h) = sp.event_header {
@@ -549,6 +552,20 @@ impl<'t> StreamCursor<'t> {
             };
         }
         Ok(class_idx as u32)
+    }
+
+    /// The error the general decoder meets in the event header at bit `start`, which
+    /// word loads (reading the header's fields as one) found damaged with `e`: the
+    /// same field, offset and cause whichever way the header is read.
+    #[cold]
+    #[inline(never)]
+    fn header_error(&mut self, start: u64, e: DecodeError) -> DecodeError {
+        let Some(h) = self.sp.event_header else { return e };
+        self.cur.pos = start;
+        match self.dec.decode(self.plan, h, &mut self.cur, &mut SlotsOnly) {
+            Err(general) => general,
+            Ok(()) => e,
+        }
     }
 
     /// The time (ns from origin) of the clock's current value: of the event last read

@@ -110,6 +110,21 @@ impl<'t> StreamCursor<'t> {
         Ok(())
     }
 
+    /// [`StreamCursor::check_time`]'s check that packet `p`, of this cursor's stream
+    /// and trace, begins after the last event before it (clock value `last_clock`), for
+    /// a packet opened by a twin ([`StreamCursor::count_pair`]) before that event was
+    /// read: an error naming the packet's file and offset.
+    pub(super) fn begins_after(&self, p: &PacketRef, last_clock: u64) -> Result<()> {
+        let (Some(conv), Some(begin)) = (self.conv, p.info.ts_begin) else { return Ok(()) };
+        let (from, to) = (conv.to_ns(last_clock), conv.to_ns(begin));
+        if to.saturating_add(OVERLAP_NS) >= from {
+            return Ok(());
+        }
+        let (_, file) = self.set.packet_file(p);
+        let kind = crate::error::DecodeErrorKind::TimeGoesBack { what: "the packet's beginning", from, to };
+        Err(Error::Stream { path: file.path.clone(), offset: p.info.offset, kind })
+    }
+
     /// Has the bytes of packet `p` and of those after it in the cursor's range, up to
     /// [`POPULATE_AHEAD`] bytes on, mapped in at once unless they already are
     /// ([`crate::trace::FileBytes::populate`]): a cursor reading a file's packets in

@@ -70,7 +70,6 @@ impl<'t> StreamCursor<'t> {
         }
         let Some((a, b)) = self.next_two_whole(window) else { return Ok(None) };
         self.next_packet += 1;
-        self.clock_known = false;
         if let Err(e) = self.open_packet(a) {
             self.done = true;
             return Err(e);
@@ -87,7 +86,11 @@ impl<'t> StreamCursor<'t> {
             }
         }
         let a_count = self.end_count(pa, per_class)?;
-        let b_count = pb.and_then(|c| twin.end_count(c, per_class));
+        // The second begins after the first's last event, as opening it in turn checks.
+        let b_count = pb.and_then(|c| match twin.packet {
+            Some(q) => self.begins_after(&q, self.dec.clock).and_then(|()| twin.end_count(c, per_class)),
+            None => twin.end_count(c, per_class),
+        });
         // This cursor moves on past the second packet, its clock and the counters its
         // notices are computed from too, as reading it would have moved them.
         self.next_packet += 1;

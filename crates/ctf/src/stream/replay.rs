@@ -145,7 +145,6 @@ impl<'t> StreamCursor<'t> {
             None => Box::new(Pairing { twin: self.twin(), open: PacketSpots::default(), next: None, spare: Vec::new(), table: 0, sample: None }),
         };
         self.next_packet += 1;
-        self.clock_known = false;
         if let Err(e) = self.open_packet(a) {
             self.done = true;
             self.pairing = Some(p);
@@ -224,7 +223,7 @@ impl<'t> StreamCursor<'t> {
         self.in_packet = false;
         let b = self.stream.packets[self.next_packet];
         self.next_packet += 1;
-        self.clock_known = false;
+        // (The clock is the first packet's last event's: `b` must not begin before it.)
         if let Err(e) = self.open_packet(b) {
             self.done = true;
             self.replaying = false;
