@@ -3,7 +3,6 @@
 //! Errors are fine; only a panic, hang or OOM is a finding.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use std::path::Path;
 
 #[path = "common.rs"]
 mod common;
@@ -12,8 +11,5 @@ const SEP: &[u8] = b"\n%%STREAM%%\n";
 
 fuzz_target!(|data: &[u8]| {
     let Some(at) = data.windows(SEP.len()).position(|w| w == SEP) else { return };
-    let (md, stream) = (&data[..at], &data[at + SEP.len()..]);
-    let Ok((tc, format)) = ctf::metadata::parse_metadata(md, Path::new("metadata")) else { return };
-    let Ok(plan) = ctf::plan::Plan::compile(&tc) else { return };
-    common::decode_all(tc, format, plan, stream);
+    common::decode_all(&data[..at], &data[at + SEP.len()..]);
 });

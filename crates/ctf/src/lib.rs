@@ -54,8 +54,11 @@
 //!   item before it. Besides decoding errors, time going back is an error: a packet
 //!   beginning after its own end, before the stream's last event (beyond the overlap
 //!   old LTTng versions write, [`stream::OVERLAP_NS`]) or well before the previous
-//!   packet's end, and an `index/*.idx` entry that gives another size or time than the
-//!   packet itself.
+//!   packet's end, an event whose full-width timestamp is earlier than the one before
+//!   it (beyond the same overlap), and an `index/*.idx` entry that gives another size
+//!   or time than the packet itself. Every reading path (skimming, packets read in
+//!   pairs, read-ahead, counting) yields the same events and the same error as the
+//!   general decoder ([`crosscheck`], also the oracle of the fuzz target `fast_paths`).
 //! - The time-merge ([`merge::Merger`]) retires a stream at its error and goes on with
 //!   the others: intact streams are delivered whole, a damaged one up to its damage.
 //!   The errors are returned (each naming the file and byte offset), and the commands

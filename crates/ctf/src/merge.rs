@@ -31,8 +31,8 @@ pub struct Merger<'t> {
     /// Last key of each stream (for keying errors and clock-less items).
     keys: Vec<i64>,
     started: bool,
-    /// Errors of streams met while starting, returned before anything else.
-    failed: VecDeque<Error>,
+    /// Errors of streams (by index) met while starting, returned before anything else.
+    failed: VecDeque<(usize, Error)>,
 }
 
 /// What the merger yields, with the index of the stream it comes from.
@@ -81,12 +81,24 @@ impl<'t> Merger<'t> {
     /// that stream is then retired and the next call goes on with the others.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Merged<'_, 't>>> {
-        Ok(self.step()?.map(|i| Merged { stream: i, item: self.cursors[i].current() }))
+        Ok(self.step().map_err(|(_, e)| e)?.map(|i| Merged { stream: i, item: self.cursors[i].current() }))
     }
 
     /// [`Merger::next`] that puts each stream's error into `errors` and goes on: the
     /// next item of the streams still readable, `None` at the end.
     pub fn next_collecting(&mut self, errors: &mut Vec<Error>) -> Option<Merged<'_, 't>> {
+        let i = loop {
+            match self.step() {
+                Ok(i) => break i?,
+                Err((_, e)) => errors.push(e),
+            }
+        };
+        Some(Merged { stream: i, item: self.cursors[i].current() })
+    }
+
+    /// [`Merger::next_collecting`] that also says which stream (by index) each error
+    /// ended.
+    pub fn next_collecting_streams(&mut self, errors: &mut Vec<(usize, Error)>) -> Option<Merged<'_, 't>> {
         let i = loop {
             match self.step() {
                 Ok(i) => break i?,
@@ -105,18 +117,18 @@ impl<'t> Merger<'t> {
     }
 
     /// Advances the merge: the stream whose cursor holds the next item.
-    fn step(&mut self) -> Result<Option<usize>> {
+    fn step(&mut self) -> std::result::Result<Option<usize>, (usize, Error)> {
         if !self.started {
             self.started = true;
             for i in 0..self.cursors.len() {
                 match self.advance(i) {
                     Ok(Some(k)) => self.heap.push(Reverse((k, i))),
                     Ok(None) => {}
-                    Err(e) => self.failed.push_back(e),
+                    Err(e) => self.failed.push_back((i, e)),
                 }
             }
         } else if let Some(i) = self.last.take() {
-            if let Some(k) = self.advance(i)? {
+            if let Some(k) = self.advance(i).map_err(|e| (i, e))? {
                 // Most of the time the same stream stays first: no heap traffic then.
                 let ahead = self.heap.peek().is_none_or(|Reverse(top)| (k, i) < *top);
                 if ahead {

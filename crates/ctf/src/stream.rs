@@ -486,6 +486,7 @@ impl<'t> StreamCursor<'t> {
         let plan = self.plan;
         let sp = self.sp;
         let start = self.cur.pos;
+        let before = self.dec.clock;
         self.dec.epoch = self.dec.epoch.wrapping_add(1);
         let id = if let Some(fh) = &sp.fast_header {
             match self.dec.decode_fast_header::<FULL>(fh, &mut self.cur) {
@@ -540,6 +541,9 @@ impl<'t> StreamCursor<'t> {
         if self.cur.pos == start {
             return Err(DecodeError::new(start, K::EmptyEvent(id)));
         }
+        if self.dec.clock < before {
+            self.check_back(start, before)?;
+        }
         if FULL {
             self.ev = EventPos {
                 class: class_idx as u32,
@@ -552,6 +556,20 @@ impl<'t> StreamCursor<'t> {
             };
         }
         Ok(class_idx as u32)
+    }
+
+    /// Checks an event at bit `start` whose timestamp (a full-width one: N-bit values
+    /// only move forward) put the clock back from `before`: beyond [`OVERLAP_NS`], time
+    /// goes back, an error naming the event's offset.
+    #[cold]
+    #[inline(never)]
+    fn check_back(&self, start: u64, before: u64) -> std::result::Result<(), DecodeError> {
+        let ns = |c: u64| self.conv.map_or(i64::try_from(c).unwrap_or(i64::MAX), |v| v.to_ns(c));
+        let (from, to) = (ns(before), ns(self.dec.clock));
+        if to.saturating_add(OVERLAP_NS) < from {
+            return Err(DecodeError::new(start, K::TimeGoesBack { what: "an event's timestamp", from, to }));
+        }
+        Ok(())
     }
 
     /// The error the general decoder meets in the event header at bit `start`, which

@@ -21,13 +21,13 @@ use ctf::trace::TraceSet;
 
 use crate::sink::{Format, TableFile};
 use crate::table::{Table, Value};
-use crate::{ExportError, Result};
+use crate::Result;
 
 /// Rows buffered per table before they are written.
 pub const BATCH_ROWS: usize = 65_536;
 
 /// What an event export wrote.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Default)]
 pub struct EventsReport {
     /// Per table (event name, sorted): its file and row count.
     pub tables: Vec<(String, PathBuf, u64)>,
@@ -36,6 +36,10 @@ pub struct EventsReport {
     /// Values stored as null because their type changed within a column, or left
     /// out because their column appeared after the first batch.
     pub lost_values: u64,
+    /// The errors that ended streams (each naming its file and offset), one per
+    /// stream, streams without a readable packet included: every other stream was
+    /// exported whole, and a damaged one up to its damage.
+    pub stream_errors: Vec<ctf::error::Error>,
 }
 
 /// A decoded field value as a small tree, flattened into columns afterwards.
@@ -167,21 +171,33 @@ fn flush(o: &mut Open, lost: &mut u64) -> Result<()> {
     Ok(())
 }
 
-/// Writes every event of `set` into `dir`, one file per event name. A decoding
-/// error ends the export after everything before it is written, and is returned.
+/// Writes every event of `set` into `dir`, one file per event name. A stream that
+/// cannot be read on (a decoding error, a field that does not decode) ends there and
+/// the others go on; its error is in [`EventsReport::stream_errors`]. An error writing
+/// the tables ends the export, and is returned.
 pub fn export_events(set: &TraceSet, dir: &Path, format: Format) -> Result<EventsReport> {
     let mut open: HashMap<String, Open> = HashMap::new();
     let mut rep = EventsReport::default();
     let mut merger = Merger::new(set);
     let mut stems = std::collections::HashSet::new();
     let walk = (|| -> Result<()> {
-        while let Some(mut m) = merger.next()? {
+        while let Some(mut m) = merger.next_collecting(&mut rep.stream_errors) {
             let stream = m.stream;
             let Item::Event(e) = &mut m.item else {
                 rep.notices += 1;
                 continue;
             };
-            let row = event_row(e).map_err(|d| ExportError::Decode { stream, bit: d.bit_pos, reason: d.kind.to_string() })?;
+            let row = match event_row(e) {
+                Ok(row) => row,
+                Err(d) => {
+                    // A field that does not decode ends its stream there.
+                    let p = *e.packet();
+                    let path = set.packet_file(&p).1.path.clone();
+                    rep.stream_errors.push(ctf::error::Error::Stream { path, offset: p.info.offset + d.bit_pos / 8, kind: d.kind });
+                    merger.retire(stream);
+                    continue;
+                }
+            };
             let name = e.name();
             if !open.contains_key(name) {
                 // Distinct names whose file names would clash get `_2`, `_3`, ...

@@ -128,6 +128,10 @@ pub struct Stats {
     pub notices: Vec<String>,
     /// Whether the source ended.
     pub ended: bool,
+    /// The errors that ended streams (each naming its file, offset and cause), one per
+    /// stream: a damaged stream's events are fed up to its damage, the other streams'
+    /// all.
+    pub stream_errors: Vec<String>,
 }
 
 impl Stats {
@@ -157,6 +161,9 @@ struct LStream {
     /// Known up to (cycles of the trace's clock): nothing unsent before it.
     known: Option<u64>,
     ended: bool,
+    /// Whether the stream met an error: its packets are no longer kept nor read, and
+    /// it no longer holds back the others.
+    failed: bool,
 }
 
 struct LTrace {
@@ -315,7 +322,7 @@ impl Processor {
                 let i = self.streams.len();
                 self.stream_ids.insert(stream, i);
                 self.traces[t].streams.push(i);
-                self.streams.push(LStream { name, trace: t, pending: Vec::new(), prev: None, skip: (0, 0), known: None, ended: false });
+                self.streams.push(LStream { name, trace: t, pending: Vec::new(), prev: None, skip: (0, 0), known: None, ended: false, failed: false });
                 self.relayout = true;
             }
             Msg::Packet { stream, bytes, ts_end } => {
@@ -325,8 +332,10 @@ impl Processor {
                     st.packets += 1;
                     st.bytes += bytes.len() as u64;
                 }
-                self.pending_bytes += bytes.len();
-                self.streams[s].pending.push(bytes);
+                if !self.streams[s].failed {
+                    self.pending_bytes += bytes.len();
+                    self.streams[s].pending.push(bytes);
+                }
                 if let Some(c) = ts_end {
                     self.known(s, c);
                 }
@@ -400,7 +409,7 @@ impl Processor {
         }
         let mut limit = i64::MAX;
         for s in &self.streams {
-            if s.ended {
+            if s.ended || s.failed {
                 continue;
             }
             let ns = match (s.known, self.traces[s.trace].clock) {
@@ -469,6 +478,8 @@ impl Processor {
         // Per set stream: (packet index being consumed, notices, events consumed in it).
         let mut progress: Vec<(usize, u64, u64)> = Vec::with_capacity(order.len());
         let mut cursors = Vec::with_capacity(order.len());
+        // The errors that ended streams (by set stream index) in this batch.
+        let mut failed: Vec<(usize, ctf::error::Error)> = Vec::new();
         for (i, &(s, start)) in order.iter().enumerate() {
             let n = set.streams[i].packets.len();
             let mut c = StreamCursor::with_packets(set, i, start.min(n)..n);
@@ -479,7 +490,10 @@ impl Processor {
                     Ok(Some(Item::Event(_))) => de += 1,
                     Ok(Some(_)) => dn += 1,
                     Ok(None) => break,
-                    Err(e) => return Err(LiveError::Decode { source_name: self.name.clone(), msg: e.to_string() }),
+                    Err(e) => {
+                        failed.push((i, e));
+                        break;
+                    }
                 }
             }
             progress.push((start, sn, se));
@@ -493,8 +507,8 @@ impl Processor {
         let mut buf = Vec::new();
         let mut last_fed = self.last_fed;
         loop {
-            let next = merger.next().map_err(|e| LiveError::Decode { source_name: self.name.clone(), msg: e.to_string() })?;
-            let Some(mut m) = next else { break };
+            // A stream's error ends that stream; the others go on.
+            let Some(mut m) = merger.next_collecting_streams(&mut failed) else { break };
             let key = match &m.item {
                 Item::Event(e) => e.ts(),
                 Item::Discarded(n) | Item::LostPackets(n) => n.begin_ns.or(n.end_ns),
@@ -516,23 +530,35 @@ impl Processor {
                     late += 1;
                     continue;
                 }
-                last_fed = ts;
-                first_ts.get_or_insert(ts);
-                feed.on_event(&mut cube, ev, s)?;
-                fed += 1;
-            }
-            match &m.item {
-                Item::Discarded(n) => discarded += n.count,
-                Item::LostPackets(n) => lost += n.count,
-                Item::Event(_) => {}
             }
             if let Some(d) = &mut self.dump {
-                ctf::dump::write_json(&mut buf, &mut m.item)
-                    .map_err(|e| LiveError::Decode { source_name: self.name.clone(), msg: format!("bit {}: {}", e.bit_pos, e.kind) })?;
+                let mark = buf.len();
+                if let Err(e) = ctf::dump::write_json(&mut buf, &mut m.item) {
+                    // A field that does not decode ends its stream there (the half-written
+                    // line taken back), before the event is fed.
+                    buf.truncate(mark);
+                    let p = merger.cursor(s).packet().copied();
+                    let path = p.map(|p| set.packet_file(&p).1.path.clone()).unwrap_or_default();
+                    let offset = p.map_or(0, |p| p.info.offset) + e.bit_pos / 8;
+                    failed.push((s, ctf::error::Error::Stream { path, offset, kind: e.kind }));
+                    merger.retire(s);
+                    continue;
+                }
                 if buf.len() > 1 << 16 {
                     d.write_all(&buf).map_err(|source| LiveError::Output { what: "dump".into(), source })?;
                     buf.clear();
                 }
+            }
+            match &m.item {
+                Item::Event(ev) => {
+                    let ts = ev.ts().unwrap_or(last_fed);
+                    last_fed = ts;
+                    first_ts.get_or_insert(ts);
+                    feed.on_event(&mut cube, ev, s)?;
+                    fed += 1;
+                }
+                Item::Discarded(n) => discarded += n.count,
+                Item::LostPackets(n) => lost += n.count,
             }
             if !is_event {
                 // Notices come when a packet opens: the cursor is on that packet.
@@ -558,6 +584,19 @@ impl Processor {
         for (i, &(s, start)) in order.iter().enumerate() {
             let (pidx, n, e) = progress[i];
             let ls = &mut self.streams[s];
+            if let Some((_, err)) = failed.iter().find(|(f, _)| *f == i) {
+                // Nothing of a failed stream is kept nor read again; its error is
+                // reported once.
+                ls.failed = true;
+                let bytes: usize = ls.pending.iter().map(|p| p.len()).sum();
+                self.pending_bytes = self.pending_bytes.saturating_sub(bytes);
+                packets_done += ls.pending.len();
+                (ls.pending, ls.prev, ls.skip) = (Vec::new(), None, (0, 0));
+                let msg = err.to_string();
+                eprintln!("tracecube live: error: {msg} (the stream's later packets are left out)");
+                self.stats.lock().unwrap_or_else(|e| e.into_inner()).stream_errors.push(msg);
+                continue;
+            }
             let consumed = pidx.saturating_sub(start).min(ls.pending.len());
             packets_done += consumed;
             if consumed > 0 {

@@ -54,7 +54,13 @@ pub fn replay(path: &Path, speed: f64, tx: &Sender<Msg>, stop: &AtomicBool) -> R
     let mut all = Vec::new();
     for (si, s) in set.streams.iter().enumerate() {
         let trace = s.packets.first().map(|p| p.trace).unwrap_or(0);
-        tx.send(Msg::Stream { stream: si as u64, trace: trace as u64, name: format!("stream{si}") }).map_err(|_| closed(path))?;
+        // Named by its file where it has one (errors then name the file the offsets are
+        // in), else by its index.
+        let file = |p: &ctf::trace::PacketRef| (p.trace, p.file);
+        let one_file = s.packets.first().filter(|f| s.packets.iter().all(|p| file(p) == file(f)));
+        let name =
+            one_file.and_then(|p| set.packet_file(p).1.path.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_else(|| format!("stream{si}"));
+        tx.send(Msg::Stream { stream: si as u64, trace: trace as u64, name }).map_err(|_| closed(path))?;
         for (k, p) in s.packets.iter().enumerate() {
             let conv = set.traces[p.trace as usize].clocks.first().copied();
             let ns = |c: Option<u64>| conv.zip(c).map(|(v, c)| v.to_ns(c));

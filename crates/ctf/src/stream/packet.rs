@@ -74,8 +74,9 @@ impl<'t> StreamCursor<'t> {
     /// packet's end or the last event's time (`last_clock`, cycles, where known), nor
     /// another beginning than the index gives it, each beyond [`OVERLAP_NS`]. A flipped
     /// bit in a `timestamp_begin` is caught here rather than delivering events out of
-    /// order. (Within a packet, N-bit timestamps only move forward; a full 64-bit
-    /// timestamp that goes back inside a packet is not checked.)
+    /// order. (Within a packet, N-bit timestamps only move forward; a full-width
+    /// timestamp that goes back is checked as its event is decoded:
+    /// `StreamCursor::check_back`.)
     fn check_time(&self, p: &PacketRef, last_clock: Option<u64>) -> std::result::Result<(), crate::error::DecodeErrorKind> {
         use crate::error::DecodeErrorKind::TimeGoesBack;
         // An index file's entry must say what the packet says of itself.
@@ -277,9 +278,12 @@ impl<'t> StreamCursor<'t> {
 /// write overlapping packets (A6). No trace of `shared/traces` has a packet beginning
 /// before the last event of the one before; their packets' *ends* overlap the next
 /// beginning by up to 1.25 ms (`ust-hello-lost`; 1.5 µs in `synctraces-scp-src`), so
-/// events are allowed that much too. Beyond it, time going back is an error
-/// (checked as each packet is opened): a flipped bit of weight 2^20 or more in a
-/// `timestamp_begin` is caught (any flip where an index file holds the packet's times).
+/// events are allowed that much too. Beyond it, time going back is an error, checked
+/// as each packet is opened (a flipped bit of weight 2^20 or more in a
+/// `timestamp_begin` is caught, any flip where an index file holds the packet's times)
+/// and at each event whose full-width timestamp (LTTng's extended header) is earlier
+/// than the clock before it, on every reading path (the fast ones hand such an event to
+/// the general one).
 pub const OVERLAP_NS: i64 = 1_250_000;
 
 /// How far (ns) before the previous packet's `timestamp_end` a packet may begin, beyond

@@ -191,14 +191,12 @@ impl<'t> StreamCursor<'t> {
                 };
                 let Some((i, t)) = pair else { break };
                 let ts = (t >> x.ts.1) & x.ts.2;
-                (
-                    (i >> x.id.1) & x.id.2,
-                    ts,
-                    (x.bits / 8) as usize,
-                    (x.bits / 8 * 8) as u32 | ahead::EXTENDED,
-                    crate::decode::extend_clock_masked(clock, ts, x.ts.2),
-                    true,
-                )
+                let cycles = crate::decode::extend_clock_masked(clock, ts, x.ts.2);
+                // A full timestamp that goes back is the general path's to judge.
+                if cycles < clock {
+                    break;
+                }
+                ((i >> x.id.1) & x.id.2, ts, (x.bits / 8) as usize, (x.bits / 8 * 8) as u32 | ahead::EXTENDED, cycles, true)
             };
             let Some(&e) = table.get(id as usize) else { break };
             if e & TAKE != 0 {
@@ -296,6 +294,10 @@ impl<'t> StreamCursor<'t> {
         let start = self.cur.pos;
         let base = crate::plan::align_up(start, h.align as u64);
         let w = h.peek(self.cur.buf, base, self.cur.end)?;
+        // (An extended header's full timestamp that goes back: the general path judges.)
+        if w.ext && crate::decode::extend_clock(self.dec.clock, w.ts, h.ext_ts.bits) < self.dec.clock {
+            return None;
+        }
         let class = sp.event_index(w.id)?;
         let f = *sp.fixed.get(class)?;
         if !f.is_fixed() {

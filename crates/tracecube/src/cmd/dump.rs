@@ -216,7 +216,8 @@ fn stream_cpu(set: &TraceSet, stream: usize) -> Option<u64> {
     }
 }
 
-/// `dump --format parquet`: one Parquet file per event class.
+/// `dump --format parquet`: one Parquet file per event class; every stream's events up
+/// to its damage, then the errors (non-zero exit).
 fn parquet(a: &DumpArgs) -> Result<()> {
     let dir = a.output.as_ref().ok_or_else(|| anyhow::anyhow!("--format parquet needs --output DIR (one file per event class)"))?;
     let set = super::open_traces(&a.trace)?;
@@ -227,5 +228,5 @@ fn parquet(a: &DumpArgs) -> Result<()> {
     if rep.lost_values > 0 {
         eprintln!("warning: {} values did not fit their column's type and are null", rep.lost_values);
     }
-    Ok(())
+    super::fail_on_stream_errors(&rep.stream_errors)
 }

@@ -109,8 +109,9 @@ fn rss_bytes() -> Option<u64> {
 type MemorySample = (f64, f64, u64, u64);
 
 /// Runs the pipeline with `source` and the options; prints summaries and the final
-/// report.
-fn run_pipeline<R, F>(name: &str, a: &PipelineArgs, mem_every: Option<f64>, source: F) -> Result<R>
+/// report. Returns the source's report and the errors that ended streams (for the
+/// caller to exit non-zero on, after its own report).
+fn run_pipeline<R, F>(name: &str, a: &PipelineArgs, mem_every: Option<f64>, source: F) -> Result<(R, Vec<String>)>
 where
     R: Send + 'static + serde::Serialize,
     F: FnOnce(&crossbeam_channel::Sender<live::Msg>, &AtomicBool) -> live::Result<R> + Send + 'static,
@@ -193,7 +194,7 @@ where
         });
         std::fs::write(p, serde_json::to_string_pretty(&j)?).with_context(|| format!("writing {}", p.display()))?;
     }
-    Ok(src)
+    Ok((src, st.stream_errors))
 }
 
 /// Runs `live`.
@@ -211,12 +212,12 @@ pub fn run(a: LiveArgs) -> Result<()> {
         }
         let mut opts = live::relay::RelayOptions::new(url);
         opts.reconnect_for = Duration::from_secs_f64(a.reconnect_for.max(0.0));
-        let rep = run_pipeline(&a.source, &a.pipe, None, move |tx, stop| live::relay::follow(&opts, tx, stop))?;
+        let (rep, errors) = run_pipeline(&a.source, &a.pipe, None, move |tx, stop| live::relay::follow(&opts, tx, stop))?;
         eprintln!("relay: {} packets, {} bytes, {} beacons, {} reconnections", rep.packets, rep.bytes, rep.beacons, rep.reconnections);
         for l in &rep.losses {
             eprintln!("relay: {l}");
         }
-        return Ok(());
+        return super::fail_on_stream_errors(&errors);
     }
     if a.list {
         bail!("--list needs a net://HOST URL");
@@ -228,9 +229,9 @@ pub fn run(a: LiveArgs) -> Result<()> {
     let opts =
         live::replay::FollowOptions { poll: Duration::from_millis(200), until_idle: a.until_idle.map(Duration::from_secs_f64), quiet: Duration::from_secs(1) };
     let p2 = path.clone();
-    let rep = run_pipeline(&path.display().to_string(), &a.pipe, None, move |tx, stop| live::replay::follow_dir(&p2, &opts, tx, stop))?;
+    let (rep, errors) = run_pipeline(&path.display().to_string(), &a.pipe, None, move |tx, stop| live::replay::follow_dir(&p2, &opts, tx, stop))?;
     eprintln!("directory: {} packets, {} bytes", rep.packets, rep.bytes);
-    Ok(())
+    super::fail_on_stream_errors(&errors)
 }
 
 /// Runs `replay`.
@@ -238,7 +239,7 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
     let path: &Path = &a.trace;
     let p2 = path.to_path_buf();
     let speed = a.speed;
-    let rep = run_pipeline(&path.display().to_string(), &a.pipe, a.memory_every, move |tx, stop| live::replay::replay(&p2, speed, tx, stop))?;
+    let (rep, errors) = run_pipeline(&path.display().to_string(), &a.pipe, a.memory_every, move |tx, stop| live::replay::replay(&p2, speed, tx, stop))?;
     eprintln!(
         "replay: {} packets, {} bytes, {:.1} s of stream in {:.1} s ({:.1}x)",
         rep.packets,
@@ -247,5 +248,5 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
         rep.wall_seconds,
         rep.stream_seconds / rep.wall_seconds.max(1e-9)
     );
-    Ok(())
+    super::fail_on_stream_errors(&errors)
 }
