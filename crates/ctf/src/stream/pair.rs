@@ -205,12 +205,17 @@ impl Chain<'_> {
             return false;
         }
         let Some(next) = entry_end(self.buf, (at / 8) as usize, (self.end / 8) as usize, e) else { return false };
-        // (As `Decoder::take_header` moves the clock; a full timestamp that goes back is
-        // the general path's to judge.)
-        let clock = extend_clock_masked(self.clock, w.ts, if w.ext { self.masks.1 } else { self.masks.0 });
-        if clock < self.clock {
-            return false;
-        }
+        // (As `Decoder::take_header` moves the clock; an extended header's full timestamp
+        // that goes back is the general path's to judge. Short forms never go back.)
+        let clock = if w.ext {
+            let c = extend_clock_masked(self.clock, w.ts, self.masks.1);
+            if c < self.clock {
+                return false;
+            }
+            c
+        } else {
+            extend_clock_masked(self.clock, w.ts, self.masks.0)
+        };
         self.clock = clock;
         self.pos = next as u64 * 8;
         tally(per_class, (e >> 32) as u32);
