@@ -506,9 +506,8 @@ impl Processor {
         let mut first_ts: Option<i64> = None;
         let mut buf = Vec::new();
         let mut last_fed = self.last_fed;
-        loop {
-            // A stream's error ends that stream; the others go on.
-            let Some(mut m) = merger.next_collecting_streams(&mut failed) else { break };
+        // A stream's error ends that stream; the others go on.
+        while let Some(mut m) = merger.next_collecting_streams(&mut failed) {
             let key = match &m.item {
                 Item::Event(e) => e.ts(),
                 Item::Discarded(n) | Item::LostPackets(n) => n.begin_ns.or(n.end_ns),
