@@ -65,6 +65,24 @@ fn wanted_of(mask: u64, class: usize) -> bool {
     mask >> (class % 64) & 1 == 1
 }
 
+/// Keeps what a reader's step gave in `r` (an event of a class in `mask`, a notice, or
+/// the error that ends the stream); true when the stream has ended.
+fn record(r: &mut Reading, mask: u64, next: crate::error::Result<Option<Item<'_, '_>>>) -> bool {
+    match next {
+        Ok(None) => true,
+        Ok(Some(mut item)) => {
+            if !matches!(&item, Item::Event(e) if !wanted_of(mask, e.class_index())) {
+                r.items.push(seen(&mut item));
+            }
+            false
+        }
+        Err(e) => {
+            r.error = Some(e.to_string());
+            true
+        }
+    }
+}
+
 /// Stream `s` read by the general path ([`StreamCursor::next`]; on a set from
 /// [`general`], the general decoder), keeping the events of the classes whose bit
 /// (class index mod 64) is set in `mask`, and every notice.
@@ -72,20 +90,8 @@ pub fn read_general(set: &TraceSet, s: usize, mask: u64) -> Reading {
     let mut c = StreamCursor::new(set, s);
     let mut r = Reading::default();
     loop {
-        match c.next() {
-            Ok(None) => return r,
-            Ok(Some(mut item)) => {
-                if let Item::Event(e) = &item {
-                    if !wanted_of(mask, e.class_index()) {
-                        continue;
-                    }
-                }
-                r.items.push(seen(&mut item));
-            }
-            Err(e) => {
-                r.error = Some(e.to_string());
-                return r;
-            }
+        if record(&mut r, mask, c.next()) {
+            return r;
         }
     }
 }
@@ -163,20 +169,8 @@ pub fn read_fast(set: &TraceSet, s: usize, mask: u64, turns: &[u8], pairs: bool)
             3 => c.next(),
             _ => c.next_wanted(&wanted, 0, (0, u64::MAX), turn != 1, &mut passed),
         };
-        match next {
-            Ok(None) => return Ok(r),
-            Ok(Some(mut item)) => {
-                if let Item::Event(e) = &item {
-                    if !wanted_of(mask, e.class_index()) {
-                        continue;
-                    }
-                }
-                r.items.push(seen(&mut item));
-            }
-            Err(e) => {
-                r.error = Some(e.to_string());
-                return Ok(r);
-            }
+        if record(&mut r, mask, next) {
+            return Ok(r);
         }
     }
     unreachable!("the loop returns")
