@@ -45,6 +45,10 @@ enum Command {
     Export(cmd::export::ExportArgs),
     /// Serve a cube: HTTP/JSON API (`/api/openapi.json`) and a web page of charts.
     Serve(cmd::serve::ServeArgs),
+    /// SQL over traces and analyses (Apache DataFusion): `events`, `ev_<name>` per
+    /// event class, `cpu_usage`, `io_usage`...; `-e QUERY`, `-f FILE`, or a shell.
+    #[cfg(feature = "sql")]
+    Sql(cmd::sql::SqlArgs),
     /// Follow a live source into the cube: an LTTng relay daemon's session
     /// (`net://HOST/host/HOSTNAME/SESSION`; `--list net://HOST` lists them) or a trace
     /// directory being written; periodic summary, optional `--serve ADDR`.
@@ -75,6 +79,8 @@ fn main() {
         Command::Query(a) => cmd::cube::query(a),
         Command::Export(a) => cmd::export::run(a),
         Command::Serve(a) => cmd::serve::run(a),
+        #[cfg(feature = "sql")]
+        Command::Sql(a) => cmd::sql::run(a),
         Command::Live(a) => cmd::live::run(a),
         Command::Replay(a) => cmd::live::replay(a),
         Command::Synth(a) => cmd::synth::run(a),

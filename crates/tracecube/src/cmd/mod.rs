@@ -14,6 +14,8 @@ pub mod info;
 pub mod live;
 pub mod progress;
 pub mod serve;
+#[cfg(feature = "sql")]
+pub mod sql;
 pub mod synth;
 
 use std::path::Path;

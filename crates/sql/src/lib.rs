@@ -1,0 +1,146 @@
+//! SQL over traces and analyses (requirement G3), on Apache DataFusion.
+//!
+//! Where it sits: above `ctf` (the reader), `engine` (slices and workers) and
+//! `analysis` (the analyses); the `tracecube` binary's `sql` command wires it. Nothing
+//! below knows it.
+//!
+//! A [`SqlSession`] opens trace directories and registers these tables:
+//! - `events`: every event: `trace` (the trace's `env.hostname`, else its directory's
+//!   name, so that traces of several machines can be compared), `ts` (ns from the
+//!   clock's origin), `cpu` (the packet's `cpu_id`), `stream` (the stream's index in
+//!   its trace set), `name`, and `fields`, the scalar fields of every scope as one JSON
+//!   object;
+//! - `ev_<name>`, one per event class name (`ev_sched_switch`,
+//!   `ev_syscall_entry_openat`): the same first five columns, then the class's scalar
+//!   fields as typed columns ([`columns::Kind`]);
+//! - the analyses' results ([`reports::ReportTable`]): `cpu_usage`,
+//!   `cpu_usage_per_cpu`, `io_usage`, `io_files`.
+//!
+//! The trace tables are DataFusion table providers over the reader ([`scan`]): no
+//! copy of the trace, record batches streamed by one thread per partition, each
+//! reading a share of the engine's slices; projection, `ts` and `name` filters and
+//! `LIMIT` are pushed into the scan.
+
+pub mod columns;
+pub mod output;
+pub mod reports;
+pub mod scan;
+pub mod source;
+pub mod table;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::execution::context::SessionContext;
+use datafusion::prelude::SessionConfig;
+use futures::StreamExt;
+
+pub use datafusion::arrow;
+pub use output::Format;
+pub use source::Sources;
+
+/// A failure of a session or a query.
+#[derive(Debug, thiserror::Error)]
+pub enum SqlError {
+    /// A trace directory could not be opened.
+    #[error("cannot open trace {0}: {1}")]
+    Open(String, String),
+    /// The query failed (syntax, planning, or the scan: a damaged stream names its
+    /// file and offset).
+    #[error("{0}")]
+    Query(String),
+    /// Writing the result failed.
+    #[error("writing the result: {0}")]
+    Output(String),
+    /// The query runtime could not be started.
+    #[error("cannot start the query runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
+impl From<datafusion::error::DataFusionError> for SqlError {
+    fn from(e: datafusion::error::DataFusionError) -> SqlError {
+        // DataFusion's messages carry a context prefix per layer; the cause is enough.
+        SqlError::Query(e.find_root().to_string())
+    }
+}
+
+/// Traces opened for SQL, with their tables registered.
+pub struct SqlSession {
+    ctx: SessionContext,
+    rt: tokio::runtime::Runtime,
+    sources: Arc<Sources>,
+    /// What the reader found but left out, one line each.
+    pub warnings: Vec<String>,
+}
+
+impl SqlSession {
+    /// Opens the trace directories `paths`; scans use `partitions` partitions (0: one
+    /// per core).
+    pub fn open(paths: &[PathBuf], partitions: usize) -> Result<SqlSession, SqlError> {
+        let (sources, warnings) = Sources::open(paths, partitions)?;
+        let sources = Arc::new(sources);
+        let parts = sources.partition_count();
+        let config = SessionConfig::new().with_target_partitions(parts).with_information_schema(true);
+        let ctx = SessionContext::new_with_config(config);
+        ctx.register_table("events", Arc::new(table::TraceTable::events(sources.clone())))?;
+        for (name, t) in table::TraceTable::per_class(&sources) {
+            ctx.register_table(name.as_str(), Arc::new(t))?;
+        }
+        for r in reports::ReportTable::ALL {
+            ctx.register_table(r.name(), Arc::new(reports::ReportProvider::new(sources.clone(), r)))?;
+        }
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(parts).thread_name("sql").build().map_err(SqlError::Runtime)?;
+        Ok(SqlSession { ctx, rt, sources, warnings })
+    }
+
+    /// The trace sets of the session.
+    pub fn sources(&self) -> &Sources {
+        &self.sources
+    }
+
+    /// Runs `query` and returns every batch of its result.
+    pub fn query(&self, query: &str) -> Result<Vec<RecordBatch>, SqlError> {
+        let mut out = Vec::new();
+        self.query_each(query, |b| {
+            out.push(b);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Runs `query`, handing each batch of its result to `each` as it comes (memory
+    /// stays bounded by the batches in flight, whatever the result's size).
+    pub fn query_each(&self, query: &str, mut each: impl FnMut(RecordBatch) -> Result<(), SqlError>) -> Result<(), SqlError> {
+        self.rt.block_on(async {
+            let df = self.ctx.sql(query).await?;
+            let mut stream = df.execute_stream().await?;
+            while let Some(b) = stream.next().await {
+                each(b?)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The names of the tables, sorted.
+    pub fn table_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.ctx.catalog("datafusion").and_then(|c| c.schema("public")).map(|s| s.table_names()).unwrap_or_default();
+        names.sort();
+        names
+    }
+
+    /// The column names of every table, sorted and without repeats.
+    pub fn column_names(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        if let Some(s) = self.ctx.catalog("datafusion").and_then(|c| c.schema("public")) {
+            for t in s.table_names() {
+                if let Ok(Some(p)) = self.rt.block_on(s.table(&t)) {
+                    names.extend(p.schema().fields().iter().map(|f| f.name().clone()));
+                }
+            }
+        }
+        names.sort();
+        names.dedup();
+        names
+    }
+}

@@ -1,0 +1,168 @@
+//! SQL answers equal the CLI's (the `analysis` crate's reports and the dump) on the
+//! shared kernel traces, at several partition counts.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use analysis::{AnalysisKind, Report, RunOptions};
+use sql::arrow::array::{Array, AsArray};
+use sql::arrow::datatypes::{Int32Type, Int64Type, UInt64Type};
+use sql::arrow::record_batch::RecordBatch;
+use sql::SqlSession;
+
+/// The shared kernel traces (README of `shared/traces`).
+const KERNEL: &[&str] = &["many-threads", "bug446190-arm", "lttng-modules-2.0.0-ref", "scimark2-all-events-cpu3", "flipping-endianness"];
+
+fn trace(test: &str, name: &str) -> Option<PathBuf> {
+    testkit::shared_trace(test, name)
+}
+
+fn count_report(path: &PathBuf) -> analysis::CountReport {
+    let set = ctf::trace::TraceSet::open(path).unwrap();
+    match analysis::run(&set, AnalysisKind::Count, &RunOptions::default()).unwrap() {
+        Report::Count(c) => c,
+        _ => unreachable!(),
+    }
+}
+
+/// The single integer of a one-row, one-column result.
+fn scalar(b: &[RecordBatch]) -> i64 {
+    let b: Vec<&RecordBatch> = b.iter().filter(|b| b.num_rows() > 0).collect();
+    assert_eq!(b.len(), 1);
+    b[0].column(0).as_primitive::<Int64Type>().value(0)
+}
+
+/// `(string, integer)` rows of a two-column result.
+fn pairs(batches: &[RecordBatch]) -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    for b in batches {
+        let k = b.column(0).as_string::<i32>();
+        let v = b.column(1).as_primitive::<Int64Type>();
+        for i in 0..b.num_rows() {
+            m.insert(k.value(i).to_string(), v.value(i) as u64);
+        }
+    }
+    m
+}
+
+#[test]
+fn count_and_count_by_name_equal_the_count_analysis_at_any_partitioning() {
+    for name in KERNEL {
+        let Some(path) = trace("count_equal", name) else { return };
+        let truth = count_report(&path);
+        for parts in [1, 3, 8] {
+            let s = SqlSession::open(std::slice::from_ref(&path), parts).unwrap();
+            assert_eq!(scalar(&s.query("SELECT count(*) FROM events").unwrap()) as u64, truth.events, "{name} at {parts} partitions");
+            let by = pairs(&s.query("SELECT name, count(*) FROM events GROUP BY name").unwrap());
+            assert_eq!(by, truth.by_name, "{name} at {parts} partitions");
+        }
+    }
+}
+
+#[test]
+fn filters_on_name_and_ts_give_what_a_full_scan_filtered_gives() {
+    let Some(path) = trace("filters", "many-threads") else { return };
+    let truth = count_report(&path);
+    let s = SqlSession::open(std::slice::from_ref(&path), 4).unwrap();
+    let n = scalar(&s.query("SELECT count(*) FROM events WHERE name = 'sched_switch'").unwrap());
+    assert_eq!(n as u64, truth.by_name["sched_switch"]);
+    let n = scalar(&s.query("SELECT count(*) FROM ev_sched_switch").unwrap());
+    assert_eq!(n as u64, truth.by_name["sched_switch"]);
+    // A time window: the pushed-down range must agree with the same filter evaluated
+    // over every row (`ts + 0` is not recognised by the scan).
+    let (lo, hi) = (truth.begin_ns.unwrap() + 100_000_000, truth.begin_ns.unwrap() + 200_000_000);
+    let pushed = scalar(&s.query(&format!("SELECT count(*) FROM events WHERE ts >= {lo} AND ts < {hi}")).unwrap());
+    let full = scalar(&s.query(&format!("SELECT count(*) FROM events WHERE ts + 0 >= {lo} AND ts + 0 < {hi}")).unwrap());
+    assert_eq!(pushed, full);
+    assert!(pushed > 0 && (pushed as u64) < truth.events);
+    let limited = s.query("SELECT ts FROM events LIMIT 7").unwrap();
+    assert_eq!(limited.iter().map(|b| b.num_rows()).sum::<usize>(), 7);
+}
+
+#[test]
+fn cpu_usage_equals_the_cpu_analysis() {
+    for name in ["many-threads", "bug446190-arm"] {
+        let Some(path) = trace("cpu_usage", name) else { return };
+        let set = ctf::trace::TraceSet::open(&path).unwrap();
+        let Report::Cpu(truth) = analysis::run(&set, AnalysisKind::Cpu, &RunOptions::default()).unwrap() else { unreachable!() };
+        let want: BTreeMap<i32, u64> = truth.threads.iter().map(|t| (t.tid, t.cpu_ns)).collect();
+        for parts in [1, 5] {
+            let s = SqlSession::open(std::slice::from_ref(&path), parts).unwrap();
+            let mut got = BTreeMap::new();
+            for b in s.query("SELECT tid, cpu_ns FROM cpu_usage").unwrap() {
+                for i in 0..b.num_rows() {
+                    got.insert(b.column(0).as_primitive::<Int32Type>().value(i), b.column(1).as_primitive::<UInt64Type>().value(i));
+                }
+            }
+            assert!(!got.is_empty());
+            assert_eq!(got, want, "{name} at {parts} partitions");
+        }
+    }
+}
+
+#[test]
+fn several_traces_are_told_apart_by_the_trace_column() {
+    let (Some(a), Some(b)) = (trace("multi", "many-threads"), trace("multi", "bug446190-arm")) else { return };
+    let s = SqlSession::open(&[a.clone(), b.clone()], 3).unwrap();
+    let per = pairs(&s.query("SELECT trace, count(*) FROM events GROUP BY trace").unwrap());
+    assert_eq!(per.len(), 2, "{per:?}");
+    assert_eq!(per.get("wilbrod").copied(), Some(count_report(&a).events), "{per:?}");
+    assert_eq!(per.values().sum::<u64>(), count_report(&a).events + count_report(&b).events);
+}
+
+#[test]
+fn typed_columns_of_an_event_table_equal_the_dump() {
+    let Some(path) = trace("typed", "many-threads") else { return };
+    let set = ctf::trace::TraceSet::open(&path).unwrap();
+    // The first sched_switch events in the merged order, from the canonical dump.
+    let mut want = Vec::new();
+    let mut m = ctf::merge::Merger::new(&set);
+    let mut errors = Vec::new();
+    while let Some(mut x) = m.next_collecting(&mut errors) {
+        if let ctf::stream::Item::Event(e) = &mut x.item {
+            if e.name() == "sched_switch" {
+                let mut line = Vec::new();
+                ctf::dump::write_event_json(&mut line, e).unwrap();
+                let v: serde_json::Value = serde_json::from_slice(&line).unwrap();
+                want.push((v["ts"].as_i64().unwrap(), v["p"]["prev_tid"].as_i64().unwrap(), v["p"]["next_comm"].as_str().unwrap().to_string()));
+                if want.len() == 5 {
+                    break;
+                }
+            }
+        }
+    }
+    let s = SqlSession::open(&[path], 4).unwrap();
+    let mut got = Vec::new();
+    for b in s.query("SELECT ts, prev_tid, next_comm FROM ev_sched_switch ORDER BY ts, stream LIMIT 5").unwrap() {
+        for i in 0..b.num_rows() {
+            got.push((
+                b.column(0).as_primitive::<Int64Type>().value(i),
+                b.column(1).as_primitive::<Int64Type>().value(i),
+                b.column(2).as_string::<i32>().value(i).to_string(),
+            ));
+        }
+    }
+    assert_eq!(got, want);
+    // The JSON column holds the same fields.
+    let b = s.query("SELECT fields FROM events WHERE name = 'sched_switch' ORDER BY ts, stream LIMIT 1").unwrap();
+    let col = b.iter().find(|b| b.num_rows() > 0).unwrap().column(0).as_string::<i32>().value(0).to_string();
+    let v: serde_json::Value = serde_json::from_str(&col).unwrap();
+    assert_eq!(v["prev_tid"].as_i64(), Some(want[0].1));
+    assert_eq!(v["next_comm"].as_str(), Some(want[0].2.as_str()));
+}
+
+#[test]
+fn bad_sql_and_unknown_tables_are_clean_errors() {
+    let Some(path) = trace("errors", "bug446190-arm") else { return };
+    let s = SqlSession::open(&[path], 2).unwrap();
+    let e = s.query("SELEC count(*) FROM events").unwrap_err().to_string();
+    assert!(e.contains("SELEC"), "{e}");
+    let e = s.query("SELECT * FROM nosuchtable").unwrap_err().to_string();
+    assert!(e.contains("nosuchtable"), "{e}");
+    let e = s.query("SELECT nosuchcolumn FROM events").unwrap_err().to_string();
+    assert!(e.contains("nosuchcolumn"), "{e}");
+    assert!(SqlSession::open(&[PathBuf::from("/nonexistent/trace")], 1).is_err());
+    // Nulls where a class lacks a field, not garbage: every sched_switch has next_tid.
+    let b = s.query("SELECT count(next_tid) = count(*) FROM ev_sched_switch").unwrap();
+    assert!(b.iter().any(|b| b.num_rows() == 1 && b.column(0).as_boolean().value(0) && !b.column(0).is_null(0)));
+}
