@@ -87,7 +87,6 @@ fn statements(text: &str) -> Vec<&str> {
 
 /// The interactive shell.
 mod shell {
-    use std::borrow::Cow;
     use std::io::Write;
 
     use anyhow::Result;
@@ -137,8 +136,8 @@ mod shell {
         eprintln!("tracecube sql: {} tables (`SHOW TABLES`, `DESCRIBE events`); end statements with `;`, `\\q` quits", s.table_names().len());
         let mut pending = String::new();
         loop {
-            let prompt: Cow<str> = if pending.is_empty() { "sql> ".into() } else { "  -> ".into() };
-            match ed.readline(&prompt) {
+            let prompt = if pending.is_empty() { "sql> " } else { "  -> " };
+            match ed.readline(prompt) {
                 Ok(line) => {
                     let t = line.trim();
                     if pending.is_empty() && (t == "\\q" || t == "quit" || t == "exit") {
