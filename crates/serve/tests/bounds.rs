@@ -53,17 +53,26 @@ fn the_server_bounds_its_work() {
     let config = cube::CubeConfig::fine();
     let (c, _) = cube_feed::build_from_trace(&s.trace_dir, &cube_feed::BuildOptions { config, threads: 1, ..Default::default() }).unwrap();
     let (first, last) = c.span().unwrap();
-    // A heavy query: 20,000 windows over the finest cells (seconds of CPU).
-    let every = (last - first).div_ceil(20_000).max(1);
-    let heavy = format!("/api/query?metric=events&by=cpu&by=operation:name&every={every}ns");
-    let req = cube::cli::QueryArgs {
-        metric: "events".into(),
-        by: vec!["cpu".into(), "operation:name".into()],
-        every: Some(format!("{every}ns")),
-        ..Default::default()
-    }
-    .to_request(&c)
-    .unwrap();
+    // A heavy query: windows over the finest cells, as many as make it run about 3 s on
+    // this machine (timed on 2,000 windows first), within the window limit.
+    let query = |windows: u64| {
+        let every = (last - first).div_ceil(windows).max(1);
+        let args = cube::cli::QueryArgs {
+            metric: "events".into(),
+            by: vec!["cpu".into(), "operation:name".into()],
+            every: Some(format!("{every}ns")),
+            ..Default::default()
+        };
+        (args.to_request(&c).unwrap(), format!("/api/query?metric=events&by=cpu&by=operation:name&every={every}ns"))
+    };
+    let t = Instant::now();
+    c.query(&query(2_000).0).unwrap();
+    let per_window = t.elapsed().as_secs_f64() / 2_000.0;
+    let windows = ((3.0 / per_window) as u64).clamp(2_000, 99_000);
+    let (req, heavy) = query(windows);
+    // Run to its end, it would take this long: the test cannot pass vacuously.
+    let whole = Duration::from_secs_f64(per_window * windows as f64);
+    assert!(whole > Duration::from_millis(1500), "the heavy query takes only {whole:?} ({windows} windows): make it heavier");
     let cost = c.query_cost(&req).unwrap();
     let cube = Arc::new(RwLock::new(c));
 
@@ -78,15 +87,11 @@ fn the_server_bounds_its_work() {
     assert!(t.elapsed() < Duration::from_secs(1), "refused in {:?}", t.elapsed());
     server.shutdown().unwrap();
 
-    // 2. Under the bound, the client leaves: the query stops. (Run to the end, it
-    // takes seconds of CPU: checked first, so that the test cannot pass vacuously.)
+    // 2. Under the bound, the client leaves: the query stops (run to its end, it would
+    // take `whole`, about 3 s).
     let limits = serve::Limits { max_query_cost: u64::MAX, ..limits };
     let server = serve::spawn_with("127.0.0.1:0".parse().unwrap(), cube.clone(), false, limits).unwrap();
     let addr = server.local_addr();
-    let t = Instant::now();
-    cube.read().unwrap().query(&req).unwrap();
-    let whole = t.elapsed();
-    assert!(whole > Duration::from_millis(1500), "the heavy query takes only {whole:?}: make it heavier");
     let mut s = TcpStream::connect(addr).unwrap();
     write!(s, "GET {heavy} HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
     std::thread::sleep(Duration::from_millis(200));
