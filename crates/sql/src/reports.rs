@@ -1,7 +1,11 @@
-//! The analyses' results as tables (`cpu_usage`, `cpu_usage_per_cpu`, `io_usage`,
-//! `io_files`): each computed when a query scans it, by the analysis of the
-//! `analysis` crate through the engine (the same numbers as `tracecube analyze`, at
-//! any partitioning), one run per trace set, with a `trace` column.
+//! The analyses' results as tables, each computed when a query scans it by the
+//! analysis of the `analysis` crate through the engine (the same numbers as `tracecube
+//! analyze`, at any partitioning), one run per trace set, with a `trace` column:
+//! - totals: `cpu_usage`, `cpu_usage_per_cpu`, `io_usage`, `io_files`, `syscall_stats`;
+//! - one row per occurrence, from the kernel model's replay in the latency analyses
+//!   (their `--log`): `syscalls`, `wakeups`, `irqs`, `block_requests`. These rows are
+//!   held in memory while the query runs (the analysis merges its chunks in time
+//!   order before the table exists); the trace tables stream.
 
 use std::sync::Arc;
 
@@ -29,11 +33,31 @@ pub enum ReportTable {
     IoUsage,
     /// Per file bytes read and written (`analyze -a io`, its files).
     IoFiles,
+    /// Per thread and system call: count and durations (`analyze -a syscall`).
+    SyscallStats,
+    /// Every system call, entry to exit (`analyze -a syscall --log`).
+    Syscalls,
+    /// Every wake-up, to the switch that runs the task (`analyze -a sched --log`).
+    Wakeups,
+    /// Every hard and soft IRQ handler run (`analyze -a irq --log`).
+    Irqs,
+    /// Every block request, issue to completion (`analyze -a block --log`).
+    BlockRequests,
 }
 
 impl ReportTable {
     /// Every report table.
-    pub const ALL: [ReportTable; 4] = [ReportTable::CpuUsage, ReportTable::CpuUsagePerCpu, ReportTable::IoUsage, ReportTable::IoFiles];
+    pub const ALL: [ReportTable; 9] = [
+        ReportTable::CpuUsage,
+        ReportTable::CpuUsagePerCpu,
+        ReportTable::IoUsage,
+        ReportTable::IoFiles,
+        ReportTable::SyscallStats,
+        ReportTable::Syscalls,
+        ReportTable::Wakeups,
+        ReportTable::Irqs,
+        ReportTable::BlockRequests,
+    ];
 
     /// The table's name.
     pub fn name(self) -> &'static str {
@@ -42,6 +66,11 @@ impl ReportTable {
             ReportTable::CpuUsagePerCpu => "cpu_usage_per_cpu",
             ReportTable::IoUsage => "io_usage",
             ReportTable::IoFiles => "io_files",
+            ReportTable::SyscallStats => "syscall_stats",
+            ReportTable::Syscalls => "syscalls",
+            ReportTable::Wakeups => "wakeups",
+            ReportTable::Irqs => "irqs",
+            ReportTable::BlockRequests => "block_requests",
         }
     }
 
@@ -50,17 +79,49 @@ impl ReportTable {
         match self {
             ReportTable::CpuUsage | ReportTable::CpuUsagePerCpu => AnalysisKind::Cpu,
             ReportTable::IoUsage | ReportTable::IoFiles => AnalysisKind::Io,
+            ReportTable::SyscallStats | ReportTable::Syscalls => AnalysisKind::Syscall,
+            ReportTable::Wakeups => AnalysisKind::Sched,
+            ReportTable::Irqs => AnalysisKind::Irq,
+            ReportTable::BlockRequests => AnalysisKind::Block,
         }
+    }
+
+    /// Whether the table lists every occurrence (the analysis' `--log`).
+    fn is_log(self) -> bool {
+        matches!(self, ReportTable::Syscalls | ReportTable::Wakeups | ReportTable::Irqs | ReportTable::BlockRequests)
     }
 
     /// Its columns after `trace` (named as the report's JSON fields).
     fn columns(self) -> Vec<(&'static str, DataType)> {
-        use DataType::{Float64, Int32, UInt32, UInt64, Utf8};
+        use DataType::{Boolean, Float64, Int32, Int64, UInt32, UInt64, Utf8};
         match self {
             ReportTable::CpuUsage => vec![("tid", Int32), ("pid", Int32), ("comm", Utf8), ("cpu_ns", UInt64), ("migrations", UInt64), ("usage", Float64)],
             ReportTable::CpuUsagePerCpu => vec![("cpu", UInt32), ("busy_ns", UInt64), ("usage", Float64)],
             ReportTable::IoUsage => vec![("tid", Int32), ("pid", Int32), ("comm", Utf8), ("read_bytes", UInt64), ("write_bytes", UInt64)],
             ReportTable::IoFiles => vec![("path", Utf8), ("read_bytes", UInt64), ("write_bytes", UInt64)],
+            ReportTable::SyscallStats => vec![
+                ("tid", Int32),
+                ("pid", Int32),
+                ("comm", Utf8),
+                ("name", Utf8),
+                ("count", UInt64),
+                ("errors", UInt64),
+                ("total_ns", UInt64),
+                ("min_ns", UInt64),
+                ("mean_ns", Float64),
+                ("max_ns", UInt64),
+                ("stdev_ns", Float64),
+            ],
+            ReportTable::Syscalls => {
+                vec![("tid", Int32), ("comm", Utf8), ("name", Utf8), ("begin_ns", Int64), ("end_ns", Int64), ("duration_ns", UInt64), ("ret", Int64)]
+            }
+            ReportTable::Wakeups => {
+                vec![("tid", Int32), ("comm", Utf8), ("prio", Int32), ("waker", Int32), ("wakeup_ns", Int64), ("switch_ns", Int64), ("latency_ns", UInt64)]
+            }
+            ReportTable::Irqs => vec![("nr", UInt32), ("hard", Boolean), ("begin_ns", Int64), ("duration_ns", UInt64)],
+            ReportTable::BlockRequests => {
+                vec![("disk", Utf8), ("tid", Int32), ("write", Boolean), ("sector", UInt64), ("bytes", UInt64), ("begin_ns", Int64), ("duration_ns", UInt64)]
+            }
         }
     }
 
@@ -72,9 +133,31 @@ impl ReportTable {
             (ReportTable::CpuUsagePerCpu, Report::Cpu(c)) => v(&c.cpus),
             (ReportTable::IoUsage, Report::Io(i)) => v(&i.threads),
             (ReportTable::IoFiles, Report::Io(i)) => v(&i.files),
+            (ReportTable::SyscallStats, Report::Syscall(r)) => Ok(syscall_stats(r)),
+            (ReportTable::Syscalls, Report::Syscall(r)) => v(&r.log),
+            (ReportTable::Wakeups, Report::Sched(r)) => v(&r.log),
+            (ReportTable::Irqs, Report::Irq(r)) => v(&r.log),
+            (ReportTable::BlockRequests, Report::Block(r)) => v(&r.log),
             _ => Ok(Vec::new()),
         }
     }
+}
+
+/// The rows of `syscall_stats`: one per thread and system call, with its durations
+/// flattened and its failed calls (every return value but `success`) summed.
+fn syscall_stats(r: &analysis::SyscallReport) -> Vec<Value> {
+    let mut rows = Vec::new();
+    for t in &r.threads {
+        for c in &t.calls {
+            let l = &c.latency;
+            let errors: u64 = c.returns.iter().filter(|(k, _)| k.as_str() != "success").map(|(_, n)| n).sum();
+            rows.push(serde_json::json!({
+                "tid": t.tid, "pid": t.pid, "comm": t.comm, "name": c.name, "count": l.count, "errors": errors,
+                "total_ns": l.total_ns, "min_ns": l.min_ns, "mean_ns": l.mean_ns, "max_ns": l.max_ns, "stdev_ns": l.stdev_ns,
+            }));
+        }
+    }
+    rows
 }
 
 /// Serialising rows of any report type to JSON values.
@@ -115,7 +198,7 @@ impl ReportProvider {
     /// Runs the analysis over every trace set and builds the table's rows.
     fn compute(&self) -> Result<Vec<datafusion::arrow::record_batch::RecordBatch>> {
         let mut out = Vec::new();
-        let opts = RunOptions { threads: self.sources.partition_count(), ..RunOptions::default() };
+        let opts = RunOptions { threads: self.sources.partition_count(), log: self.which.is_log(), top: 0, ..RunOptions::default() };
         for src in &self.sources.sets {
             let report =
                 analysis::run(&src.set, self.which.analysis(), &opts).map_err(|e| DataFusionError::Execution(format!("{}: {e}", src.path.display())))?;

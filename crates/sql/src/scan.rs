@@ -149,16 +149,19 @@ fn produce(spec: &ScanSpec, sources: &Sources, work: &[(usize, Slice)], tx: mpsc
     }
 }
 
+/// A value per trace, per stream class index, per event class index.
+type PerTraceClass<T> = Vec<Vec<Vec<T>>>;
+
 /// The engine analysis of one partition over one trace set: it turns events into rows.
 struct Reader<'a> {
     spec: &'a ScanSpec,
     src: &'a Source,
     /// Per trace, per stream class index, per class index: the handle of each
     /// projected column that is a field (by position in `spec.cols`).
-    handles: Vec<Vec<Vec<Vec<Option<Handle>>>>>,
+    handles: PerTraceClass<Vec<Option<Handle>>>,
     /// Per trace, per stream class index, per class index: the scalar fields (for the
     /// `fields` column, when projected).
-    fields: Vec<Vec<Vec<Vec<(Box<str>, Handle)>>>>,
+    fields: PerTraceClass<Vec<(Box<str>, Handle)>>,
     /// Per trace, per stream class index: which classes to read (None: all).
     masks: Vec<Vec<Option<Vec<bool>>>>,
     /// No column is projected: rows are only counted.

@@ -17,7 +17,7 @@ fn trace(test: &str, name: &str) -> Option<PathBuf> {
     testkit::shared_trace(test, name)
 }
 
-fn count_report(path: &PathBuf) -> analysis::CountReport {
+fn count_report(path: &std::path::Path) -> analysis::CountReport {
     let set = ctf::trace::TraceSet::open(path).unwrap();
     match analysis::run(&set, AnalysisKind::Count, &RunOptions::default()).unwrap() {
         Report::Count(c) => c,
@@ -165,4 +165,56 @@ fn bad_sql_and_unknown_tables_are_clean_errors() {
     // Nulls where a class lacks a field, not garbage: every sched_switch has next_tid.
     let b = s.query("SELECT count(next_tid) = count(*) FROM ev_sched_switch").unwrap();
     assert!(b.iter().any(|b| b.num_rows() == 1 && b.column(0).as_boolean().value(0) && !b.column(0).is_null(0)));
+}
+
+/// The analysis `kind` of the trace at `path`, as `analyze` runs it.
+fn report(path: &std::path::Path, kind: AnalysisKind) -> Report {
+    let set = ctf::trace::TraceSet::open(path).unwrap();
+    analysis::run(&set, kind, &RunOptions::default()).unwrap()
+}
+
+/// The integers of a one-column result, in order.
+fn column_u64(batches: &[RecordBatch]) -> Vec<u64> {
+    batches.iter().flat_map(|b| (0..b.num_rows()).map(move |i| b.column(0).as_primitive::<Int64Type>().value(i) as u64)).collect()
+}
+
+#[test]
+fn occurrence_tables_equal_the_latency_analyses_at_any_partitioning() {
+    let mut seen = [0u64; 3];
+    for name in ["many-threads", "scimark2-all-events-cpu3", "bug446190-arm"] {
+        let Some(path) = trace("occurrences", name) else { return };
+        let Report::Syscall(sys) = report(&path, AnalysisKind::Syscall) else { unreachable!() };
+        let Report::Sched(sched) = report(&path, AnalysisKind::Sched) else { unreachable!() };
+        let Report::Irq(irq) = report(&path, AnalysisKind::Irq) else { unreachable!() };
+        // Per system call name: calls and total duration, summed over the threads.
+        let mut calls: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        for c in sys.threads.iter().flat_map(|t| &t.calls) {
+            let e = calls.entry(c.name.clone()).or_default();
+            e.0 += c.latency.count;
+            e.1 += c.latency.total_ns;
+        }
+        let irqs = irq.hard.iter().map(|r| r.latency.count).sum::<u64>() + irq.soft.iter().map(|r| r.latency.count).sum::<u64>();
+        for parts in [1, 4] {
+            let s = SqlSession::open(std::slice::from_ref(&path), parts).unwrap();
+            let at = format!("{name} at {parts} partitions");
+            assert_eq!(scalar(&s.query("SELECT count(*) FROM syscalls").unwrap()) as u64, sys.count, "{at}");
+            let by = s.query("SELECT name, count(*), CAST(sum(duration_ns) AS BIGINT) FROM syscalls GROUP BY name ORDER BY name").unwrap();
+            let mut got = BTreeMap::new();
+            for b in &by {
+                for i in 0..b.num_rows() {
+                    let (n, c, d) = (b.column(0).as_string::<i32>().value(i), b.column(1).as_primitive::<Int64Type>(), b.column(2).as_primitive::<Int64Type>());
+                    got.insert(n.to_string(), (c.value(i) as u64, d.value(i) as u64));
+                }
+            }
+            assert_eq!(got, calls, "{at}");
+            let stats = column_u64(&s.query("SELECT CAST(sum(count) AS BIGINT) FROM syscall_stats").unwrap());
+            assert_eq!(stats.first().copied().unwrap_or(0), sys.count, "{at}");
+            assert_eq!(scalar(&s.query("SELECT count(*) FROM wakeups").unwrap()) as u64, sched.total.count, "{at}");
+            assert_eq!(scalar(&s.query("SELECT count(*) FROM irqs").unwrap()) as u64, irqs, "{at}");
+        }
+        seen[0] += sys.count;
+        seen[1] += sched.total.count;
+        seen[2] += irqs;
+    }
+    assert!(seen.iter().all(|&n| n > 0), "every table was checked on some occurrences: {seen:?}");
 }

@@ -1,5 +1,6 @@
 //! Whole outputs, in the manner of ripgrep's CLI tests: `info`, `analyze -a
-//! count|cpu|io` in text, json and lami (20 rows), and `query` on a cube, on two shared traces,
+//! count|cpu|io` in text, json and lami (20 rows), `query` on a cube, and `sql` in
+//! table, csv and json, on two shared traces,
 //! each equal byte for byte to its file in `tests/golden/` (TZ=UTC, the trace's path
 //! written `TRACE`). The numbers are checked against lttng-analyses elsewhere
 //! (`crates/analysis/tests`); these files pin how they are shown, so that any change
@@ -59,6 +60,11 @@ fn outputs_equal_their_golden_files() {
         let out = bin().args(["cube", "build", t, "-o", c]).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         check(&format!("{short}.query.txt"), &["query", c, "--metric", "cpu_time", "--by", "process:tid", "--top", "5"], &trace, &cube, &mut failures);
+        let queries = "SELECT name, count(*) AS n FROM events GROUP BY name ORDER BY n DESC, name LIMIT 5; \
+                       SELECT name, count(*) AS calls, max(duration_ns) AS longest_ns FROM syscalls GROUP BY name ORDER BY calls DESC, name LIMIT 5";
+        for (format, ext) in [("table", "txt"), ("csv", "csv"), ("json", "json")] {
+            check(&format!("{short}.sql.{ext}"), &["sql", t, "-j", "3", "--format", format, "-e", queries], &trace, &cube, &mut failures);
+        }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
