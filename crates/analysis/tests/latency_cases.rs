@@ -4,10 +4,8 @@
 //! results must be equal.
 
 use analysis::{run, AnalysisKind, BlockReport, HeadPolicy, Partition, Report, RunOptions, SyscallReport};
-use ctf_writer::{
-    write_metadata, ByteOrder, ClockClass, Cycles, EventClass, EventClassId, EventHeaderKind, FieldType, IntType, MetadataFormat, PacketContextField,
-    StreamClass, StreamClassId, StreamOptions, StreamWriter, StructType, TraceSchema, Value,
-};
+use ctf_writer::small::{SmallTrace, TimedEvent};
+use ctf_writer::{FieldType, IntType, StructType, Value};
 
 fn classes() -> Vec<(&'static str, StructType)> {
     let (s32, s64, u32t, u64t) = (IntType::signed(32), IntType::signed(64), IntType::unsigned(32), IntType::unsigned(64));
@@ -56,32 +54,8 @@ fn exit(t: u64, cpu: u32, name: &'static str, ret: i64) -> Ev {
 
 /// Writes `events` (in time order per CPU) as a two-CPU kernel trace.
 fn write_trace(dir: &std::path::Path, events: &[Ev]) {
-    let classes = classes();
-    let schema = TraceSchema {
-        uuid: [5; 16],
-        byte_order: ByteOrder::Little,
-        env: vec![("domain".into(), ctf_writer::EnvValue::Str("kernel".into())), ("tracer_name".into(), ctf_writer::EnvValue::Str("lttng-modules".into()))],
-        clock: ClockClass { name: "monotonic".into(), uuid: [6; 16], description: "Monotonic Clock".into(), freq: 1_000_000_000, offset: 0 },
-        streams: vec![StreamClass { id: StreamClassId(0), event_header: EventHeaderKind::Large, packet_context: PacketContextField::lttng_kernel() }],
-        events: classes
-            .iter()
-            .enumerate()
-            .map(|(i, (n, f))| EventClass { id: EventClassId(i as u32), name: n.to_string(), stream: StreamClassId(0), loglevel: None, fields: f.clone() })
-            .collect(),
-    };
-    write_metadata(dir, &schema, MetadataFormat::Packetized { packet_len: 4096 }).unwrap();
-    for cpu in 0..2u32 {
-        let opts =
-            StreamOptions { packet_size: 4096, instance_id: u64::from(cpu), extra_context: vec![("cpu_id".into(), u64::from(cpu))], ..Default::default() };
-        let mut w = StreamWriter::create(dir, &format!("channel0_{cpu}"), &schema, StreamClassId(0), opts).unwrap();
-        let mut last = 0;
-        for (t, _, name, values) in events.iter().filter(|e| e.1 == cpu) {
-            let id = classes.iter().position(|(n, _)| n == name).unwrap();
-            w.write_event(Cycles(t * 1000), EventClassId(id as u32), values).unwrap();
-            last = t * 1000;
-        }
-        w.finish(Cycles(last + 1)).unwrap();
-    }
+    let timed: Vec<_> = events.iter().map(|(t, cpu, name, values)| TimedEvent::new(t * 1000, *cpu, name, values.clone())).collect();
+    SmallTrace::new(classes()).cpus(2).write(dir, &timed).unwrap();
 }
 
 /// The report of analysis `kind` on `events` with `head`, checked equal serially and in
