@@ -1,4 +1,10 @@
 //! `count`: events in total, per name, per CPU; discarded events (B5).
+//!
+//! Filters ([`Filter`]; lttng-analyses has no event count): `--cpu` counts the events
+//! recorded on the selected CPUs (their packet's `cpu_id`), in every table; whole
+//! packets are then counted event by event. Discarded events are the tracer's, of every
+//! CPU. Thread filters are refused ([`crate::run_reporting`]): which thread an event
+//! belongs to is not counted yet.
 
 use std::collections::BTreeMap;
 
@@ -8,6 +14,7 @@ use ctf::trace::TraceSet;
 use engine::{Analysis, Ctx, NoticeKind, StreamOrder};
 use serde::Serialize;
 
+use crate::filter::Filter;
 use kernel::layout::{cpu_of, Layout};
 use kernel::model::Span;
 
@@ -17,6 +24,8 @@ pub struct Count {
     /// Per trace: per stream class `(id, cpu)` where every class reads its CPU from the
     /// same packet-level field (or none has one): such packets may be counted whole.
     packet_cpu: Vec<Vec<(u64, Option<FieldHandle>)>>,
+    /// Only events on these CPUs (see the module documentation).
+    filter: Filter,
 }
 
 /// Chunk state of [`Count`].
@@ -72,7 +81,14 @@ impl Count {
                     .collect()
             })
             .collect();
-        Count { layout, packet_cpu }
+        Count { layout, packet_cpu, filter: Filter::default() }
+    }
+
+    /// Counts only the events on the CPUs `filter` selects (see the module
+    /// documentation).
+    pub fn with_filter(mut self, filter: Filter) -> Count {
+        self.filter = filter;
+        self
     }
 
     #[inline]
@@ -102,8 +118,11 @@ impl Analysis for Count {
 
     #[inline]
     fn on_event(&self, st: &mut CountState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
-        st.events += 1;
         st.span.see(ev.ts());
+        if !self.filter.cpus.is_empty() && !self.filter.on_cpu(&self.layout, ev, ctx.stream) {
+            return;
+        }
+        st.events += 1;
         let Some(c) = self.layout.class(ev) else { return };
         st.by_name[c.name as usize] += 1;
         if c.cpu.is_some() {
@@ -112,7 +131,7 @@ impl Analysis for Count {
     }
 
     fn packet_counts(&self, trace: usize, stream_class: u64) -> bool {
-        self.packet_cpu.get(trace).is_some_and(|v| v.iter().any(|(id, _)| *id == stream_class))
+        self.filter.cpus.is_empty() && self.packet_cpu.get(trace).is_some_and(|v| v.iter().any(|(id, _)| *id == stream_class))
     }
 
     #[inline]

@@ -16,9 +16,6 @@ use crate::io::IoReport;
 pub struct TextStyle {
     /// Dates and times of day in UTC (`--gmt`) rather than the local time zone.
     pub gmt: bool,
-    /// Rows of the count tables shown (the other analyses' reports come truncated
-    /// by `RunOptions::limit`); `None`: all.
-    pub limit: Option<usize>,
 }
 
 /// `bytes` in binary units: `512 B`, `1.17 MiB`.
@@ -104,7 +101,7 @@ pub fn write_count(w: &mut impl Write, c: &CountReport, style: TextStyle) -> std
     names.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     let max = names.first().map_or(0, |x| *x.1) as f64;
     let mut t = table(&["Count", "", "Event"], &[0]);
-    for (n, v) in names.into_iter().take(style.limit.unwrap_or(usize::MAX)) {
+    for (n, v) in names {
         t.add_row(vec![v.to_string(), bar(*v as f64, max, 20), n.clone()]);
     }
     section(w, "Per event name", t)?;
@@ -112,7 +109,7 @@ pub fn write_count(w: &mut impl Write, c: &CountReport, style: TextStyle) -> std
     let mut t = table(&["CPU", "Count", ""], &[0, 1]);
     let mut cpus: Vec<(&String, &u64)> = c.by_cpu.iter().collect();
     cpus.sort_by_key(|(k, _)| k.parse::<u64>().unwrap_or(u64::MAX));
-    for (k, v) in cpus.into_iter().take(style.limit.unwrap_or(usize::MAX)) {
+    for (k, v) in cpus {
         t.add_row(vec![k.clone(), v.to_string(), bar(*v as f64, max, 20)]);
     }
     section(w, "Per CPU", t)
@@ -201,7 +198,7 @@ mod tests {
             c.files.push(crate::io::FileIoRow { path: p.into(), read_bytes: r, write_bytes: 0 });
         }
         let mut s = String::new();
-        write_io(&mut s, &c, TextStyle { gmt: true, limit: None }).unwrap();
+        write_io(&mut s, &c, TextStyle { gmt: true }).unwrap();
         let rows: Vec<&str> = s.lines().skip_while(|l| !l.starts_with("Per-file")).skip(2).take(2).collect();
         // The "Written" column ends at the same place on both rows.
         let end = |l: &str| l.find("0 B").map(|i| i + 3);
