@@ -68,8 +68,21 @@ fn time_range(w: &mut impl Write, begin: Option<i64>, end: Option<i64>, style: T
     Ok(())
 }
 
+/// `n` with thousands separators: `28,325`.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut s = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            s.push(',');
+        }
+        s.push(c);
+    }
+    s
+}
+
 /// A table with a header, no borders, numeric columns (those in `right`) aligned right.
-fn table(header: &[&str], right: &[usize]) -> Table {
+pub fn table(header: &[&str], right: &[usize]) -> Table {
     let mut t = Table::new();
     t.load_preset(presets::NOTHING).set_header(header.to_vec());
     for &c in right {
@@ -81,7 +94,7 @@ fn table(header: &[&str], right: &[usize]) -> Table {
 }
 
 /// Writes `t` (when it has rows) under `title`, then a blank line.
-fn section(w: &mut impl Write, title: &str, t: Table) -> std::fmt::Result {
+pub fn section(w: &mut impl Write, title: &str, t: Table) -> std::fmt::Result {
     if t.row_count() == 0 {
         return writeln!(w, "{title}: (none)\n");
     }
@@ -189,6 +202,10 @@ mod tests {
         assert_eq!(duration(1_234_000_000), "1.234 s");
         assert_eq!(bar(5.0, 10.0, 20).chars().count(), 10);
         assert_eq!(bar(1.0, 0.0, 20), "");
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(28_325), "28,325");
+        assert_eq!(count(1_234_567), "1,234,567");
     }
 
     #[test]

@@ -59,6 +59,8 @@ fn outputs_equal_their_golden_files() {
         let out = bin().args(["cube", "build", t, "-o", c]).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         check(&format!("{short}.query.txt"), &["query", c, "--metric", "cpu_time", "--by", "process:tid", "--top", "5"], &trace, &cube, &mut failures);
+        check(&format!("{short}.query-bytes.txt"), &["query", c, "--metric", "bytes_read", "--by", "process:pid", "--top", "5"], &trace, &cube, &mut failures);
+        check(&format!("{short}.query-events.txt"), &["query", c, "--metric", "events", "--by", "operation:name", "--top", "3"], &trace, &cube, &mut failures);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
