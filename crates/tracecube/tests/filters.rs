@@ -253,6 +253,10 @@ fn tid_filters_every_table() {
     check_io(&io, &truth, keep, |_| true, "io --tid");
     // Before the filter reached the file table, `-a io --tid` listed every file.
     assert!(io["files"].as_array().unwrap().len() < analyze(&trace, "io", &[])["files"].as_array().unwrap().len());
+    // A filter that selects nothing says so.
+    let out = bin().arg("analyze").arg(&trace).args(["-a", "cpu", "--tid", "999999"]).output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing in the range analysed matches --tid"), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]
@@ -352,4 +356,53 @@ fn compare_cputop(trace: &Path, args: &[&str], ours: &Value, truth: &Truth, keep
         }
     }
     eprintln!("{args:?}: lttng-cputop agrees on {same} CPUs, adds the head on {head}");
+}
+
+/// The rows of `report[table]` keyed by `tid`.
+fn by_tid(report: &Value, table: &str) -> BTreeMap<i64, Value> {
+    report[table].as_array().unwrap().iter().map(|r| (r["tid"].as_i64().unwrap(), r.clone())).collect()
+}
+
+/// `rows` (occurrences with a `tid` and a duration field `dur`) of the threads `keep`
+/// selects, the `n` longest first (then the earliest, then the smallest tid: the
+/// analyses' order).
+fn longest(rows: &Value, keep: impl Fn(i64) -> bool, dur: &str, at: &str, n: usize) -> Vec<Value> {
+    let mut v: Vec<Value> = rows.as_array().unwrap().iter().filter(|r| keep(r["tid"].as_i64().unwrap())).cloned().collect();
+    v.sort_by_key(|r| (std::cmp::Reverse(r[dur].as_u64().unwrap()), r[at].as_i64().unwrap(), r["tid"].as_i64().unwrap()));
+    v.truncate(n);
+    v
+}
+
+#[test]
+fn latency_analyses_filter_every_table() {
+    let Some(trace) = testkit::shared_trace("latency_analyses_filter_every_table", "many-threads") else { return };
+    let keep = |t: i64| [4042, 2673, 1382].contains(&t);
+    for (analysis, dur, at) in [("syscall", "duration_ns", "begin_ns"), ("sched", "latency_ns", "wakeup_ns")] {
+        let all = analyze(&trace, analysis, &["--log"]);
+        let some = analyze(&trace, analysis, &["--tid", "4042,2673,1382", "--log"]);
+        // The threads' rows are theirs, whole; the processes only theirs.
+        let want: BTreeMap<i64, Value> = by_tid(&all, "threads").into_iter().filter(|(t, _)| keep(*t)).collect();
+        assert_eq!(by_tid(&some, "threads"), want, "{analysis} --tid: threads");
+        let count = |r: &Value| r["latency"]["count"].as_u64().or(r["count"].as_u64()).unwrap();
+        let procs: u64 = some["processes"].as_array().unwrap().iter().map(count).sum();
+        assert_eq!(procs, want.values().map(count).sum::<u64>(), "{analysis} --tid: processes sum the threads");
+        // Every occurrence, and the longest among the selected threads'.
+        assert_eq!(some["log"].as_array().unwrap().len(), all["log"].as_array().unwrap().iter().filter(|r| keep(r["tid"].as_i64().unwrap())).count());
+        assert_eq!(some["longest"].as_array().unwrap(), &longest(&all["log"], keep, dur, at, 10), "{analysis} --tid: longest");
+    }
+    // --cpu partitions: each CPU's counts add up to the whole (syscalls by their exit's
+    // CPU, wake-up latencies by the switch's, interrupts by their CPU).
+    let total = |r: &Value, a: &str| -> u64 {
+        match a {
+            "syscall" => r["count"].as_u64().unwrap(),
+            "sched" => r["total"]["count"].as_u64().unwrap(),
+            _ => ["hard", "soft"].iter().flat_map(|t| r[t].as_array().unwrap()).map(|x| x["latency"]["count"].as_u64().unwrap()).sum(),
+        }
+    };
+    for a in ["syscall", "sched", "irq"] {
+        let whole = total(&analyze(&trace, a, &[]), a);
+        let parts: Vec<u64> = (0..8).map(|c| total(&analyze(&trace, a, &["--cpu", &c.to_string()]), a)).collect();
+        assert!(parts.iter().filter(|n| **n > 0).count() > 1, "{a}: {parts:?}");
+        assert_eq!(parts.iter().sum::<u64>(), whole, "{a} --cpu: {parts:?}");
+    }
 }

@@ -262,7 +262,7 @@ pub fn run(a: AnalyzeArgs) -> Result<()> {
         Format::Lami => writeln!(out, "{}", serde_json::to_string_pretty(&analysis::output::to_lami(&report))?)?,
     }
     out.flush()?;
-    if let Some(note) = nothing_relevant(&class_names, which, &report) {
+    if let Some(note) = nothing_relevant(&class_names, which, &report, &opts.filter) {
         eprintln!("note: {note}");
     }
     if let Some(u) = unmapping {
@@ -277,9 +277,10 @@ fn event_class_names(set: &TraceSet) -> std::collections::BTreeSet<String> {
 }
 
 /// A one-line note when the analysis found nothing because the trace cannot hold what
-/// it looks for (no scheduling events for `cpu`, no system calls for `io`) or the range
-/// holds no event, so that an empty table is never left unexplained.
-fn nothing_relevant(classes: &std::collections::BTreeSet<String>, which: AnalysisKind, report: &Report) -> Option<String> {
+/// it looks for (no scheduling events for `cpu`, no system calls for `io`), the range
+/// holds no event or the filters select nothing, so that an empty table is never left
+/// unexplained.
+fn nothing_relevant(classes: &std::collections::BTreeSet<String>, which: AnalysisKind, report: &Report, filter: &analysis::Filter) -> Option<String> {
     let has = |f: &dyn Fn(&str) -> bool| classes.iter().any(|n| f(n));
     let (begin, empty) = match report {
         Report::Count(r) => (r.begin_ns, r.by_name.is_empty()),
@@ -295,6 +296,14 @@ fn nothing_relevant(classes: &std::collections::BTreeSet<String>, which: Analysi
     }
     if !empty {
         return None;
+    }
+    let traced = match which {
+        AnalysisKind::Cpu => has(&|n| n == "sched_switch"),
+        AnalysisKind::Io => has(&|n| n.starts_with("syscall_entry_") || n.starts_with("sys_") || n == "sys_enter"),
+        _ => true,
+    };
+    if traced && !filter.is_empty() {
+        return Some("nothing in the range analysed matches --tid, --pid, --procname or --cpu".into());
     }
     match which {
         AnalysisKind::Cpu if !has(&|n| n == "sched_switch") => {
