@@ -180,9 +180,6 @@ pub enum AnalysisError {
     /// Not `count`, `cpu`, `io`, `syscall`, `irq`, `sched` or `block`.
     #[error("unknown analysis {0:?} (expected count, cpu, io, syscall, irq, sched or block)")]
     UnknownAnalysis(String),
-    /// Options the analysis does not take.
-    #[error("{0}")]
-    Unsupported(&'static str),
 }
 
 /// The result of one analysis.
@@ -231,9 +228,6 @@ pub fn run_reporting(
 ) -> Result<(Report, Vec<EngineError>), AnalysisError> {
     let e = opts.engine();
     let f = || opts.filter.clone();
-    if which == AnalysisKind::Count && opts.filter.selects_threads() {
-        return Err(AnalysisError::Unsupported("count takes --cpu but not --tid, --pid or --procname (which thread an event belongs to is not counted)"));
-    }
     let (mut report, faults) = match which {
         AnalysisKind::Count => {
             let o = engine::run_reporting(&count::Count::new(set).with_filter(f()), set, &e, progress)?;

@@ -230,6 +230,40 @@ fn check_io(r: &Value, truth: &Truth, keep: impl Fn(i64) -> bool, cpus: impl Fn(
     assert_eq!(io_table(r, "files", |f| f["path"].as_str().unwrap().to_string()), files, "{what}: per-file I/O");
 }
 
+/// The expected count report's `(events, by_name, by_cpu)` for the threads `keep`
+/// selects: every event of CPU `c` is the task's that `c`'s last `sched_switch` ran (a
+/// switch is its `prev_tid`'s; before the first, that switch's `prev_tid`), read from
+/// `dump --cpu c` (each CPU's events depend only on that CPU's switches).
+fn count_truth(trace: &Path, keep: impl Fn(i64) -> bool) -> (u64, BTreeMap<String, u64>, BTreeMap<String, u64>) {
+    let (mut events, mut by_name, mut by_cpu) = (0, BTreeMap::new(), BTreeMap::new());
+    for cpu in 0..8 {
+        let out = bin().arg("dump").arg(trace).args(["--cpu", &cpu.to_string()]).output().unwrap();
+        assert!(out.status.success());
+        let evs: Vec<Value> = String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let switch = |e: &Value| e["name"] == "sched_switch";
+        let mut cur = evs.iter().find(|e| switch(e)).map(|e| e["p"]["prev_tid"].as_i64().unwrap());
+        for e in &evs {
+            if cur.is_some_and(&keep) {
+                events += 1;
+                *by_name.entry(e["name"].as_str().unwrap().to_string()).or_default() += 1;
+                *by_cpu.entry(cpu.to_string()).or_default() += 1;
+            }
+            if switch(e) {
+                cur = e["p"]["next_tid"].as_i64();
+            }
+        }
+    }
+    (events, by_name, by_cpu)
+}
+
+/// Checks the count report `r` against [`count_truth`].
+fn check_count(r: &Value, want: (u64, BTreeMap<String, u64>, BTreeMap<String, u64>), what: &str) {
+    assert!(want.0 > 0, "{what}: the selection has events");
+    assert_eq!(r["events"].as_u64().unwrap(), want.0, "{what}: events");
+    assert_eq!(serde_json::from_value::<BTreeMap<String, u64>>(r["by_name"].clone()).unwrap(), want.1, "{what}: per name");
+    assert_eq!(serde_json::from_value::<BTreeMap<String, u64>>(r["by_cpu"].clone()).unwrap(), want.2, "{what}: per CPU");
+}
+
 /// The shared trace, its truth, and its unfiltered begin/end.
 fn setup(test: &str) -> Option<(std::path::PathBuf, Truth)> {
     let trace = testkit::shared_trace(test, "many-threads")?;
@@ -249,6 +283,7 @@ fn tid_filters_every_table() {
     let tids = [1382, 4298, 2673];
     let keep = |t: i64| tids.contains(&t);
     check_cpu(&analyze(&trace, "cpu", &["--tid", "1382,4298", "--tid", "2673"]), &truth, keep, |_| true, "cpu --tid");
+    check_count(&analyze(&trace, "count", &["--tid", "1382,4298,2673"]), count_truth(&trace, keep), "count --tid");
     let io = analyze(&trace, "io", &["--tid", "1382,4298,2673"]);
     check_io(&io, &truth, keep, |_| true, "io --tid");
     // Before the filter reached the file table, `-a io --tid` listed every file.
@@ -267,6 +302,7 @@ fn pid_filters_every_table() {
     assert!(truth.cpu_ns.keys().filter(|(t, _)| keep(*t)).map(|(t, _)| t).collect::<BTreeSet<_>>().len() > 10);
     check_cpu(&analyze(&trace, "cpu", &["--pid", "1365,2673"]), &truth, keep, |_| true, "cpu --pid");
     check_io(&analyze(&trace, "io", &["--pid", "1365", "--pid", "2673"]), &truth, keep, |_| true, "io --pid");
+    check_count(&analyze(&trace, "count", &["--pid", "1365,2673"]), count_truth(&trace, keep), "count --pid");
 }
 
 #[test]
