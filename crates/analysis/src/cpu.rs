@@ -199,9 +199,7 @@ impl Cpu {
         self.filter = filter;
         self
     }
-}
 
-impl Cpu {
     /// With a filter, from the split of every credit per thread and stream: a thread's
     /// time becomes its time on the selected CPUs (a thread not selected, or with
     /// neither time nor migrations left, is no longer listed), a selected CPU's busy
