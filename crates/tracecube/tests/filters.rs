@@ -426,6 +426,7 @@ fn latency_analyses_filter_every_table() {
         assert_eq!(some["log"].as_array().unwrap().len(), all["log"].as_array().unwrap().iter().filter(|r| keep(r["tid"].as_i64().unwrap())).count());
         assert_eq!(some["longest"].as_array().unwrap(), &longest(&all["log"], keep, dur, at, 10), "{analysis} --tid: longest");
     }
+    compare_syscallstats(&trace, &analyze(&trace, "syscall", &["--tid", "4042,2673,1382"]));
     // --cpu partitions: each CPU's counts add up to the whole (syscalls by their exit's
     // CPU, wake-up latencies by the switch's, interrupts by their CPU).
     let total = |r: &Value, a: &str| -> u64 {
@@ -441,4 +442,43 @@ fn latency_analyses_filter_every_table() {
         assert!(parts.iter().filter(|n| **n > 0).count() > 1, "{a}: {parts:?}");
         assert_eq!(parts.iter().sum::<u64>(), whole, "{a} --cpu: {parts:?}");
     }
+}
+
+/// Compares the per-thread call counts of our syscall report `ours` (`--tid
+/// 4042,2673,1382`) with `lttng-syscallstats-mi --tid 4042,2673,1382` (when installed):
+/// the same threads, calls and counts.
+fn compare_syscallstats(trace: &Path, ours: &Value) {
+    if !testkit::require_commands("filters_vs_lttng_syscallstats", &["lttng-syscallstats-mi"], "apt-get install python3-lttnganalyses") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kernel = dir.path().join("kernel");
+    std::os::unix::fs::symlink(trace, &kernel).unwrap();
+    let out =
+        std::process::Command::new("/usr/bin/python3").arg("/usr/bin/lttng-syscallstats-mi").args(["--tid", "4042,2673,1382"]).arg(&kernel).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mi: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // (tid, call) → count; lttng-syscallstats titles each per-tid table "... TID: N)]".
+    let mut theirs: BTreeMap<(i64, String), u64> = BTreeMap::new();
+    for r in mi["results"].as_array().unwrap().iter().filter(|r| r["class"]["inherit"] == "per-tid") {
+        let title = r["class"]["title"].as_str().unwrap();
+        let tid: i64 = title.rsplit("TID: ").next().unwrap().trim_end_matches(")]").parse().unwrap();
+        for row in r["data"].as_array().unwrap() {
+            theirs.insert((tid, row[0]["name"].as_str().unwrap().to_string()), row[1]["value"].as_u64().unwrap());
+        }
+    }
+    let mine: BTreeMap<(i64, String), u64> = ours["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| {
+            t["calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(move |c| ((t["tid"].as_i64().unwrap(), c["name"].as_str().unwrap().to_string()), c["latency"]["count"].as_u64().unwrap()))
+        })
+        .collect();
+    assert!(theirs.len() > 10);
+    assert_eq!(mine, theirs, "syscall --tid against lttng-syscallstats");
 }
