@@ -12,6 +12,13 @@
 //! Chunk state (B1): requests complete on any CPU, often in another chunk than their
 //! issue; a chunk that does not start the trace logs its block events in time order,
 //! the state that starts the trace replays each log merged into it (as `sched`).
+//!
+//! Filters ([`Filter`]; lttng-analyses' block latency takes none, these are ours): a
+//! request counts when its issue is on a selected CPU and its issuing thread is
+//! selected (by tid, pid and latest name in `finish`, see [`crate::filter`]); with a
+//! thread filter the disks' totals are kept per disk and thread, so that the disk
+//! table sums only the selected threads' requests, and the longest are chosen among
+//! theirs.
 
 use std::collections::BTreeMap;
 
@@ -20,6 +27,7 @@ use ctf::trace::TraceSet;
 use engine::{Analysis, Ctx};
 use serde::Serialize;
 
+use crate::filter::Filter;
 use crate::latency::{Bucket, DurationRow, Durations, LatencyOptions, Sink};
 use kernel::events::{EvKind, EventLayout};
 use kernel::layout::{Kind, Layout};
@@ -30,6 +38,7 @@ pub struct Block {
     layout: Layout,
     events: EventLayout,
     opts: LatencyOptions,
+    filter: Filter,
 }
 
 /// A logged block event.
@@ -39,9 +48,10 @@ struct Rec {
     dev: u64,
     sector: u64,
     nr: u64,
-    /// Issue: the tid, write; insert and complete: unused.
+    /// Issue: the tid, write, whether on a selected CPU; insert and complete: unused.
     tid: i32,
     write: bool,
+    counted: bool,
     what: What,
 }
 
@@ -59,6 +69,8 @@ struct Pending {
     nr: u64,
     tid: i32,
     write: bool,
+    /// Issued on a selected CPU.
+    counted: bool,
 }
 
 /// Totals of a disk or a process.
@@ -68,6 +80,16 @@ struct Acc {
     queued: Durations,
     read_bytes: u64,
     write_bytes: u64,
+}
+
+impl Acc {
+    /// Adds `o`'s totals.
+    fn merge(&mut self, o: &Acc) {
+        self.latency.merge(&o.latency);
+        self.queued.merge(&o.queued);
+        self.read_bytes += o.read_bytes;
+        self.write_bytes += o.write_bytes;
+    }
 }
 
 /// A completed request, longest first, then earliest.
@@ -91,6 +113,8 @@ pub struct BlockState {
     inserted: FxMap<(u64, u64), i64>,
     disks: BTreeMap<u64, Acc>,
     tids: FxMap<i32, Acc>,
+    /// With a thread filter, the disks' totals per disk and thread.
+    by_disk_tid: FxMap<(u64, i32), Acc>,
     names: BTreeMap<u64, String>,
     top: Sink<Long>,
     info: Info,
@@ -170,7 +194,21 @@ fn dev_name(dev: u64) -> String {
 impl Block {
     /// Prepares the block analysis for `set`.
     pub fn new(set: &TraceSet, opts: LatencyOptions) -> Block {
-        Block { layout: Layout::new(set), events: EventLayout::new(set), opts }
+        Block { layout: Layout::new(set), events: EventLayout::new(set), opts, filter: Filter::default() }
+    }
+
+    /// Counts only what `filter` selects (see the module documentation).
+    pub fn with_filter(mut self, filter: Filter) -> Block {
+        self.filter = filter;
+        self
+    }
+
+    /// The accumulators a request of `tid` on `dev` adds to: the disk's, the thread's
+    /// and, with a thread filter, the disk's for that thread.
+    fn accs<'s>(&self, st: &'s mut BlockState, dev: u64, tid: i32) -> impl Iterator<Item = &'s mut Acc> {
+        let BlockState { disks, tids, by_disk_tid, .. } = st;
+        let split = self.filter.selects_threads().then(|| by_disk_tid.entry((dev, tid)).or_default());
+        [disks.entry(dev).or_default(), tids.entry(tid).or_default()].into_iter().chain(split)
     }
 
     fn apply(&self, st: &mut BlockState, r: Rec) {
@@ -184,21 +222,20 @@ impl Block {
             }
             What::Issue => {
                 let queued = st.inserted.remove(&key).map(|t| (r.ts - t).max(0) as u64);
-                st.pending.insert(key, Pending { ts: r.ts, nr: r.nr, tid: r.tid, write: r.write });
-                if let Some(q) = queued {
-                    st.disks.entry(r.dev).or_default().queued.add(q);
-                    st.tids.entry(r.tid).or_default().queued.add(q);
+                st.pending.insert(key, Pending { ts: r.ts, nr: r.nr, tid: r.tid, write: r.write, counted: r.counted });
+                if let Some(q) = queued.filter(|_| r.counted) {
+                    self.accs(st, r.dev, r.tid).for_each(|a| a.queued.add(q));
                 }
             }
             What::Complete => {
                 let Some(p) = st.pending.get(&key).copied().filter(|p| p.nr == r.nr) else { return };
                 st.pending.remove(&key);
                 let d = (r.ts - p.ts).max(0) as u64;
-                if !self.opts.keeps(d) {
+                if !self.opts.keeps(d) || !p.counted {
                     return;
                 }
                 let bytes = p.nr * 512;
-                for acc in [st.disks.entry(r.dev).or_default(), st.tids.entry(p.tid).or_default()] {
+                for acc in self.accs(st, r.dev, p.tid) {
                     acc.latency.add(d);
                     if p.write {
                         acc.write_bytes += bytes;
@@ -267,6 +304,7 @@ impl Analysis for Block {
                 nr: u(nr_sector),
                 tid: tid.and_then(|h| ev.int(h)).unwrap_or(0) as i32,
                 write: rwbs.is_some_and(|h| u(h) & 1 == 1),
+                counted: self.filter.on_cpu(&self.layout, ev, ctx.stream),
                 what: if insert {
                     What::Insert
                 } else if complete {
@@ -304,7 +342,21 @@ impl Analysis for Block {
         a
     }
 
-    fn finish(&self, st: BlockState) -> BlockReport {
+    fn finish(&self, mut st: BlockState) -> BlockReport {
+        if self.filter.selects_threads() {
+            let selected = |tid: i32| {
+                let (pid, comm) = st.info.pid_and_comm(tid);
+                self.filter.thread(tid, pid, comm)
+            };
+            st.top.retain(|l| selected(l.tid));
+            st.tids.retain(|t, _| selected(*t));
+            st.disks.clear();
+            for (&(dev, t), a) in &st.by_disk_tid {
+                if selected(t) {
+                    st.disks.entry(dev).or_default().merge(a);
+                }
+            }
+        }
         let secs = match (st.span.begin(), st.span.end()) {
             (Some(b), Some(e)) if e > b => (e - b) as f64 / 1e9,
             _ => 0.0,
@@ -322,11 +374,7 @@ impl Analysis for Block {
         let disks = st.disks.iter().map(|(dev, a)| row(*dev as i64, disk_name(*dev), a)).collect();
         let mut procs: BTreeMap<i32, Acc> = BTreeMap::new();
         for (tid, a) in &st.tids {
-            let p = procs.entry(st.info.pid_of(*tid).unwrap_or(*tid)).or_default();
-            p.latency.merge(&a.latency);
-            p.queued.merge(&a.queued);
-            p.read_bytes += a.read_bytes;
-            p.write_bytes += a.write_bytes;
+            procs.entry(st.info.pid_of(*tid).unwrap_or(*tid)).or_default().merge(a);
         }
         let mut processes: Vec<BlockRow> = procs.iter().map(|(pid, a)| row(i64::from(*pid), st.info.comm_of(*pid).to_string(), a)).collect();
         processes.sort_by(|x, y| y.latency.count.cmp(&x.latency.count).then(x.id.cmp(&y.id)));

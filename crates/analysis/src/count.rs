@@ -1,4 +1,15 @@
 //! `count`: events in total, per name, per CPU; discarded events (B5).
+//!
+//! Filters ([`Filter`]; lttng-analyses has no event count): `--cpu` counts the events
+//! recorded on the selected CPUs (their packet's `cpu_id`), in every table; whole
+//! packets are then counted event by event. Discarded events are the tracer's, of every
+//! CPU. With a thread filter, an event is the task's its CPU last switched to (a
+//! `sched_switch` is its `prev_tid`'s; before a CPU's first switch, that switch's
+//! `prev_tid`, as `syscall` with [`HeadPolicy::FromStart`](crate::HeadPolicy); a stream
+//! that never switches has no known task and counts nothing): events are kept per
+//! (thread, name, CPU), those before a stream's first switch in a chunk apart, given to
+//! the task the earlier chunk left running there when merged, and `finish` sums the
+//! selected threads' (by tid, pid and latest name: [`crate::filter`]).
 
 use std::collections::BTreeMap;
 
@@ -8,8 +19,10 @@ use ctf::trace::TraceSet;
 use engine::{Analysis, Ctx, NoticeKind, StreamOrder};
 use serde::Serialize;
 
-use kernel::layout::{cpu_of, Layout};
-use kernel::model::Span;
+use crate::filter::Filter;
+use kernel::layout::{cpu_of, Kind, Layout};
+use kernel::model::{FxMap, Info, Span};
+use kernel::running::Running;
 
 /// The count analysis.
 pub struct Count {
@@ -17,6 +30,9 @@ pub struct Count {
     /// Per trace: per stream class `(id, cpu)` where every class reads its CPU from the
     /// same packet-level field (or none has one): such packets may be counted whole.
     packet_cpu: Vec<Vec<(u64, Option<FieldHandle>)>>,
+    /// Only events on these CPUs and of these threads (see the module documentation).
+    filter: Filter,
+    streams: usize,
 }
 
 /// Chunk state of [`Count`].
@@ -29,6 +45,32 @@ pub struct CountState {
     /// Per CPU, small CPU numbers (the common case) without a map look-up.
     by_cpu_small: Vec<u64>,
     span: Span,
+    /// With a thread filter, the events by thread (see the module documentation).
+    by_thread: Option<Box<ByThread>>,
+}
+
+/// An event's name (`NO_KEY`: a class the layout does not know) and CPU (`NO_KEY`: its
+/// class has no `cpu_id`).
+type NameCpu = (u32, u32);
+
+/// For keys an event lacks.
+const NO_KEY: u32 = u32::MAX;
+
+/// The events by thread of a chunk (see the module documentation).
+#[derive(Debug, Clone, Default)]
+struct ByThread {
+    running: Running,
+    counts: FxMap<(i32, NameCpu), u64>,
+    /// Per stream, the events before its first switch.
+    heads: Vec<FxMap<NameCpu, u64>>,
+    info: Info,
+}
+
+impl ByThread {
+    /// Adds `n` events `key` of thread `tid`.
+    fn add(&mut self, tid: i32, key: NameCpu, n: u64) {
+        *self.counts.entry((tid, key)).or_default() += n;
+    }
 }
 
 /// Result of [`Count`] (its JSON form is the `count` output format).
@@ -72,7 +114,65 @@ impl Count {
                     .collect()
             })
             .collect();
-        Count { layout, packet_cpu }
+        Count { layout, packet_cpu, filter: Filter::default(), streams: set.streams.len() }
+    }
+
+    /// Event `ev` with a thread filter: counted under its thread (or its stream's head)
+    /// when `counted`, and the kernel model's events followed.
+    fn by_thread(&self, bt: &mut ByThread, ev: &EventRef<'_, '_>, ctx: &Ctx, counted: bool) {
+        let c = self.layout.class(ev);
+        let key = c.map_or((NO_KEY, NO_KEY), |c| (c.name, if c.cpu.is_some() { cpu_of(ev, c, ctx.stream) } else { NO_KEY }));
+        match bt.running.running(ctx.stream) {
+            Some(t) if counted => bt.add(t, key, 1),
+            None if counted => *bt.heads[ctx.stream].entry(key).or_default() += 1,
+            _ => {}
+        }
+        let Some(c) = c else { return };
+        let v = (ctx.order, ctx.stream);
+        match c.kind {
+            Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => {
+                let (Some(prev), Some(next)) = (ev.int(prev_tid), ev.int(next_tid)) else { return };
+                let (prev, next) = (prev as i32, next as i32);
+                bt.info.switch(ev, [(prev, prev_comm), (next, next_comm)], v);
+                bt.running.switched(ctx.stream, prev, next);
+            }
+            Kind::Fork { .. } | Kind::Exec { .. } | Kind::ProcState { .. } => bt.info.on_event(ev, c, v),
+            _ => {}
+        }
+    }
+
+    /// The totals of the threads the filter selects replace `st`'s (each stream's head
+    /// is its first switch's `prev_tid`'s).
+    fn selected(&self, st: &mut CountState, mut bt: ByThread) {
+        for (k, head) in std::mem::take(&mut bt.heads).into_iter().enumerate() {
+            if let Some(t) = bt.running.first_prev(k) {
+                head.into_iter().for_each(|(key, n)| bt.add(t, key, n));
+            }
+        }
+        st.events = 0;
+        st.by_name.iter_mut().for_each(|n| *n = 0);
+        st.by_cpu.clear();
+        st.by_cpu_small.clear();
+        for (&(tid, (name, cpu)), &n) in &bt.counts {
+            let (pid, comm) = bt.info.pid_and_comm(tid);
+            if !self.filter.thread(tid, pid, comm) {
+                continue;
+            }
+            st.events += n;
+            if let Some(x) = st.by_name.get_mut(name as usize) {
+                *x += n;
+            }
+            if cpu != NO_KEY {
+                Self::add_cpu(st, cpu, n);
+            }
+        }
+    }
+
+    /// Counts only the events on the CPUs `filter` selects (see the module
+    /// documentation).
+    pub fn with_filter(mut self, filter: Filter) -> Count {
+        self.filter = filter;
+        self
     }
 
     #[inline]
@@ -97,13 +197,25 @@ impl Analysis for Count {
     }
 
     fn new_state(&self) -> CountState {
-        CountState { by_name: vec![0; self.layout.names.len()], ..Default::default() }
+        let by_thread = self
+            .filter
+            .selects_threads()
+            .then(|| Box::new(ByThread { running: Running::new(self.streams), heads: vec![FxMap::default(); self.streams], ..Default::default() }));
+        CountState { by_name: vec![0; self.layout.names.len()], by_thread, ..Default::default() }
     }
 
     #[inline]
     fn on_event(&self, st: &mut CountState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
-        st.events += 1;
         st.span.see(ev.ts());
+        let selected_cpu = self.filter.cpus.is_empty() || self.filter.on_cpu(&self.layout, ev, ctx.stream);
+        if let Some(bt) = st.by_thread.as_mut() {
+            // (Every CPU's events keep the threads' names and pids.)
+            self.by_thread(bt, ev, ctx, selected_cpu);
+        }
+        if !selected_cpu {
+            return;
+        }
+        st.events += 1;
         let Some(c) = self.layout.class(ev) else { return };
         st.by_name[c.name as usize] += 1;
         if c.cpu.is_some() {
@@ -112,7 +224,7 @@ impl Analysis for Count {
     }
 
     fn packet_counts(&self, trace: usize, stream_class: u64) -> bool {
-        self.packet_cpu.get(trace).is_some_and(|v| v.iter().any(|(id, _)| *id == stream_class))
+        self.filter.is_empty() && self.packet_cpu.get(trace).is_some_and(|v| v.iter().any(|(id, _)| *id == stream_class))
     }
 
     #[inline]
@@ -160,10 +272,25 @@ impl Analysis for Count {
             *a.by_cpu.entry(k).or_default() += v;
         }
         a.span = a.span.merge(b.span);
+        if let (Some(x), Some(y)) = (a.by_thread.as_mut(), b.by_thread) {
+            let y = *y;
+            for (k, head) in y.heads.into_iter().enumerate() {
+                match x.running.running(k) {
+                    Some(t) => head.into_iter().for_each(|(key, n)| x.add(t, key, n)),
+                    None => head.into_iter().for_each(|(key, n)| *x.heads[k].entry(key).or_default() += n),
+                }
+            }
+            x.running.append(&y.running);
+            y.counts.into_iter().for_each(|((t, key), n)| x.add(t, key, n));
+            x.info = std::mem::take(&mut x.info).merge(y.info);
+        }
         a
     }
 
-    fn finish(&self, st: CountState) -> CountReport {
+    fn finish(&self, mut st: CountState) -> CountReport {
+        if let Some(bt) = st.by_thread.take() {
+            self.selected(&mut st, *bt);
+        }
         let mut by_cpu: BTreeMap<u32, u64> = st.by_cpu;
         for (i, n) in st.by_cpu_small.iter().enumerate() {
             if *n > 0 {

@@ -16,6 +16,17 @@
 //! CPU's first `sched_switch` (its `prev_tid`) is credited from the first event of the
 //! trace when [`HeadPolicy::FromStart`] (the synthesizer's definition), not at all with
 //! [`HeadPolicy::Ignore`] (lttng-analyses 0.6.1 behaviour).
+//!
+//! Filters ([`Filter`], as lttng-cputop's `--tid`, `--procname`, `--cpu`): with one,
+//! every credit is also kept per (thread, stream), and `finish` sums only what the
+//! selection did: a thread's time is its time on the selected CPUs, a CPU's busy time
+//! that of the selected threads on it, and the total the mean over the selected CPUs
+//! (lttng-cputop divides by every CPU of the trace instead: with `--cpu 1` on an
+//! 8-CPU trace it reports an eighth of CPU 1's usage, which is no CPU's usage). Whether a
+//! thread is selected needs its pid and latest name, known only once every chunk is
+//! merged: the split keeps the decision to `finish`, so the result is the same at
+//! any chunking. Migrations count when the `sched_migrate_task` event is on a
+//! selected CPU (lttng-cputop's test of the event's `cpu_id`).
 
 use std::collections::BTreeMap;
 
@@ -24,8 +35,9 @@ use ctf::trace::TraceSet;
 use engine::{Analysis, Ctx, StreamOrder};
 use serde::Serialize;
 
+use crate::filter::Filter;
 use kernel::layout::{cpu_of, Kind, Layout};
-use kernel::model::{switch_request, Info, Span};
+use kernel::model::{switch_request, FxMap, Info, Span};
 use kernel::runs::Runs;
 
 /// What to do with the time before a CPU's first `sched_switch`.
@@ -43,7 +55,11 @@ pub struct Cpu {
     layout: Layout,
     head: HeadPolicy,
     streams: usize,
+    filter: Filter,
 }
+
+/// With a filter, each thread's time per stream: `(slot, stream) → ns`.
+type SplitTimes = FxMap<(u32, u32), u64>;
 
 /// Per-stream chunk state: the kernel's executions on the stream, and the busy time
 /// they were credited.
@@ -71,6 +87,8 @@ pub struct CpuState {
     threads: Vec<ThreadAcc>,
     info: Info,
     span: Span,
+    /// With a filter ([`Cpu::with_filter`]), every credit again, per thread and stream.
+    split: Option<SplitTimes>,
 }
 
 /// The totals of the thread in slot `i`.
@@ -89,21 +107,34 @@ fn grow(threads: &mut Vec<ThreadAcc>, n: usize) {
     threads.resize(n, ThreadAcc::default());
 }
 
-/// Credits `d` ns to the thread in slot `i`, on the CPU whose busy time is `busy`.
-#[inline]
-fn credit(threads: &mut Vec<ThreadAcc>, busy: &mut u64, i: u32, d: u64) {
-    *busy += d;
-    let a = acc(threads, i as usize);
-    a.cpu_ns += d;
-    a.listed = true;
+/// Where a stream's credits go: the threads' totals and, with a filter, the split per
+/// thread and stream.
+struct Sink<'a> {
+    threads: &'a mut Vec<ThreadAcc>,
+    split: &'a mut Option<SplitTimes>,
+    stream: u32,
+}
+
+impl Sink<'_> {
+    /// Credits `d` ns to the thread in slot `i`, on the CPU whose busy time is `busy`.
+    #[inline]
+    fn credit(&mut self, busy: &mut u64, i: u32, d: u64) {
+        *busy += d;
+        let a = acc(self.threads, i as usize);
+        a.cpu_ns += d;
+        a.listed = true;
+        if let Some(s) = self.split.as_mut() {
+            *s.entry((i, self.stream)).or_default() += d;
+        }
+    }
 }
 
 /// A `sched_switch` at `t` on the CPU of `seg` from `prev` to the thread in slot `next`
 /// (`None`: tid 0): [`Runs::switch`], its credits accumulated.
 #[inline(always)]
-fn switched(threads: &mut Vec<ThreadAcc>, seg: &mut CpuSeg, t: i64, prev: i32, next: Option<usize>) {
+fn switched(mut sink: Sink<'_>, seg: &mut CpuSeg, t: i64, prev: i32, next: Option<usize>) {
     let CpuSeg { runs, busy } = seg;
-    runs.switch(t, prev, next, |i, d| credit(threads, busy, i, d));
+    runs.switch(t, prev, next, |i, d| sink.credit(busy, i, d));
 }
 
 /// [`CopyRequest::label`] of `sched_switch` classes (the only ones cpu copies fields of).
@@ -160,7 +191,42 @@ pub struct CpuReport {
 impl Cpu {
     /// Prepares the cpu analysis for `set`.
     pub fn new(set: &TraceSet, head: HeadPolicy) -> Cpu {
-        Cpu { layout: Layout::new(set), head, streams: set.streams.len() }
+        Cpu { layout: Layout::new(set), head, streams: set.streams.len(), filter: Filter::default() }
+    }
+
+    /// Counts only what `filter` selects (see the module documentation).
+    pub fn with_filter(mut self, filter: Filter) -> Cpu {
+        self.filter = filter;
+        self
+    }
+
+    /// With a filter, from the split of every credit per thread and stream: a thread's
+    /// time becomes its time on the selected CPUs (a thread not selected, or with
+    /// neither time nor migrations left, is no longer listed), a selected CPU's busy
+    /// time that of the selected threads.
+    fn filtered(&self, st: &mut CpuState, split: &SplitTimes, cpus: &mut BTreeMap<u32, u64>) {
+        let info = &st.info;
+        let selected: Vec<bool> = (0..st.threads.len())
+            .map(|i| {
+                let (pid, comm) = info.pid_and_comm_of_slot(i);
+                self.filter.thread(info.tid_of_slot(i), pid, comm)
+            })
+            .collect();
+        st.threads.iter_mut().for_each(|a| a.cpu_ns = 0);
+        cpus.values_mut().for_each(|b| *b = 0);
+        for (&(i, s), &d) in split {
+            let Some(cpu) = st.cpus[s as usize].runs.cpu else { continue };
+            if !selected[i as usize] || !self.filter.cpu(cpu) {
+                continue;
+            }
+            st.threads[i as usize].cpu_ns += d;
+            if let Some(b) = cpus.get_mut(&cpu) {
+                *b += d;
+            }
+        }
+        for (a, sel) in st.threads.iter_mut().zip(selected) {
+            a.listed = sel && (a.cpu_ns > 0 || a.migrations > 0);
+        }
     }
 }
 
@@ -190,7 +256,7 @@ impl Analysis for Cpu {
         let Some(seg) = st.cpus.get_mut(ctx.stream).filter(|s| s.runs.cpu.is_some()) else { return false };
         let ([prev, _], [_, n]) = st.info.switch_copied(c, (ctx.order, ctx.stream));
         // (`ts` widens the span through `on_copied_span`.)
-        switched(&mut st.threads, seg, ts, prev, n);
+        switched(Sink { threads: &mut st.threads, split: &mut st.split, stream: ctx.stream as u32 }, seg, ts, prev, n);
         true
     }
 
@@ -203,7 +269,7 @@ impl Analysis for Cpu {
     }
 
     fn new_state(&self) -> CpuState {
-        CpuState { cpus: vec![CpuSeg::default(); self.streams], ..Default::default() }
+        CpuState { cpus: vec![CpuSeg::default(); self.streams], split: (!self.filter.is_empty()).then(SplitTimes::default), ..Default::default() }
     }
 
     // Kept out of line: measured on syn2m, 1 % fewer instructions for cpu (and 2 % for
@@ -222,10 +288,10 @@ impl Analysis for Cpu {
                     seg.runs.cpu = Some(cpu_of(ev, c, ctx.stream));
                 }
                 let [_, n] = st.info.switch(ev, [(prev, prev_comm), (next, next_comm)], (ctx.order, ctx.stream));
-                switched(&mut st.threads, seg, t, prev, n);
+                switched(Sink { threads: &mut st.threads, split: &mut st.split, stream: ctx.stream as u32 }, seg, t, prev, n);
             }
             Kind::Migrate { tid } => {
-                if let Some(t) = ev.int(tid).filter(|t| *t != 0) {
+                if let Some(t) = ev.int(tid).filter(|t| *t != 0 && self.filter.cpu(cpu_of(ev, c, ctx.stream))) {
                     let a = acc(&mut st.threads, st.info.slot(t as i32));
                     a.migrations += 1;
                     a.listed = true;
@@ -240,10 +306,16 @@ impl Analysis for Cpu {
         let (info, map) = std::mem::take(&mut a.info).merge_mapped(b.info);
         a.info = info;
         let remap = |i: u32| map[i as usize];
-        for (la, lb) in a.cpus.iter_mut().zip(b.cpus) {
+        for (s, (la, lb)) in a.cpus.iter_mut().zip(b.cpus).enumerate() {
             let CpuSeg { runs, busy } = la;
-            runs.append(lb.runs, remap, |i, d| credit(&mut a.threads, busy, i, d));
+            let mut sink = Sink { threads: &mut a.threads, split: &mut a.split, stream: s as u32 };
+            runs.append(lb.runs, remap, |i, d| sink.credit(busy, i, d));
             la.busy += lb.busy;
+        }
+        if let (Some(sa), Some(sb)) = (a.split.as_mut(), b.split) {
+            for ((i, s), d) in sb {
+                *sa.entry((map[i as usize], s)).or_default() += d;
+            }
         }
         for (i, x) in b.threads.into_iter().enumerate().filter(|(_, x)| x.listed) {
             let y = acc(&mut a.threads, map[i] as usize);
@@ -260,14 +332,18 @@ impl Analysis for Cpu {
         let dur = (end - begin).max(0) as f64;
         let ratio = |n: u64| if dur > 0.0 { n as f64 / dur } else { 0.0 };
         let mut cpus = BTreeMap::new();
-        for seg in st.cpus.iter_mut() {
+        for (s, seg) in st.cpus.iter_mut().enumerate() {
             let Some(cpu) = seg.runs.cpu else { continue };
             let CpuSeg { runs, busy } = seg;
             let info = &mut st.info;
-            runs.finish(begin, end, self.head == HeadPolicy::FromStart, |prev| info.slot(prev) as u32, |i, d| credit(&mut st.threads, busy, i, d));
-            if cpu & 0x8000_0000 == 0 {
+            let mut sink = Sink { threads: &mut st.threads, split: &mut st.split, stream: s as u32 };
+            runs.finish(begin, end, self.head == HeadPolicy::FromStart, |prev| info.slot(prev) as u32, |i, d| sink.credit(busy, i, d));
+            if cpu & 0x8000_0000 == 0 && self.filter.cpu(cpu) {
                 *cpus.entry(cpu).or_insert(0) += seg.busy;
             }
+        }
+        if let Some(split) = st.split.take() {
+            self.filtered(&mut st, &split, &mut cpus);
         }
         let cpus: Vec<CpuRow> = cpus.into_iter().map(|(cpu, busy_ns)| CpuRow { cpu, busy_ns, usage: ratio(busy_ns) }).collect();
         let total_usage = if cpus.is_empty() { 0.0 } else { cpus.iter().map(|c| c.usage).sum::<f64>() / cpus.len() as f64 };

@@ -15,6 +15,12 @@
 //! events as they come and replays each log merged into it. The engine folds slices
 //! into it in time order, so logs live no longer than their slice, and the result
 //! equals a serial run for every chunking.
+//!
+//! Filters ([`Filter`]): `--cpu` keeps the interrupt events of the selected CPUs (each
+//! CPU's handlers are its own: dropping another CPU's events whole changes nothing of
+//! the selected ones'), as lttng-irqstats tests each event's `cpu_id`. `--tid`, `--pid`
+//! and `--procname` do not apply (an interrupt runs on behalf of no thread; lttng-irqstats
+//! ignores them too).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -23,8 +29,10 @@ use ctf::trace::TraceSet;
 use engine::{Analysis, Ctx, StreamOrder};
 use serde::Serialize;
 
+use crate::filter::Filter;
 use crate::latency::{Bucket, DurationRow, Durations, LatencyOptions, Sink};
 use kernel::events::{softirq_name, EvKind, EventLayout};
+use kernel::layout::Layout;
 use kernel::model::{text_of, FxMap, Span};
 
 /// The irq analysis.
@@ -32,6 +40,9 @@ pub struct Irq {
     layout: EventLayout,
     streams: usize,
     opts: LatencyOptions,
+    filter: Filter,
+    /// With a CPU filter, the kernel's layout (which knows each event's `cpu_id`).
+    model: Option<Layout>,
 }
 
 /// One interrupt event: `(ts, what, irq or vec)`.
@@ -162,7 +173,15 @@ pub struct IrqReport {
 impl Irq {
     /// Prepares the irq analysis for `set`.
     pub fn new(set: &TraceSet, opts: LatencyOptions) -> Irq {
-        Irq { layout: EventLayout::new(set), streams: set.streams.len(), opts }
+        Irq { layout: EventLayout::new(set), streams: set.streams.len(), opts, filter: Filter::default(), model: None }
+    }
+
+    /// Counts only the interrupts of the CPUs `filter` selects (see the module
+    /// documentation).
+    pub fn with_filter(mut self, set: &TraceSet, filter: Filter) -> Irq {
+        self.model = (!filter.cpus.is_empty()).then(|| Layout::new(set));
+        self.filter = filter;
+        self
     }
 
     /// Interprets `r` on CPU machine `m` of complete state `st`'s statistics.
@@ -273,6 +292,11 @@ impl Analysis for Irq {
             EvKind::SoftEntry { vec } => (What::SoftEntry, id(vec)),
             EvKind::SoftExit { vec } => (What::SoftExit, id(vec)),
         };
+        if let Some(m) = &self.model {
+            if !self.filter.on_cpu(m, ev, ctx.stream) {
+                return;
+            }
+        }
         let r = Rec { ts, what, id };
         if st.complete {
             let IrqState { machines, hard, soft, top, .. } = st;

@@ -390,6 +390,22 @@ impl<T: Ord + Copy> Sink<T> {
         }
         self.top.map_in_place(f);
     }
+    /// Keeps only the occurrences `keep` selects, the longest chosen again among them:
+    /// exact when every occurrence was kept ([`LatencyOptions::keep_all`], which a thread
+    /// filter sets), else among the longest only.
+    pub fn retain(&mut self, keep: impl Fn(&T) -> bool) {
+        let Some(all) = &mut self.all else {
+            self.top.items.retain(|x| keep(x));
+            return;
+        };
+        all.retain(|x| keep(x));
+        let mut top = Top::new(self.top.n);
+        for x in all.iter() {
+            top.offer(*x);
+        }
+        self.top = top;
+    }
+
     /// The longest, and every occurrence sorted by `key` (empty when not kept).
     pub fn finish<K: Ord>(self, key: impl Fn(&T) -> K) -> (Vec<T>, Vec<T>) {
         let mut all = self.all.unwrap_or_default();

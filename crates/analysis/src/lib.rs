@@ -14,6 +14,7 @@ pub mod bench;
 pub mod block;
 pub mod count;
 pub mod cpu;
+pub mod filter;
 pub mod io;
 pub mod irq;
 pub mod lami;
@@ -29,6 +30,7 @@ pub use engine::{EngineError, Partition};
 pub use block::BlockReport;
 pub use count::CountReport;
 pub use cpu::{CpuReport, HeadPolicy};
+pub use filter::Filter;
 pub use io::IoReport;
 pub use irq::IrqReport;
 pub use sched::SchedReport;
@@ -102,9 +104,9 @@ pub struct RunOptions {
     pub begin: Option<i64>,
     /// Only events at or before this timestamp (ns from origin).
     pub end: Option<i64>,
-    /// Only these threads in the report (empty: all).
-    pub tids: Vec<i32>,
-    /// Keep the N first rows of each table (None: all).
+    /// Only what these threads and CPUs did, in every table ([`Filter`]).
+    pub filter: Filter,
+    /// Keep the N first rows of each table (None: all): see [`Report::limit`].
     pub limit: Option<usize>,
     /// Time before a CPU's first `sched_switch` (see [`HeadPolicy`]).
     pub head: HeadPolicy,
@@ -128,7 +130,7 @@ impl Default for RunOptions {
             partition: Partition::Hybrid,
             begin: None,
             end: None,
-            tids: Vec::new(),
+            filter: Filter::default(),
             limit: None,
             head: HeadPolicy::FromStart,
             top: 10,
@@ -142,8 +144,12 @@ impl Default for RunOptions {
 
 impl RunOptions {
     /// The latency analyses' part of these options.
+    /// Every occurrence is kept for `--log` and `--freq`, and with a thread filter (the
+    /// longest are then chosen among the selected threads' in `finish`:
+    /// [`latency::Sink::retain`]).
     pub fn latency(&self) -> latency::LatencyOptions {
-        latency::LatencyOptions { top: self.top, min_duration: self.min_duration, max_duration: self.max_duration, keep_all: self.log || self.freq.is_some() }
+        let keep_all = self.log || self.freq.is_some() || self.filter.selects_threads();
+        latency::LatencyOptions { top: self.top, min_duration: self.min_duration, max_duration: self.max_duration, keep_all }
     }
 
     /// The histogram of `durations` when `--freq` asks for one (else empty).
@@ -195,7 +201,7 @@ pub enum Report {
     Block(BlockReport),
 }
 
-/// Runs analysis `which` over `set`, then applies the `tids` filter and `limit`.
+/// Runs analysis `which` over `set` with `opts`' filter and limit.
 pub fn run(set: &TraceSet, which: AnalysisKind, opts: &RunOptions) -> Result<Report, AnalysisError> {
     run_with_progress(set, which, opts, None)
 }
@@ -211,7 +217,9 @@ pub fn run_with_progress(set: &TraceSet, which: AnalysisKind, opts: &RunOptions,
 
 /// [`run_with_progress`] that reads on past damaged streams: the report of everything
 /// that could be read, and the streams' errors (see [`engine::run_reporting`]). `Err`
-/// only for a failure of the run itself.
+/// only for a failure of the run itself. Each analysis applies [`RunOptions::filter`]
+/// as it accumulates (see [`filter`]); [`RunOptions::limit`] is then applied by
+/// [`Report::limit`], the one place that cuts rows.
 pub fn run_reporting(
     set: &TraceSet,
     which: AnalysisKind,
@@ -219,73 +227,94 @@ pub fn run_reporting(
     progress: Option<&dyn Fn(u64, u64)>,
 ) -> Result<(Report, Vec<EngineError>), AnalysisError> {
     let e = opts.engine();
-    let keep = |t: i32| opts.tids.is_empty() || opts.tids.contains(&t);
-    let lim = opts.limit.unwrap_or(usize::MAX);
-    Ok(match which {
+    let f = || opts.filter.clone();
+    let (mut report, faults) = match which {
         AnalysisKind::Count => {
-            let o = engine::run_reporting(&count::Count::new(set), set, &e, progress)?;
+            let o = engine::run_reporting(&count::Count::new(set).with_filter(f()), set, &e, progress)?;
             (Report::Count(o.output), o.faults)
         }
         AnalysisKind::Cpu => {
-            let o = engine::run_reporting(&cpu::Cpu::new(set, opts.head), set, &e, progress)?;
-            let mut r = o.output;
-            r.threads.retain(|t| keep(t.tid));
-            r.threads.truncate(lim);
-            (Report::Cpu(r), o.faults)
+            let o = engine::run_reporting(&cpu::Cpu::new(set, opts.head).with_filter(f()), set, &e, progress)?;
+            (Report::Cpu(o.output), o.faults)
         }
         AnalysisKind::Io => {
-            let o = engine::run_reporting(&io::Io::new(set, opts.head).with_workers(e.worker_count()), set, &e, progress)?;
-            let mut r = o.output;
-            r.threads.retain(|t| keep(t.tid));
-            r.processes.retain(|p| keep(p.pid) || opts.tids.is_empty());
-            r.threads.truncate(lim);
-            r.processes.truncate(lim);
-            r.files.truncate(lim);
-            (Report::Io(r), o.faults)
+            let o = engine::run_reporting(&io::Io::new(set, opts.head).with_workers(e.worker_count()).with_filter(f()), set, &e, progress)?;
+            (Report::Io(o.output), o.faults)
         }
         AnalysisKind::Syscall => {
             let so = SyscallOptions { head: opts.head, lat: opts.latency() };
-            let o = engine::run_reporting(&syscall::Syscall::new(set, so), set, &e, progress)?;
+            let o = engine::run_reporting(&syscall::Syscall::new(set, so).with_filter(f()), set, &e, progress)?;
             let mut r = o.output;
-            r.threads.retain(|t| t.tid.is_none_or(keep));
-            r.longest.retain(|l| keep(l.tid));
-            r.log.retain(|l| keep(l.tid));
             r.freq = opts.freq(r.log.iter().map(|l| l.duration_ns));
             opts.keep_log(&mut r.log);
-            r.threads.truncate(lim);
-            r.processes.truncate(lim);
             (Report::Syscall(r), o.faults)
         }
         AnalysisKind::Irq => {
-            let o = engine::run_reporting(&irq::Irq::new(set, opts.latency()), set, &e, progress)?;
+            let o = engine::run_reporting(&irq::Irq::new(set, opts.latency()).with_filter(set, f()), set, &e, progress)?;
             let mut r = o.output;
             r.freq = opts.freq(r.log.iter().map(|l| l.duration_ns));
             opts.keep_log(&mut r.log);
-            r.hard.truncate(lim);
-            r.soft.truncate(lim);
             (Report::Irq(r), o.faults)
         }
         AnalysisKind::Sched => {
-            let o = engine::run_reporting(&sched::Sched::new(set, opts.latency()), set, &e, progress)?;
+            let o = engine::run_reporting(&sched::Sched::new(set, opts.latency()).with_filter(f()), set, &e, progress)?;
             let mut r = o.output;
-            r.threads.retain(|t| t.tid.is_none_or(keep));
-            r.longest.retain(|l| keep(l.tid));
-            r.log.retain(|l| keep(l.tid));
             r.freq = opts.freq(r.log.iter().map(|l| l.latency_ns));
             opts.keep_log(&mut r.log);
-            r.threads.truncate(lim);
-            r.processes.truncate(lim);
             (Report::Sched(r), o.faults)
         }
         AnalysisKind::Block => {
-            let o = engine::run_reporting(&block::Block::new(set, opts.latency()), set, &e, progress)?;
+            let o = engine::run_reporting(&block::Block::new(set, opts.latency()).with_filter(f()), set, &e, progress)?;
             let mut r = o.output;
-            r.longest.retain(|l| keep(l.tid));
-            r.log.retain(|l| keep(l.tid));
             r.freq = opts.freq(r.log.iter().map(|l| l.duration_ns));
             opts.keep_log(&mut r.log);
-            r.processes.truncate(lim);
             (Report::Block(r), o.faults)
         }
-    })
+    };
+    if let Some(n) = opts.limit {
+        report.limit(n);
+    }
+    Ok((report, faults))
+}
+
+impl Report {
+    /// Keeps the first `n` rows, in each table's order (the largest first, except
+    /// interrupts and disks, by number), of each table whose rows are threads,
+    /// processes, files, disks, interrupts or event names (the most frequent), in every
+    /// output format (`--limit`; lttng-analyses' `--limit` likewise cuts
+    /// its per-thread tables). Per-CPU rows are *not* cut (a machine has few CPUs, and
+    /// lttng-cputop lists every CPU whatever `--limit`), nor are the latency analyses'
+    /// longest occurrences (counted by their own `--top`), their `--log` and
+    /// histogram, or the per-call rows inside a thread; totals are those of every row.
+    pub fn limit(&mut self, n: usize) {
+        match self {
+            Report::Count(r) => {
+                let mut names: Vec<(u64, String)> = std::mem::take(&mut r.by_name).into_iter().map(|(k, v)| (v, k)).collect();
+                names.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+                r.by_name = names.into_iter().take(n).map(|(v, k)| (k, v)).collect();
+            }
+            Report::Cpu(r) => r.threads.truncate(n),
+            Report::Io(r) => {
+                r.threads.truncate(n);
+                r.processes.truncate(n);
+                r.files.truncate(n);
+            }
+            Report::Syscall(r) => {
+                r.threads.truncate(n);
+                r.processes.truncate(n);
+            }
+            Report::Irq(r) => {
+                r.hard.truncate(n);
+                r.soft.truncate(n);
+            }
+            Report::Sched(r) => {
+                r.threads.truncate(n);
+                r.processes.truncate(n);
+            }
+            Report::Block(r) => {
+                r.disks.truncate(n);
+                r.processes.truncate(n);
+            }
+        }
+    }
 }

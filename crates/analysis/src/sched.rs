@@ -17,6 +17,14 @@
 //! so logs live no longer than their slice). A wake-up before the trace start is
 //! unknown to every chunking alike, so the first switch to that thread measures
 //! nothing.
+//!
+//! Filters ([`Filter`], as lttng-schedstats' `--tid`, `--procname`, `--cpu`): a latency
+//! counts when the switch that ends it is on a selected CPU (lttng-analyses tests that
+//! event's `cpu_id`; a switch elsewhere still ends the wait, uncounted), and when the
+//! woken thread is selected, by its tid, pid and latest name in `finish` (see
+//! [`crate::filter`]): the per-process, per-priority and total tables then sum only
+//! the selected threads' latencies (kept per thread and priority for that), and the
+//! longest are chosen among theirs.
 
 use std::collections::BTreeMap;
 
@@ -25,6 +33,7 @@ use ctf::trace::TraceSet;
 use engine::{Analysis, Ctx};
 use serde::Serialize;
 
+use crate::filter::Filter;
 use crate::latency::{Bucket, DurationRow, Durations, LatencyOptions, Sink};
 use kernel::events::{EvKind, EventLayout};
 use kernel::layout::{Kind, Layout};
@@ -37,13 +46,14 @@ pub struct Sched {
     events: EventLayout,
     streams: usize,
     opts: LatencyOptions,
+    filter: Filter,
 }
 
 /// A logged event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Rec {
-    /// A switch on `stream` to `next` with `prio`.
-    Switch { ts: i64, stream: u32, next: i32, prio: i32 },
+    /// A switch on `stream` to `next` with `prio`; `counted`: on a selected CPU.
+    Switch { ts: i64, stream: u32, next: i32, prio: i32, counted: bool },
     /// A wake-up of `tid` on `stream`.
     Wakeup { ts: i64, stream: u32, tid: i32 },
 }
@@ -72,6 +82,8 @@ pub struct SchedState {
     prios: BTreeMap<i32, Durations>,
     /// Per thread, the priorities its measured switches gave.
     thread_prios: FxMap<i32, Vec<i32>>,
+    /// With a thread filter, the latencies per thread and priority.
+    by_thread_prio: FxMap<(i32, i32), Durations>,
     top: Sink<Long>,
     info: Info,
     span: Span,
@@ -144,21 +156,30 @@ pub struct SchedReport {
 impl Sched {
     /// Prepares the sched analysis for `set`.
     pub fn new(set: &TraceSet, opts: LatencyOptions) -> Sched {
-        Sched { layout: Layout::new(set), events: EventLayout::new(set), streams: set.streams.len(), opts }
+        Sched { layout: Layout::new(set), events: EventLayout::new(set), streams: set.streams.len(), opts, filter: Filter::default() }
+    }
+
+    /// Counts only what `filter` selects (see the module documentation).
+    pub fn with_filter(mut self, filter: Filter) -> Sched {
+        self.filter = filter;
+        self
     }
 
     /// Interprets `r` in complete state `st`.
     fn apply(&self, st: &mut SchedState, r: Rec) {
         match r {
-            Rec::Switch { ts, stream, next, prio } => {
+            Rec::Switch { ts, stream, next, prio, counted } => {
                 st.cur.set(stream as usize, next);
                 let Some((t0, waker)) = st.pending.remove(&next) else { return };
                 let d = (ts - t0).max(0) as u64;
-                if !self.opts.keeps(d) {
+                if !self.opts.keeps(d) || !counted {
                     return;
                 }
                 st.threads.entry(next).or_default().add(d);
                 st.prios.entry(prio).or_default().add(d);
+                if self.filter.selects_threads() {
+                    st.by_thread_prio.entry((next, prio)).or_default().add(d);
+                }
                 let ps = st.thread_prios.entry(next).or_default();
                 if !ps.contains(&prio) {
                     ps.push(prio);
@@ -222,7 +243,7 @@ impl Analysis for Sched {
                     _ => None,
                 };
                 let prio = next_prio.and_then(|h| ev.int(h)).unwrap_or(0) as i32;
-                Rec::Switch { ts, stream, next: next as i32, prio }
+                Rec::Switch { ts, stream, next: next as i32, prio, counted: self.filter.on_cpu(&self.layout, ev, ctx.stream) }
             }
             Kind::Other => {
                 let EvKind::Wakeup { tid } = self.events.kind(ev) else { return };
@@ -251,7 +272,21 @@ impl Analysis for Sched {
         a
     }
 
-    fn finish(&self, st: SchedState) -> SchedReport {
+    fn finish(&self, mut st: SchedState) -> SchedReport {
+        let selected = |tid: i32| {
+            let (pid, comm) = st.info.pid_and_comm(tid);
+            self.filter.thread(tid, pid, comm)
+        };
+        if self.filter.selects_threads() {
+            st.top.retain(|l| selected(l.tid.0));
+            st.threads.retain(|t, _| selected(*t));
+            st.prios.clear();
+            for (&(t, p), d) in &st.by_thread_prio {
+                if selected(t) {
+                    st.prios.entry(p).or_default().merge(d);
+                }
+            }
+        }
         let mut total = Durations::default();
         let mut procs: BTreeMap<i32, (Durations, Vec<i32>)> = BTreeMap::new();
         let mut threads: Vec<SchedRow> = st

@@ -17,6 +17,13 @@
 //! segment, given to the task the earlier chunk left running there when merged. Merging
 //! per thread is associative: a call whose entry and exit lie in different chunks is
 //! completed where they meet, whatever the CPUs.
+//!
+//! Filters ([`Filter`], as lttng-syscallstats' `--tid`, `--procname`, `--cpu`): a call
+//! counts when its exit is on a selected CPU (the event's `cpu_id`, as lttng-analyses
+//! tests it), in every table; threads are selected in `finish` by their tid, pid and
+//! latest name (see [`crate::filter`]), so the per-process table and the total sum only
+//! their calls, and the longest calls are chosen among theirs (every call is then kept
+//! until `finish`: [`crate::RunOptions::latency`]).
 
 use kernel::running::Running;
 use std::collections::BTreeMap;
@@ -27,6 +34,7 @@ use engine::{Analysis, Ctx};
 use serde::Serialize;
 
 use crate::cpu::HeadPolicy;
+use crate::filter::Filter;
 use crate::latency::{return_key, Bucket, DurationRow, Durations, LatencyOptions, Sink};
 use kernel::layout::{Kind, Layout};
 use kernel::model::{FxMap, Info, Span};
@@ -49,6 +57,7 @@ pub struct Syscall {
     layout: Layout,
     opts: SyscallOptions,
     streams: usize,
+    filter: Filter,
 }
 
 /// Statistics of one call name of one thread.
@@ -193,7 +202,13 @@ impl Seg {
 impl Syscall {
     /// Prepares the syscall analysis for `set`.
     pub fn new(set: &TraceSet, opts: SyscallOptions) -> Syscall {
-        Syscall { layout: Layout::new(set), opts, streams: set.streams.len() }
+        Syscall { layout: Layout::new(set), opts, streams: set.streams.len(), filter: Filter::default() }
+    }
+
+    /// Counts only what `filter` selects (see the module documentation).
+    pub fn with_filter(mut self, filter: Filter) -> Self {
+        self.filter = filter;
+        self
     }
 
     /// The name of call `c`.
@@ -329,6 +344,9 @@ impl Analysis for Syscall {
             }
             Kind::Entry { .. } | Kind::OtherEntry | Kind::UnknownEntry { .. } => (Some(c.name), None),
             Kind::RawEntry { id } => (Some(RAW | ev.uint(id).unwrap_or(0).min(u64::from(!RAW)) as u32), None),
+            // (As lttng-syscallstats, a call counts when its exit is on a selected CPU;
+            // an exit dropped leaves its entry pending, forgotten at the next entry.)
+            Kind::Exit { .. } | Kind::RawExit { .. } if !self.filter.on_cpu(&self.layout, ev, ctx.stream) => return,
             Kind::Exit { ret, .. } | Kind::RawExit { ret, .. } => (None, Some(ret.and_then(|h| ev.int(h)).unwrap_or(0))),
             _ => return st.info.on_event(ev, c, v),
         };
@@ -407,10 +425,17 @@ impl Analysis for Syscall {
             rows.sort_by(|x, y| y.latency.count.cmp(&x.latency.count).then_with(|| x.name.cmp(&y.name)));
             rows
         };
+        let selected = |tid: i32| {
+            let (pid, comm) = st.info.pid_and_comm(tid);
+            self.filter.thread(tid, pid, comm)
+        };
+        if self.filter.selects_threads() {
+            top.retain(|l| selected(l.tid.0));
+        }
         let mut threads = Vec::new();
         let mut procs: BTreeMap<i32, Vec<(CallId, CallAcc)>> = BTreeMap::new();
         for (tid, seg) in &st.threads {
-            if seg.calls.is_empty() {
+            if seg.calls.is_empty() || !selected(*tid) {
                 continue;
             }
             let (pid, comm) = st.info.pid_and_comm(*tid);

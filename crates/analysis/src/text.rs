@@ -16,9 +16,6 @@ use crate::io::IoReport;
 pub struct TextStyle {
     /// Dates and times of day in UTC (`--gmt`) rather than the local time zone.
     pub gmt: bool,
-    /// Rows of the count tables shown (the other analyses' reports come truncated
-    /// by `RunOptions::limit`); `None`: all.
-    pub limit: Option<usize>,
 }
 
 /// `bytes` in binary units: `512 B`, `1.17 MiB`.
@@ -71,8 +68,21 @@ fn time_range(w: &mut impl Write, begin: Option<i64>, end: Option<i64>, style: T
     Ok(())
 }
 
+/// `n` with thousands separators: `28,325`.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut s = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            s.push(',');
+        }
+        s.push(c);
+    }
+    s
+}
+
 /// A table with a header, no borders, numeric columns (those in `right`) aligned right.
-fn table(header: &[&str], right: &[usize]) -> Table {
+pub fn table(header: &[&str], right: &[usize]) -> Table {
     let mut t = Table::new();
     t.load_preset(presets::NOTHING).set_header(header.to_vec());
     for &c in right {
@@ -84,7 +94,7 @@ fn table(header: &[&str], right: &[usize]) -> Table {
 }
 
 /// Writes `t` (when it has rows) under `title`, then a blank line.
-fn section(w: &mut impl Write, title: &str, t: Table) -> std::fmt::Result {
+pub fn section(w: &mut impl Write, title: &str, t: Table) -> std::fmt::Result {
     if t.row_count() == 0 {
         return writeln!(w, "{title}: (none)\n");
     }
@@ -104,7 +114,7 @@ pub fn write_count(w: &mut impl Write, c: &CountReport, style: TextStyle) -> std
     names.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     let max = names.first().map_or(0, |x| *x.1) as f64;
     let mut t = table(&["Count", "", "Event"], &[0]);
-    for (n, v) in names.into_iter().take(style.limit.unwrap_or(usize::MAX)) {
+    for (n, v) in names {
         t.add_row(vec![v.to_string(), bar(*v as f64, max, 20), n.clone()]);
     }
     section(w, "Per event name", t)?;
@@ -112,7 +122,7 @@ pub fn write_count(w: &mut impl Write, c: &CountReport, style: TextStyle) -> std
     let mut t = table(&["CPU", "Count", ""], &[0, 1]);
     let mut cpus: Vec<(&String, &u64)> = c.by_cpu.iter().collect();
     cpus.sort_by_key(|(k, _)| k.parse::<u64>().unwrap_or(u64::MAX));
-    for (k, v) in cpus.into_iter().take(style.limit.unwrap_or(usize::MAX)) {
+    for (k, v) in cpus {
         t.add_row(vec![k.clone(), v.to_string(), bar(*v as f64, max, 20)]);
     }
     section(w, "Per CPU", t)
@@ -192,6 +202,10 @@ mod tests {
         assert_eq!(duration(1_234_000_000), "1.234 s");
         assert_eq!(bar(5.0, 10.0, 20).chars().count(), 10);
         assert_eq!(bar(1.0, 0.0, 20), "");
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(28_325), "28,325");
+        assert_eq!(count(1_234_567), "1,234,567");
     }
 
     #[test]
@@ -201,7 +215,7 @@ mod tests {
             c.files.push(crate::io::FileIoRow { path: p.into(), read_bytes: r, write_bytes: 0 });
         }
         let mut s = String::new();
-        write_io(&mut s, &c, TextStyle { gmt: true, limit: None }).unwrap();
+        write_io(&mut s, &c, TextStyle { gmt: true }).unwrap();
         let rows: Vec<&str> = s.lines().skip_while(|l| !l.starts_with("Per-file")).skip(2).take(2).collect();
         // The "Written" column ends at the same place on both rows.
         let end = |l: &str| l.find("0 B").map(|i| i + 3);

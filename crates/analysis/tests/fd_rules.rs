@@ -10,10 +10,8 @@
 use std::collections::BTreeMap;
 
 use analysis::{run, AnalysisKind, IoReport, Partition, Report, RunOptions};
-use ctf_writer::{
-    write_metadata, ByteOrder, ClockClass, Cycles, EventClass, EventClassId, EventHeaderKind, FieldType, IntType, MetadataFormat, PacketContextField,
-    StreamClass, StreamClassId, StreamOptions, StreamWriter, StructType, TraceSchema, Value,
-};
+use ctf_writer::small::{SmallTrace, TimedEvent};
+use ctf_writer::{FieldType, IntType, StructType, Value};
 
 /// `O_CLOEXEC`.
 const O_CLOEXEC: i64 = 0o2000000;
@@ -81,31 +79,10 @@ fn classes() -> Vec<(&'static str, StructType)> {
 /// One event to write: class name and field values in declaration order.
 type Ev<'a> = (&'static str, Vec<Value<'a>>);
 
-/// Writes `events` (one CPU, 1 µs apart) as a kernel trace in `dir`.
+/// Writes `events` (one CPU, 1 µs apart from 1 µs on) as a kernel trace in `dir`.
 fn write_trace(dir: &std::path::Path, events: &[Ev<'_>]) {
-    let classes = classes();
-    let schema = TraceSchema {
-        uuid: [3; 16],
-        byte_order: ByteOrder::Little,
-        env: vec![("domain".into(), ctf_writer::EnvValue::Str("kernel".into())), ("tracer_name".into(), ctf_writer::EnvValue::Str("lttng-modules".into()))],
-        clock: ClockClass { name: "monotonic".into(), uuid: [4; 16], description: "Monotonic Clock".into(), freq: 1_000_000_000, offset: 0 },
-        streams: vec![StreamClass { id: StreamClassId(0), event_header: EventHeaderKind::Large, packet_context: PacketContextField::lttng_kernel() }],
-        events: classes
-            .iter()
-            .enumerate()
-            .map(|(i, (n, f))| EventClass { id: EventClassId(i as u32), name: n.to_string(), stream: StreamClassId(0), loglevel: None, fields: f.clone() })
-            .collect(),
-    };
-    write_metadata(dir, &schema, MetadataFormat::Packetized { packet_len: 4096 }).unwrap();
-    let opts = StreamOptions { packet_size: 4096, extra_context: vec![("cpu_id".into(), 0)], ..Default::default() };
-    let mut w = StreamWriter::create(dir, "channel0_0", &schema, StreamClassId(0), opts).unwrap();
-    let mut ts = 1_000;
-    for (name, values) in events {
-        let id = classes.iter().position(|(n, _)| n == name).unwrap_or_else(|| panic!("no class {name}"));
-        w.write_event(Cycles(ts), EventClassId(id as u32), values).unwrap();
-        ts += 1_000;
-    }
-    w.finish(Cycles(ts)).unwrap();
+    let timed: Vec<_> = events.iter().zip(1u64..).map(|((name, values), k)| TimedEvent::new(k * 1_000, 0, name, values.clone())).collect();
+    SmallTrace::new(classes()).write(dir, &timed).unwrap();
 }
 
 // Event makers (the `who` of a syscall is the task the CPU's last switch ran).

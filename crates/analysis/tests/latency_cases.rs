@@ -3,11 +3,9 @@
 //! in parallel with tiny chunks (every event boundary a possible chunk boundary): the
 //! results must be equal.
 
-use analysis::{run, AnalysisKind, BlockReport, HeadPolicy, Partition, Report, RunOptions, SyscallReport};
-use ctf_writer::{
-    write_metadata, ByteOrder, ClockClass, Cycles, EventClass, EventClassId, EventHeaderKind, FieldType, IntType, MetadataFormat, PacketContextField,
-    StreamClass, StreamClassId, StreamOptions, StreamWriter, StructType, TraceSchema, Value,
-};
+use analysis::{run, AnalysisKind, BlockReport, Filter, HeadPolicy, Partition, Report, RunOptions, SyscallReport};
+use ctf_writer::small::{SmallTrace, TimedEvent};
+use ctf_writer::{FieldType, IntType, StructType, Value};
 
 fn classes() -> Vec<(&'static str, StructType)> {
     let (s32, s64, u32t, u64t) = (IntType::signed(32), IntType::signed(64), IntType::unsigned(32), IntType::unsigned(64));
@@ -56,47 +54,28 @@ fn exit(t: u64, cpu: u32, name: &'static str, ret: i64) -> Ev {
 
 /// Writes `events` (in time order per CPU) as a two-CPU kernel trace.
 fn write_trace(dir: &std::path::Path, events: &[Ev]) {
-    let classes = classes();
-    let schema = TraceSchema {
-        uuid: [5; 16],
-        byte_order: ByteOrder::Little,
-        env: vec![("domain".into(), ctf_writer::EnvValue::Str("kernel".into())), ("tracer_name".into(), ctf_writer::EnvValue::Str("lttng-modules".into()))],
-        clock: ClockClass { name: "monotonic".into(), uuid: [6; 16], description: "Monotonic Clock".into(), freq: 1_000_000_000, offset: 0 },
-        streams: vec![StreamClass { id: StreamClassId(0), event_header: EventHeaderKind::Large, packet_context: PacketContextField::lttng_kernel() }],
-        events: classes
-            .iter()
-            .enumerate()
-            .map(|(i, (n, f))| EventClass { id: EventClassId(i as u32), name: n.to_string(), stream: StreamClassId(0), loglevel: None, fields: f.clone() })
-            .collect(),
-    };
-    write_metadata(dir, &schema, MetadataFormat::Packetized { packet_len: 4096 }).unwrap();
-    for cpu in 0..2u32 {
-        let opts =
-            StreamOptions { packet_size: 4096, instance_id: u64::from(cpu), extra_context: vec![("cpu_id".into(), u64::from(cpu))], ..Default::default() };
-        let mut w = StreamWriter::create(dir, &format!("channel0_{cpu}"), &schema, StreamClassId(0), opts).unwrap();
-        let mut last = 0;
-        for (t, _, name, values) in events.iter().filter(|e| e.1 == cpu) {
-            let id = classes.iter().position(|(n, _)| n == name).unwrap();
-            w.write_event(Cycles(t * 1000), EventClassId(id as u32), values).unwrap();
-            last = t * 1000;
-        }
-        w.finish(Cycles(last + 1)).unwrap();
-    }
+    let timed: Vec<_> = events.iter().map(|(t, cpu, name, values)| TimedEvent::new(t * 1000, *cpu, name, values.clone())).collect();
+    SmallTrace::new(classes()).cpus(2).write(dir, &timed).unwrap();
 }
 
 /// The report of analysis `kind` on `events` with `head`, checked equal serially and in
 /// parallel with tiny chunks under every partition scheme.
 fn analyze(events: &[Ev], kind: AnalysisKind, head: HeadPolicy) -> Report {
+    analyze_filtered(events, kind, head, Filter::default())
+}
+
+/// [`analyze`] with `filter`.
+fn analyze_filtered(events: &[Ev], kind: AnalysisKind, head: HeadPolicy, filter: Filter) -> Report {
     let dir = tempfile::tempdir().unwrap();
     write_trace(dir.path(), events);
     if let Ok(keep) = std::env::var("SYSCALL_CASES_KEEP") {
         write_trace(std::path::Path::new(&keep), events);
     }
     let set = ctf::trace::TraceSet::open(dir.path()).unwrap();
-    let serial = run(&set, kind, &RunOptions { threads: 1, chunk_size: u64::MAX, head, ..Default::default() }).unwrap();
+    let serial = run(&set, kind, &RunOptions { threads: 1, chunk_size: u64::MAX, head, filter: filter.clone(), ..Default::default() }).unwrap();
     for partition in [Partition::Hybrid, Partition::Time, Partition::Stream] {
         for threads in [2, 3] {
-            let par = run(&set, kind, &RunOptions { threads, chunk_size: 1, partition, head, ..Default::default() }).unwrap();
+            let par = run(&set, kind, &RunOptions { threads, chunk_size: 1, partition, head, filter: filter.clone(), ..Default::default() }).unwrap();
             assert_eq!(par, serial, "{partition:?} -j {threads} with tiny chunks");
         }
     }
@@ -157,6 +136,43 @@ fn block_requests_across_cpus_and_chunks() {
     assert_eq!(r.processes.len(), 1);
     assert_eq!((r.processes[0].id, r.processes[0].latency.count), (10, 2));
     assert_eq!((r.longest[0].duration_ns, r.longest[0].sector, r.longest[0].tid), (37_000, 100, 10));
+}
+
+/// Thread 10's two requests of [`block_requests_across_cpus_and_chunks`], issued on CPU
+/// 0, and thread 11's write of 4 sectors at sector 500 issued on CPU 1 at 12 and
+/// completed on CPU 0 at 30 (18 µs): `--tid` and `--cpu` (the issue's) select requests
+/// in every table, disks included, at every chunking.
+#[test]
+fn block_filters_select_requests_in_every_table() {
+    let ev = vec![
+        (1, 0, "lttng_statedump_block_device", vec![Value::I(DEV), Value::Str("sda")]),
+        switch(1, 0, 0, 10),
+        switch(1, 1, 0, 11),
+        rq(3, 0, "block_rq_issue", 100, 8, 10, 0),
+        rq(5, 0, "block_rq_issue", 200, 16, 10, 1),
+        rq(12, 1, "block_rq_issue", 500, 4, 11, 1),
+        rq(20, 1, "block_rq_complete", 200, 16, 0, 1),
+        rq(30, 0, "block_rq_complete", 500, 4, 0, 1),
+        rq(40, 1, "block_rq_complete", 100, 8, 0, 0),
+    ];
+    let run = |f: Filter| {
+        let Report::Block(r) = analyze_filtered(&ev, AnalysisKind::Block, HeadPolicy::FromStart, f) else { unreachable!() };
+        r
+    };
+    let disk = |r: &BlockReport| (r.disks[0].latency.count, r.disks[0].latency.total_ns, r.disks[0].read_bytes, r.disks[0].write_bytes);
+    let all = run(Filter::default());
+    assert_eq!(disk(&all), (3, 70_000, 4096, 8192 + 2048));
+    for f in [Filter { tids: vec![10], ..Default::default() }, Filter { cpus: vec![0], ..Default::default() }] {
+        let r = run(f.clone());
+        assert_eq!(disk(&r), (2, 52_000, 4096, 8192), "{f:?}");
+        assert_eq!(r.processes.iter().map(|p| p.id).collect::<Vec<_>>(), [10], "{f:?}");
+        assert!(r.longest.iter().all(|l| l.tid == 10) && r.longest.len() == 2, "{f:?}");
+    }
+    for f in [Filter { pids: vec![11], ..Default::default() }, Filter { cpus: vec![1], ..Default::default() }] {
+        let r = run(f.clone());
+        assert_eq!(disk(&r), (1, 18_000, 0, 2048), "{f:?}");
+        assert_eq!((r.longest.len(), r.longest[0].tid, r.longest[0].sector), (1, 11, 500), "{f:?}");
+    }
 }
 
 /// `(tid, name) → (count, min, max, total)` (µs) of a report.

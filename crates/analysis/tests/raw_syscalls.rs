@@ -8,10 +8,8 @@
 //! another call's (the exit of another call ends the pending read: its exit was lost).
 
 use analysis::{run, AnalysisKind, Report, RunOptions};
-use ctf_writer::{
-    write_metadata, ByteOrder, ClockClass, Cycles, EventClass, EventClassId, EventHeaderKind, FieldType, IntType, MetadataFormat, PacketContextField,
-    StreamClass, StreamClassId, StreamOptions, StreamWriter, StructType, TraceSchema, Value,
-};
+use ctf_writer::small::{SmallTrace, TimedEvent};
+use ctf_writer::{FieldType, IntType, StructType, Value};
 
 /// Writes the trace of the module documentation, its environment naming `arch`
 /// (none: no `arch` entry), its `sys_exit` numbered `nr`.
@@ -19,7 +17,7 @@ fn write_trace(dir: &std::path::Path, arch: Option<&str>, nr: u64) {
     let (s32, u32t, s64, u64t) = (IntType::signed(32), IntType::unsigned(32), IntType::signed(64), IntType::unsigned(64));
     let s = StructType::new;
     let comm = || FieldType::char_array(16);
-    let classes: Vec<(&str, StructType)> = vec![
+    let classes = [
         (
             "sched_switch",
             s().field("_prev_comm", comm())
@@ -38,36 +36,23 @@ fn write_trace(dir: &std::path::Path, arch: Option<&str>, nr: u64) {
         ("syscall_entry_read", s().int("_fd", u32t).int("_count", u64t.clone())),
         ("sys_exit", s().int("_id", IntType::signed(64)).int("_ret", s64)),
     ];
-    let mut env = vec![("domain".into(), ctf_writer::EnvValue::Str("kernel".into()))];
+    let mut trace = SmallTrace::new(classes);
     if let Some(a) = arch {
-        env.push(("arch".into(), ctf_writer::EnvValue::Str(a.into())));
+        trace = trace.env("arch", a);
     }
-    let schema = TraceSchema {
-        uuid: [5; 16],
-        byte_order: ByteOrder::Little,
-        env,
-        clock: ClockClass { name: "monotonic".into(), uuid: [6; 16], description: "Monotonic Clock".into(), freq: 1_000_000_000, offset: 0 },
-        streams: vec![StreamClass { id: StreamClassId(0), event_header: EventHeaderKind::Large, packet_context: PacketContextField::lttng_kernel() }],
-        events: classes
-            .iter()
-            .enumerate()
-            .map(|(i, (n, f))| EventClass { id: EventClassId(i as u32), name: n.to_string(), stream: StreamClassId(0), loglevel: None, fields: f.clone() })
-            .collect(),
-    };
-    write_metadata(dir, &schema, MetadataFormat::Packetized { packet_len: 4096 }).unwrap();
-    let opts = StreamOptions { packet_size: 4096, extra_context: vec![("cpu_id".into(), 0)], ..Default::default() };
-    let mut w = StreamWriter::create(dir, "channel0_0", &schema, StreamClassId(0), opts).unwrap();
-    let events: [(u32, Vec<Value<'_>>); 5] = [
-        (1, vec![Value::I(10), Value::I(10), Value::Str("app")]),
-        (2, vec![Value::I(10), Value::I(3), Value::U(0), Value::Str("/data/f")]),
-        (0, vec![Value::Str("swapper"), Value::I(0), Value::I(20), Value::I(0), Value::Str("app"), Value::I(10), Value::I(20)]),
-        (3, vec![Value::U(3), Value::U(4096)]),
-        (4, vec![Value::I(nr as i64), Value::I(100)]),
+    let events = [
+        TimedEvent::new(1_000, 0, "lttng_statedump_process_state", vec![Value::I(10), Value::I(10), Value::Str("app")]),
+        TimedEvent::new(2_000, 0, "lttng_statedump_file_descriptor", vec![Value::I(10), Value::I(3), Value::U(0), Value::Str("/data/f")]),
+        TimedEvent::new(
+            3_000,
+            0,
+            "sched_switch",
+            vec![Value::Str("swapper"), Value::I(0), Value::I(20), Value::I(0), Value::Str("app"), Value::I(10), Value::I(20)],
+        ),
+        TimedEvent::new(4_000, 0, "syscall_entry_read", vec![Value::U(3), Value::U(4096)]),
+        TimedEvent::new(5_000, 0, "sys_exit", vec![Value::I(nr as i64), Value::I(100)]),
     ];
-    for (k, (id, values)) in events.iter().enumerate() {
-        w.write_event(Cycles(1_000 * (k as u64 + 1)), EventClassId(*id), values).unwrap();
-    }
-    w.finish(Cycles(10_000)).unwrap();
+    trace.write(dir, &events).unwrap();
 }
 
 /// Bytes read from /data/f by the io analysis of that trace (serial, and the same in

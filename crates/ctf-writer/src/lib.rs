@@ -49,6 +49,7 @@ pub mod index;
 pub mod layout;
 pub mod metadata;
 pub mod schema;
+pub mod small;
 pub mod stream;
 pub mod tsdl;
 

@@ -5,33 +5,17 @@
 //! implicit 1 GHz clock of origin 0, N-bit timestamps extended against the stream's
 //! previous value, so every event gets its own time (not its packet's beginning).
 
-use ctf_writer::*;
+use ctf_writer::small::{SmallTrace, TimedEvent};
+use ctf_writer::{EventHeaderKind, IntType, MetadataFormat, StructType, Value};
 
 /// Writes a trace whose events lie at `times` (cycles = ns), then strips the clock from
 /// its metadata: no `clock` block, no `map = clock....` attribute.
 fn clockless_trace(dir: &std::path::Path, times: &[u64]) {
-    let schema = TraceSchema {
-        uuid: [3; 16],
-        byte_order: ByteOrder::Little,
-        env: vec![("domain".into(), EnvValue::Str("kernel".into()))],
-        clock: ClockClass { name: "monotonic".into(), uuid: [4; 16], description: "x".into(), freq: 1_000_000_000, offset: 0 },
-        streams: vec![StreamClass { id: StreamClassId(0), event_header: EventHeaderKind::Compact, packet_context: PacketContextField::lttng_kernel() }],
-        events: vec![EventClass {
-            id: EventClassId(0),
-            name: "tick".into(),
-            stream: StreamClassId(0),
-            loglevel: None,
-            fields: StructType::new().int("_n", IntType::unsigned(32)),
-        }],
-    };
-    write_metadata(dir, &schema, MetadataFormat::PlainText).unwrap();
     // Small packets: several packets, and compact headers whose 27 bits wrap inside them.
-    let opts = StreamOptions { extra_context: vec![("cpu_id".into(), 0)], packet_size: 4096, ..Default::default() };
-    let mut w = StreamWriter::create(dir, "channel0_0", &schema, StreamClassId(0), opts).unwrap();
-    for (i, &t) in times.iter().enumerate() {
-        w.write_event(Cycles(t), EventClassId(0), &[Value::U(i as u64)]).unwrap();
-    }
-    w.finish(Cycles(times.last().unwrap() + 10)).unwrap();
+    let trace =
+        SmallTrace::new([("tick", StructType::new().int("_n", IntType::unsigned(32)))]).header(EventHeaderKind::Compact).metadata(MetadataFormat::PlainText);
+    let events: Vec<_> = times.iter().zip(0u64..).map(|(&t, i)| TimedEvent::new(t, 0, "tick", vec![Value::U(i)])).collect();
+    trace.write(dir, &events).unwrap();
     let path = dir.join("metadata");
     let text = std::fs::read_to_string(&path).unwrap();
     let start = text.find("clock {").expect("a clock block");

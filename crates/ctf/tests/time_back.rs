@@ -5,7 +5,8 @@
 
 use ctf::crosscheck::{fast_paths_agree, general, read_fast, read_general, Seen};
 use ctf::trace::TraceSet;
-use ctf_writer::*;
+use ctf_writer::small::{SmallTrace, TimedEvent};
+use ctf_writer::{EventHeaderKind, IntType, MetadataFormat, StructType, Value};
 
 /// The time of the event whose timestamp is later moved back.
 const JUMP: u64 = 5_000_000_000;
@@ -18,29 +19,16 @@ const BEFORE: u64 = 100_060_000;
 /// jump's 64-bit timestamp is then overwritten with `BEFORE - back`. Returns the byte
 /// offset of that timestamp in the stream file.
 fn trace(dir: &std::path::Path, header: EventHeaderKind, back: u64) -> usize {
-    let schema = TraceSchema {
-        uuid: [5; 16],
-        byte_order: ByteOrder::Little,
-        env: vec![("domain".into(), EnvValue::Str("kernel".into()))],
-        clock: ClockClass { name: "monotonic".into(), uuid: [6; 16], description: "x".into(), freq: 1_000_000_000, offset: 0 },
-        streams: vec![StreamClass { id: StreamClassId(0), event_header: header, packet_context: PacketContextField::lttng_kernel() }],
-        events: vec![EventClass {
-            id: EventClassId(0),
-            name: "tick".into(),
-            stream: StreamClassId(0),
-            loglevel: None,
-            fields: StructType::new().int("_n", IntType::unsigned(32)),
-        }],
-    };
-    write_metadata(dir, &schema, MetadataFormat::PlainText).unwrap();
-    let opts = StreamOptions { extra_context: vec![("cpu_id".into(), 0)], packet_size: 8192, ..Default::default() };
-    let mut w = StreamWriter::create(dir, "channel0_0", &schema, StreamClassId(0), opts).unwrap();
+    let trace =
+        SmallTrace::new([("tick", StructType::new().int("_n", IntType::unsigned(32)))]).header(header).metadata(MetadataFormat::PlainText).packet_size(8192);
     let mut t = 100_000_000;
-    for i in 0..100u64 {
-        t = if i == 60 { JUMP } else { t + 1_000 };
-        w.write_event(Cycles(t), EventClassId(0), &[Value::U(i)]).unwrap();
-    }
-    w.finish(Cycles(t + 10)).unwrap();
+    let events: Vec<_> = (0..100u64)
+        .map(|i| {
+            t = if i == 60 { JUMP } else { t + 1_000 };
+            TimedEvent::new(t, 0, "tick", vec![Value::U(i)])
+        })
+        .collect();
+    trace.write(dir, &events).unwrap();
     let path = dir.join("channel0_0");
     let mut bytes = std::fs::read(&path).unwrap();
     let at = bytes.windows(8).position(|b| b == JUMP.to_le_bytes()).expect("the extended header's timestamp");

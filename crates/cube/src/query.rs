@@ -562,9 +562,15 @@ impl Response {
         serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
     }
 
-    /// Readable text: one block per window stating its exact interval.
-    pub fn to_text(&self) -> String {
-        let mut s = String::new();
+    /// The first line of the text: `metric (Agg) by dim:level, …`.
+    pub fn title(&self) -> String {
+        let by = if self.by.is_empty() { String::new() } else { format!(" by {}", self.by.join(", ")) };
+        format!("{} ({:?}){by}\n", self.metric, self.agg)
+    }
+
+    /// The lines that state window `w`'s exact interval (and how far it moved from the
+    /// request).
+    pub fn window_header(&self, w: &Window) -> String {
         let rel = |t: u64| {
             if t >= self.origin_ns {
                 format!("+{:.3}s", (t - self.origin_ns) as f64 / 1e9)
@@ -572,21 +578,27 @@ impl Response {
                 format!("-{:.3}s", (self.origin_ns - t) as f64 / 1e9)
             }
         };
-        let by = if self.by.is_empty() { String::new() } else { format!(" by {}", self.by.join(", ")) };
-        s += &format!("{} ({:?}){by}\n", self.metric, self.agg);
+        let mut s = format!(
+            "[{}, {}) ns = [{}, {}) from start, precision {} / {}\n",
+            w.begin_ns,
+            w.end_ns,
+            rel(w.begin_ns),
+            rel(w.end_ns),
+            format_duration(w.begin_granularity_ns),
+            format_duration(w.end_granularity_ns)
+        );
+        if w.begin_moved_ns != 0 || w.end_moved_ns != 0 {
+            s += &format!("  (asked start moved {}, end moved {})\n", signed_duration(w.begin_moved_ns), signed_duration(w.end_moved_ns));
+        }
+        s
+    }
+
+    /// Plain text with raw values: one block per window stating its exact interval
+    /// (`tracecube query` shows units and names instead).
+    pub fn to_text(&self) -> String {
+        let mut s = self.title();
         for w in &self.windows {
-            s += &format!(
-                "[{}, {}) ns = [{}, {}) from start, precision {} / {}\n",
-                w.begin_ns,
-                w.end_ns,
-                rel(w.begin_ns),
-                rel(w.end_ns),
-                format_duration(w.begin_granularity_ns),
-                format_duration(w.end_granularity_ns)
-            );
-            if w.begin_moved_ns != 0 || w.end_moved_ns != 0 {
-                s += &format!("  (asked start moved {}, end moved {})\n", signed_duration(w.begin_moved_ns), signed_duration(w.end_moved_ns));
-            }
+            s += &self.window_header(w);
             if w.rows.is_empty() {
                 s += "  (nothing)\n";
             }

@@ -60,6 +60,8 @@ fn outputs_equal_their_golden_files() {
         let out = bin().args(["cube", "build", t, "-o", c]).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         check(&format!("{short}.query.txt"), &["query", c, "--metric", "cpu_time", "--by", "process:tid", "--top", "5"], &trace, &cube, &mut failures);
+        check(&format!("{short}.query-bytes.txt"), &["query", c, "--metric", "bytes_read", "--by", "process:pid", "--top", "5"], &trace, &cube, &mut failures);
+        check(&format!("{short}.query-events.txt"), &["query", c, "--metric", "events", "--by", "operation:name", "--top", "3"], &trace, &cube, &mut failures);
         let queries = "SELECT name, count(*) AS n FROM events GROUP BY name ORDER BY n DESC, name LIMIT 5; \
                        SELECT name, count(*) AS calls, max(duration_ns) AS longest_ns FROM syscalls GROUP BY name ORDER BY calls DESC, name LIMIT 5";
         for (format, ext) in [("table", "txt"), ("csv", "csv"), ("json", "json")] {

@@ -24,6 +24,16 @@
 //! `sched_switch` are credited to that switch's `prev_tid` with
 //! [`HeadPolicy::FromStart`](crate::cpu::HeadPolicy), dropped with `Ignore`
 //! (lttng-analyses has no current thread there).
+//!
+//! Filters ([`Filter`]): threads are selected as the report is made, by their tid, pid
+//! and latest name (see [`crate::filter`]), and with a thread selection the replay keeps
+//! each file's bytes per thread, so that the file table counts only the selected
+//! threads' bytes and the process table only their threads. `--cpu`, which
+//! lttng-iousagetop ignores (it warns "cpu filter not enabled on I/O analysis"), counts
+//! the read and write syscalls *entered* on a selected CPU: such an entry on another CPU
+//! is taken as a syscall the analysis does not interpret (its exit then moves no byte),
+//! while every other syscall still updates the fd tables, so that files stay named
+//! right. (The fast path of copied fields, which does not know the CPU, is then off.)
 
 mod replay;
 mod report;
@@ -38,8 +48,9 @@ use ctf::trace::TraceSet;
 use engine::{Analysis, Ctx};
 
 use crate::cpu::HeadPolicy;
+use crate::filter::Filter;
 use kernel::fdtable::Call;
-use kernel::layout::{fd_pair, i32_of, EvClass, Kind, Layout, Sc, O_CLOEXEC};
+use kernel::layout::{cpu_of, fd_pair, i32_of, EvClass, Kind, Layout, Sc, O_CLOEXEC};
 use kernel::model::{text_of, Info, Span};
 
 use kernel::log::{LRec, Log};
@@ -106,6 +117,8 @@ pub struct Io {
     head: HeadPolicy,
     /// Threads `finish` may use (the run's workers; see [`Io::with_workers`]).
     workers: usize,
+    /// What to count (see the module documentation).
+    filter: Filter,
     /// Emptied chunk log buffers, handed to new chunk states: a log grown from nothing
     /// in fresh memory costs a page fault, a page zeroing and copies as it doubles.
     spare: Mutex<Vec<Vec<LRec>>>,
@@ -117,7 +130,29 @@ const SPARE_LOGS: usize = 16;
 impl Io {
     /// Prepares the io analysis for `set`.
     pub fn new(set: &TraceSet, head: HeadPolicy) -> Io {
-        Io { layout: Layout::new(set), streams: set.streams.len(), head, workers: 1, spare: Mutex::default() }
+        Io { layout: Layout::new(set), streams: set.streams.len(), head, workers: 1, filter: Filter::default(), spare: Mutex::default() }
+    }
+
+    /// Counts only what `filter` selects (see the module documentation).
+    pub fn with_filter(mut self, filter: Filter) -> Io {
+        self.filter = filter;
+        self
+    }
+
+    /// [`syscall_of`], except that with a CPU filter, the entry of a read or write on a
+    /// CPU that is not selected is a syscall not interpreted (see the module
+    /// documentation).
+    #[inline(always)]
+    fn syscall_at(&self, ev: &EventRef<'_, '_>, c: &EvClass, stream: usize) -> Option<Syscall> {
+        let s = syscall_of(ev, &c.kind)?;
+        if !self.filter.cpus.is_empty() {
+            if let Syscall::Entry(Call { sc: Sc::Read | Sc::Write, .. }) = s {
+                if !self.filter.cpu(cpu_of(ev, c, stream)) {
+                    return Some(Syscall::Other);
+                }
+            }
+        }
+        Some(s)
     }
 
     /// Lets [`Analysis::finish`] use `workers` threads (a run's workers, idle by then):
@@ -276,7 +311,7 @@ impl Io {
                 (ret, _) => Rec::Exit { who, sc: *sc, ret },
             },
             Kind::Entry { .. } | Kind::OtherEntry | Kind::UnknownEntry { .. } | Kind::RawEntry { .. } | Kind::Exit { .. } | Kind::RawExit { .. } => {
-                return syscall_of(ev, &c.kind).map(|s| s.record(who))
+                return self.syscall_at(ev, c, ctx.stream).map(|s| s.record(who))
             }
             Kind::Fork { parent_tid, parent_pid, child_tid, child_pid, .. } => {
                 st.info.on_event(ev, c, (ctx.order, ctx.stream));
@@ -330,6 +365,10 @@ impl Analysis for Io {
     }
 
     fn copies(&self, trace: usize, stream_class: u64) -> Option<Vec<Option<CopyRequest>>> {
+        if !self.filter.cpus.is_empty() {
+            // (Copied fields do not say the CPU: see `syscall_at`.)
+            return None;
+        }
         Some(self.layout.stream_classes(trace, stream_class)?.iter().map(|c| Label::request(&c.kind)).collect())
     }
 
@@ -363,7 +402,11 @@ impl Analysis for Io {
     }
 
     fn initial_state(&self) -> IoState {
-        IoState { complete: true, run: vec![NO_CACHE; self.streams], ..self.new_state() }
+        let mut st = IoState { complete: true, run: vec![NO_CACHE; self.streams], ..self.new_state() };
+        if self.filter.selects_threads() {
+            st.replay.keep_files_by_thread();
+        }
+        st
     }
 
     fn folds_in_place(&self) -> bool {
@@ -390,7 +433,7 @@ impl Analysis for Io {
     fn on_event(&self, st: &mut IoState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
         st.span.see(ev.ts());
         let Some(c) = self.layout.class(ev) else { return };
-        if let Some(s) = syscall_of(ev, &c.kind) {
+        if let Some(s) = self.syscall_at(ev, c, ctx.stream) {
             if self.syscall_fast(st, s, ctx.stream) {
                 return;
             }
@@ -457,9 +500,22 @@ impl Analysis for Io {
         // part.)
         let info = &st.info;
         let mut raw = thread_io(st.replay.threads(), info);
+        let selects = self.filter.selects_threads();
+        if selects {
+            raw.retain(|&(tid, _, _, pid, comm, _)| self.filter.thread(tid, pid, comm));
+        }
         raw.sort_unstable_by_key(|&(tid, r, w, ..)| (Reverse(r + w), tid));
         let (threads, processes) = rows(&raw, info, self.workers > 1 && raw.len() >= PARALLEL_ROWS);
-        let mut files: Vec<FileIoRow> = st.replay.files().map(|(p, r, w)| FileIoRow { path: p.to_string(), read_bytes: r, write_bytes: w }).collect();
+        let row = |(p, r, w): (&str, u64, u64)| FileIoRow { path: p.to_string(), read_bytes: r, write_bytes: w };
+        let mut files: Vec<FileIoRow> = if selects {
+            let keep = |tid: i32| {
+                let (pid, comm) = info.pid_and_comm(tid);
+                self.filter.thread(tid, pid, comm)
+            };
+            st.replay.files_of(keep).map(row).collect()
+        } else {
+            st.replay.files().map(row).collect()
+        };
         files.sort_by(|x, y| (y.read_bytes + y.write_bytes).cmp(&(x.read_bytes + x.write_bytes)).then(x.path.cmp(&y.path)));
         IoReport { analysis: "io", begin_ns: st.span.begin(), end_ns: st.span.end(), threads, processes, files }
     }

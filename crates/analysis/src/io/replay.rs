@@ -38,8 +38,12 @@ struct Files {
     ids: FxMap<Arc<str>, u32>,
     rows: Vec<Row>,
     /// Bytes credited to a placeholder, by (placeholder, tid): a thread's share moves
-    /// from [`FileClass::Other`] to the class of the file the statedump names.
+    /// from [`FileClass::Other`] to the class of the file the statedump names. With
+    /// `by_thread`, bytes credited to every file, by (file, tid).
     held_by: FxMap<(u32, i32), [u64; 2]>,
+    /// Whether `held_by` keeps every file's bytes per thread (for a thread filter:
+    /// [`Replay::files_of`]).
+    by_thread: bool,
 }
 
 /// A file: its name, bytes `[read, written]`, class, and whether it is a placeholder
@@ -84,11 +88,23 @@ impl Files {
         let mut shares: Vec<(i32, [u64; 2])> = self.held_by.iter().filter(|((h, _), _)| *h == held).map(|(&(_, t), &b)| (t, b)).collect();
         self.held_by.retain(|(h, _), _| *h != held);
         shares.sort_unstable();
+        if self.by_thread {
+            for &(t, b) in &shares {
+                let e = self.held_by.entry((file, t)).or_default();
+                e[0] += b[0];
+                e[1] += b[1];
+            }
+        }
         shares
     }
 }
 
 impl Replay {
+    /// Keeps every file's bytes per thread too, for [`Replay::files_of`].
+    pub fn keep_files_by_thread(&mut self) {
+        self.files.by_thread = true;
+    }
+
     /// The slot of `tid`, through `cache` (updated).
     #[inline(always)]
     pub fn slot_cached(&mut self, cache: &mut SlotCache, tid: i32) -> usize {
@@ -176,6 +192,20 @@ impl Replay {
         }
         by_name.into_iter().map(|(p, [r, w])| (p, r, w))
     }
+
+    /// [`Replay::files`], counting only the bytes of the threads `keep` selects (needs
+    /// [`Replay::keep_files_by_thread`] from the start).
+    pub fn files_of(&self, keep: impl Fn(i32) -> bool) -> impl Iterator<Item = (&str, u64, u64)> + '_ {
+        let mut by_name: std::collections::BTreeMap<&str, [u64; 2]> = Default::default();
+        for (&(f, t), b) in &self.files.held_by {
+            if b[0] + b[1] > 0 && keep(t) {
+                let e = by_name.entry(&*self.files.rows[f as usize].0).or_default();
+                e[0] += b[0];
+                e[1] += b[1];
+            }
+        }
+        by_name.into_iter().map(|(p, [r, w])| (p, r, w))
+    }
 }
 
 /// Where bytes read (`read`), else written, are kept in a `[read, written]` pair: an
@@ -199,7 +229,7 @@ fn credit(tid: i32, slot: &mut ThreadIo, files: &mut Files, read: bool, n: u64, 
     let Some(x) = files.rows.get_mut(f as usize) else { return };
     x.1[k] += n;
     slot.split[x.2 as usize][k] += n;
-    if x.3 {
+    if x.3 || files.by_thread {
         files.held_by.entry((f, tid)).or_default()[k] += n;
     }
 }

@@ -1,6 +1,6 @@
 //! `tracecube analyze` and `tracecube bench analyze`: the parallel analyses of the
-//! `analysis` crate, with lttng-analyses' conventions (`--begin/--end`, `--tid`,
-//! `--limit`, machine-readable LAMI output).
+//! `analysis` crate, with lttng-analyses' conventions (`--begin/--end`, the filters
+//! `--tid`, `--pid`, `--procname`, `--cpu`, `--limit`, machine-readable LAMI output).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -46,11 +46,26 @@ pub struct AnalyzeArgs {
     /// text's time range).
     #[arg(long)]
     pub gmt: bool,
-    /// Only these thread ids (repeatable, or comma-separated).
+    /// Only what these threads did, in every table (thread ids; repeatable, or
+    /// comma-separated, as lttng-analyses' --tid).
     #[arg(long, value_delimiter = ',')]
     pub tid: Vec<i32>,
-    /// Keep the N first rows of each table (0: all). Default: 10 in text, all in
-    /// json and lami.
+    /// Only what the threads of these processes did, in every table (process ids;
+    /// repeatable, or comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub pid: Vec<i32>,
+    /// Only what threads with these command names did, in every table (a thread's
+    /// latest name, as its row shows it; repeatable, or comma-separated, as
+    /// lttng-analyses' --procname).
+    #[arg(long, value_delimiter = ',')]
+    pub procname: Vec<String>,
+    /// Only what happened on these CPUs, in every table (cpu_id; repeatable, or
+    /// comma-separated, as lttng-analyses' --cpu).
+    #[arg(long, value_delimiter = ',')]
+    pub cpu: Vec<u32>,
+    /// Keep the N first rows of each table of threads, processes, files, disks,
+    /// interrupts or event names (0: all; per-CPU rows are never cut). Default: 10 in
+    /// text, all in json and lami.
     #[arg(long)]
     pub limit: Option<usize>,
     /// Output format.
@@ -183,7 +198,7 @@ fn options(a: &AnalyzeArgs, set: &TraceSet) -> Result<RunOptions> {
         partition: a.chunking.scheme()?,
         begin,
         end,
-        tids: a.tid.clone(),
+        filter: analysis::Filter { tids: a.tid.clone(), pids: a.pid.clone(), procnames: a.procname.clone(), cpus: a.cpu.clone() },
         limit: limit(a),
         top: a.top,
         min_duration: a.min_duration.as_deref().map(parse_duration).transpose()?.unwrap_or(0),
@@ -239,7 +254,7 @@ pub fn run(a: AnalyzeArgs) -> Result<()> {
     // (A report may run to tens of MB: large writes.)
     let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
     match a.format {
-        Format::Text => analysis::output::write_text_io(&report, &mut out, analysis::text::TextStyle { gmt: a.gmt, limit: limit(&a) })?,
+        Format::Text => analysis::output::write_text_io(&report, &mut out, analysis::text::TextStyle { gmt: a.gmt })?,
         Format::Json => {
             analysis::output::write_json(&report, &mut out)?;
             writeln!(out)?;
@@ -247,7 +262,7 @@ pub fn run(a: AnalyzeArgs) -> Result<()> {
         Format::Lami => writeln!(out, "{}", serde_json::to_string_pretty(&analysis::output::to_lami(&report))?)?,
     }
     out.flush()?;
-    if let Some(note) = nothing_relevant(&class_names, which, &report) {
+    if let Some(note) = nothing_relevant(&class_names, which, &report, &opts.filter) {
         eprintln!("note: {note}");
     }
     if let Some(u) = unmapping {
@@ -262,9 +277,10 @@ fn event_class_names(set: &TraceSet) -> std::collections::BTreeSet<String> {
 }
 
 /// A one-line note when the analysis found nothing because the trace cannot hold what
-/// it looks for (no scheduling events for `cpu`, no system calls for `io`) or the range
-/// holds no event, so that an empty table is never left unexplained.
-fn nothing_relevant(classes: &std::collections::BTreeSet<String>, which: AnalysisKind, report: &Report) -> Option<String> {
+/// it looks for (no scheduling events for `cpu`, no system calls for `io`), the range
+/// holds no event or the filters select nothing, so that an empty table is never left
+/// unexplained.
+fn nothing_relevant(classes: &std::collections::BTreeSet<String>, which: AnalysisKind, report: &Report, filter: &analysis::Filter) -> Option<String> {
     let has = |f: &dyn Fn(&str) -> bool| classes.iter().any(|n| f(n));
     let (begin, empty) = match report {
         Report::Count(r) => (r.begin_ns, r.by_name.is_empty()),
@@ -280,6 +296,14 @@ fn nothing_relevant(classes: &std::collections::BTreeSet<String>, which: Analysi
     }
     if !empty {
         return None;
+    }
+    let traced = match which {
+        AnalysisKind::Cpu => has(&|n| n == "sched_switch"),
+        AnalysisKind::Io => has(&|n| n.starts_with("syscall_entry_") || n.starts_with("sys_") || n == "sys_enter"),
+        _ => true,
+    };
+    if traced && !filter.is_empty() {
+        return Some("nothing in the range analysed matches --tid, --pid, --procname or --cpu".into());
     }
     match which {
         AnalysisKind::Cpu if !has(&|n| n == "sched_switch") => {

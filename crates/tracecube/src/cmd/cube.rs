@@ -127,11 +127,115 @@ pub fn query(a: QueryArgs) -> Result<()> {
     };
     let resp = c.query(&args.to_request(&c)?)?;
     match a.format.as_str() {
-        "text" => print!("{}", resp.to_text()),
+        "text" => print!("{}", query_text(&c, &resp)),
         "json" => println!("{}", serde_json::to_string_pretty(&resp.to_json())?),
         f => bail!("unknown format {f:?} (text or json)"),
     }
     Ok(())
+}
+
+/// How a metric's values read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unit {
+    /// A number of things (events, updates): with thousands separators.
+    Count,
+    /// Nanoseconds (CPU time): s / ms / µs, and a share of the window for a sum.
+    Duration,
+    /// Bytes: binary units.
+    Bytes,
+}
+
+/// The unit of `metric`'s values under `agg`, from the measure the cube's metric sums.
+fn unit_of(c: &cube::Cube, metric: &str, agg: cube::query::Agg) -> Unit {
+    let measure = c.schema.metrics.iter().find(|m| m.name == metric).map_or("", |m| m.measure.as_str());
+    match measure {
+        _ if agg == cube::query::Agg::Count || metric.ends_with(".count") => Unit::Count,
+        "cpu_ns" => Unit::Duration,
+        m if m.starts_with("bytes") => Unit::Bytes,
+        _ => Unit::Count,
+    }
+}
+
+/// For a `by` entry naming the process dimension's `pid` or `tid` level, each label's
+/// readable form `name (id)`, with the latest name the cube knows for it (members are
+/// made as the trace reveals them: after an `exec` the pid or tid has a member under
+/// its new name, made later), as `analyze` names a thread; `None` for other entries.
+fn member_names(c: &cube::Cube, by: &str) -> Option<std::collections::HashMap<String, String>> {
+    let (di, level) = c.schema.dim_level(by).ok()?;
+    let dim = &c.schema.dims[di as usize];
+    let name_level = dim.level("name")?;
+    if dim.name != "process" || !matches!(dim.levels.get(level as usize).map(String::as_str), Some("pid" | "tid")) {
+        return None;
+    }
+    // (In creation order: the last member of a label names it.)
+    Some(
+        dim.members_at(level)
+            .into_iter()
+            .map(|n| (dim.label(n).to_string(), format!("{} ({})", dim.label(dim.ancestor(n, name_level)), dim.label(n))))
+            .collect(),
+    )
+}
+
+/// `query`'s text: per window, a table of the values in the metric's unit
+/// ([`Unit`]: the `analysis::text` helpers, as `analyze`'s text), with a bar, for a sum
+/// of CPU time its usage (a share of the window's length, as lttng-cputop's: a process
+/// on several CPUs may pass 100 %), and members named `name (pid)` / `name (tid)` where the
+/// cube knows the names. (`--format json` keeps the exact values.)
+fn query_text(c: &cube::Cube, resp: &cube::query::Response) -> String {
+    use analysis::text;
+    let unit = unit_of(c, &resp.metric, resp.agg);
+    let share = unit == Unit::Duration && resp.agg == cube::query::Agg::Sum;
+    let names: Vec<_> = resp.by.iter().map(|b| member_names(c, b)).collect();
+    let value = |v: f64| match unit {
+        Unit::Duration => text::duration(v.round().max(0.0) as u64),
+        Unit::Bytes => text::bytes(v.round().max(0.0) as u64),
+        Unit::Count if v.fract() == 0.0 && v >= 0.0 => text::count(v as u64),
+        Unit::Count => format!("{v:.3}"),
+    };
+    let mut header: Vec<&str> = vec![match unit {
+        Unit::Duration => "Time",
+        Unit::Bytes => "Bytes",
+        Unit::Count => "Count",
+    }];
+    if share {
+        header.push("Usage");
+    }
+    header.push("");
+    let first_label = header.len();
+    if resp.by.is_empty() {
+        header.push("");
+    }
+    header.extend(resp.by.iter().map(String::as_str));
+    let mut s = resp.title();
+    for w in &resp.windows {
+        s += &resp.window_header(w);
+        if w.rows.is_empty() {
+            s += "  (nothing)\n";
+            continue;
+        }
+        let mut t = text::table(&header, &(0..first_label - 1).collect::<Vec<_>>());
+        let max = w.rows.iter().map(|r| r.value).fold(0.0, f64::max);
+        let len = w.end_ns.saturating_sub(w.begin_ns) as f64;
+        for r in &w.rows {
+            let mut row = vec![value(r.value)];
+            if share {
+                row.push(format!("{:.2} %", if len > 0.0 { r.value / len * 100.0 } else { 0.0 }));
+            }
+            row.push(text::bar(r.value, max, 20));
+            if r.group.is_empty() {
+                row.push("all".into());
+            }
+            for (label, names) in r.group.iter().zip(&names) {
+                row.push(names.as_ref().and_then(|n| n.get(label)).cloned().unwrap_or_else(|| label.clone()));
+            }
+            t.add_row(row);
+        }
+        for line in t.lines() {
+            s += line.trim_end();
+            s += "\n";
+        }
+    }
+    s
 }
 
 /// Runs `bench cube`.
