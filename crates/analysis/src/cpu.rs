@@ -56,10 +56,29 @@ pub struct Cpu {
     head: HeadPolicy,
     streams: usize,
     filter: Filter,
+    /// List every execution ([`CpuReport::executions`]).
+    executions: bool,
 }
 
 /// With a filter, each thread's time per stream: `(slot, stream) → ns`.
 type SplitTimes = FxMap<(u32, u32), u64>;
+
+/// One execution (see [`Runs`]), as a chunk records it with [`Cpu::with_executions`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Execution {
+    slot: u32,
+    stream: u32,
+    start: i64,
+    end: i64,
+}
+
+/// What a credit also records, when asked: with a filter, the split of every credit per
+/// thread and stream; with [`Cpu::with_executions`], every execution.
+#[derive(Debug, Clone, Default)]
+struct Records {
+    split: Option<SplitTimes>,
+    executions: Option<Vec<Execution>>,
+}
 
 /// Per-stream chunk state: the kernel's executions on the stream, and the busy time
 /// they were credited.
@@ -87,8 +106,8 @@ pub struct CpuState {
     threads: Vec<ThreadAcc>,
     info: Info,
     span: Span,
-    /// With a filter ([`Cpu::with_filter`]), every credit again, per thread and stream.
-    split: Option<SplitTimes>,
+    /// The split per thread and stream, and the executions, when asked.
+    records: Records,
 }
 
 /// The totals of the thread in slot `i`.
@@ -111,20 +130,25 @@ fn grow(threads: &mut Vec<ThreadAcc>, n: usize) {
 /// thread and stream.
 struct Sink<'a> {
     threads: &'a mut Vec<ThreadAcc>,
-    split: &'a mut Option<SplitTimes>,
+    records: &'a mut Records,
     stream: u32,
 }
 
 impl Sink<'_> {
-    /// Credits `d` ns to the thread in slot `i`, on the CPU whose busy time is `busy`.
+    /// Credits the execution of the thread in slot `i` from `start` to `end` (ns), on
+    /// the CPU whose busy time is `busy`.
     #[inline]
-    fn credit(&mut self, busy: &mut u64, i: u32, d: u64) {
+    fn credit(&mut self, busy: &mut u64, i: u32, start: i64, end: i64) {
+        let d = (end - start) as u64;
         *busy += d;
         let a = acc(self.threads, i as usize);
         a.cpu_ns += d;
         a.listed = true;
-        if let Some(s) = self.split.as_mut() {
+        if let Some(s) = self.records.split.as_mut() {
             *s.entry((i, self.stream)).or_default() += d;
+        }
+        if let Some(x) = self.records.executions.as_mut() {
+            x.push(Execution { slot: i, stream: self.stream, start, end });
         }
     }
 }
@@ -134,7 +158,7 @@ impl Sink<'_> {
 #[inline(always)]
 fn switched(mut sink: Sink<'_>, seg: &mut CpuSeg, t: i64, prev: i32, next: Option<usize>) {
     let CpuSeg { runs, busy } = seg;
-    runs.switch(t, prev, next, |i, d| sink.credit(busy, i, d));
+    runs.switch(t, prev, next, |i, a, b| sink.credit(busy, i, a, b));
 }
 
 /// [`CopyRequest::label`] of `sched_switch` classes (the only ones cpu copies fields of).
@@ -170,6 +194,25 @@ pub struct ThreadCpuRow {
     pub usage: f64,
 }
 
+/// One execution of a thread on a CPU: from the `sched_switch` that switched it in
+/// to the next switch on that CPU (or the trace's ends).
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExecutionRow {
+    /// Start, ns.
+    pub begin_ns: i64,
+    /// The thread's latest command name.
+    pub comm: String,
+    /// `cpu_id`.
+    pub cpu: u32,
+    /// End, ns.
+    pub end_ns: i64,
+    /// Process id, when known.
+    pub pid: Option<i32>,
+    /// Thread id.
+    pub tid: i32,
+}
+
 /// Result of [`Cpu`] (its JSON form is the `cpu` output format).
 /// (Fields in alphabetical order: see [`crate::output::write_json`].)
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -182,6 +225,9 @@ pub struct CpuReport {
     pub cpus: Vec<CpuRow>,
     /// Last event timestamp.
     pub end_ns: Option<i64>,
+    /// Every execution, by start (`--log`; else empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub executions: Vec<ExecutionRow>,
     /// Per thread, by decreasing CPU time then tid.
     pub threads: Vec<ThreadCpuRow>,
     /// Mean usage over CPUs.
@@ -191,13 +237,43 @@ pub struct CpuReport {
 impl Cpu {
     /// Prepares the cpu analysis for `set`.
     pub fn new(set: &TraceSet, head: HeadPolicy) -> Cpu {
-        Cpu { layout: Layout::new(set), head, streams: set.streams.len(), filter: Filter::default() }
+        Cpu { layout: Layout::new(set), head, streams: set.streams.len(), filter: Filter::default(), executions: false }
     }
 
     /// Counts only what `filter` selects (see the module documentation).
     pub fn with_filter(mut self, filter: Filter) -> Cpu {
         self.filter = filter;
         self
+    }
+
+    /// Also lists every execution (`--log`; the `sched_slices` table of SQL).
+    pub fn with_executions(mut self, on: bool) -> Cpu {
+        self.executions = on;
+        self
+    }
+
+    /// The rows of `executions`, recorded with the slots of `st`: those of the
+    /// selected threads on the selected CPUs, by start then CPU.
+    fn execution_rows(&self, st: &CpuState, executions: Vec<Execution>) -> Vec<ExecutionRow> {
+        let info = &st.info;
+        let mut rows: Vec<ExecutionRow> = executions
+            .into_iter()
+            .filter_map(|x| {
+                let cpu = st.cpus[x.stream as usize].runs.cpu?;
+                let tid = info.tid_of_slot(x.slot as usize);
+                let (pid, comm) = info.pid_and_comm_of_slot(x.slot as usize);
+                (self.filter.cpu(cpu) && self.filter.thread(tid, pid, comm)).then(|| ExecutionRow {
+                    begin_ns: x.start,
+                    comm: comm.to_string(),
+                    cpu,
+                    end_ns: x.end,
+                    pid,
+                    tid,
+                })
+            })
+            .collect();
+        rows.sort_unstable_by_key(|r| (r.begin_ns, r.cpu, r.tid));
+        rows
     }
 
     /// With a filter, from the split of every credit per thread and stream: a thread's
@@ -256,7 +332,7 @@ impl Analysis for Cpu {
         let Some(seg) = st.cpus.get_mut(ctx.stream).filter(|s| s.runs.cpu.is_some()) else { return false };
         let ([prev, _], [_, n]) = st.info.switch_copied(c, (ctx.order, ctx.stream));
         // (`ts` widens the span through `on_copied_span`.)
-        switched(Sink { threads: &mut st.threads, split: &mut st.split, stream: ctx.stream as u32 }, seg, ts, prev, n);
+        switched(Sink { threads: &mut st.threads, records: &mut st.records, stream: ctx.stream as u32 }, seg, ts, prev, n);
         true
     }
 
@@ -269,7 +345,8 @@ impl Analysis for Cpu {
     }
 
     fn new_state(&self) -> CpuState {
-        CpuState { cpus: vec![CpuSeg::default(); self.streams], split: (!self.filter.is_empty()).then(SplitTimes::default), ..Default::default() }
+        let records = Records { split: (!self.filter.is_empty()).then(SplitTimes::default), executions: self.executions.then(Vec::new) };
+        CpuState { cpus: vec![CpuSeg::default(); self.streams], records, ..Default::default() }
     }
 
     // Kept out of line: measured on syn2m, 1 % fewer instructions for cpu (and 2 % for
@@ -288,7 +365,7 @@ impl Analysis for Cpu {
                     seg.runs.cpu = Some(cpu_of(ev, c, ctx.stream));
                 }
                 let [_, n] = st.info.switch(ev, [(prev, prev_comm), (next, next_comm)], (ctx.order, ctx.stream));
-                switched(Sink { threads: &mut st.threads, split: &mut st.split, stream: ctx.stream as u32 }, seg, t, prev, n);
+                switched(Sink { threads: &mut st.threads, records: &mut st.records, stream: ctx.stream as u32 }, seg, t, prev, n);
             }
             Kind::Migrate { tid } => {
                 if let Some(t) = ev.int(tid).filter(|t| *t != 0 && self.filter.cpu(cpu_of(ev, c, ctx.stream))) {
@@ -308,14 +385,17 @@ impl Analysis for Cpu {
         let remap = |i: u32| map[i as usize];
         for (s, (la, lb)) in a.cpus.iter_mut().zip(b.cpus).enumerate() {
             let CpuSeg { runs, busy } = la;
-            let mut sink = Sink { threads: &mut a.threads, split: &mut a.split, stream: s as u32 };
-            runs.append(lb.runs, remap, |i, d| sink.credit(busy, i, d));
+            let mut sink = Sink { threads: &mut a.threads, records: &mut a.records, stream: s as u32 };
+            runs.append(lb.runs, remap, |i, s, e| sink.credit(busy, i, s, e));
             la.busy += lb.busy;
         }
-        if let (Some(sa), Some(sb)) = (a.split.as_mut(), b.split) {
+        if let (Some(sa), Some(sb)) = (a.records.split.as_mut(), b.records.split) {
             for ((i, s), d) in sb {
                 *sa.entry((map[i as usize], s)).or_default() += d;
             }
+        }
+        if let (Some(xa), Some(xb)) = (a.records.executions.as_mut(), b.records.executions) {
+            xa.extend(xb.into_iter().map(|x| Execution { slot: map[x.slot as usize], ..x }));
         }
         for (i, x) in b.threads.into_iter().enumerate().filter(|(_, x)| x.listed) {
             let y = acc(&mut a.threads, map[i] as usize);
@@ -336,13 +416,14 @@ impl Analysis for Cpu {
             let Some(cpu) = seg.runs.cpu else { continue };
             let CpuSeg { runs, busy } = seg;
             let info = &mut st.info;
-            let mut sink = Sink { threads: &mut st.threads, split: &mut st.split, stream: s as u32 };
-            runs.finish(begin, end, self.head == HeadPolicy::FromStart, |prev| info.slot(prev) as u32, |i, d| sink.credit(busy, i, d));
+            let mut sink = Sink { threads: &mut st.threads, records: &mut st.records, stream: s as u32 };
+            runs.finish(begin, end, self.head == HeadPolicy::FromStart, |prev| info.slot(prev) as u32, |i, s, e| sink.credit(busy, i, s, e));
             if cpu & 0x8000_0000 == 0 && self.filter.cpu(cpu) {
                 *cpus.entry(cpu).or_insert(0) += seg.busy;
             }
         }
-        if let Some(split) = st.split.take() {
+        let executions = st.records.executions.take().map(|x| self.execution_rows(&st, x)).unwrap_or_default();
+        if let Some(split) = st.records.split.take() {
             self.filtered(&mut st, &split, &mut cpus);
         }
         let cpus: Vec<CpuRow> = cpus.into_iter().map(|(cpu, busy_ns)| CpuRow { cpu, busy_ns, usage: ratio(busy_ns) }).collect();
@@ -366,6 +447,6 @@ impl Analysis for Cpu {
             .into_iter()
             .map(|(time, tid, pid, comm, migrations)| ThreadCpuRow { tid, pid, comm: comm.to_string(), cpu_ns: time.0, usage: ratio(time.0), migrations })
             .collect();
-        CpuReport { analysis: "cpu", begin_ns: st.span.begin(), end_ns: st.span.end(), cpus, threads, total_usage }
+        CpuReport { analysis: "cpu", begin_ns: st.span.begin(), end_ns: st.span.end(), cpus, executions, threads, total_usage }
     }
 }

@@ -29,7 +29,7 @@ pub use engine::{EngineError, Partition};
 
 pub use block::BlockReport;
 pub use count::CountReport;
-pub use cpu::{CpuReport, HeadPolicy};
+pub use cpu::{CpuReport, ExecutionRow, HeadPolicy};
 pub use filter::Filter;
 pub use io::IoReport;
 pub use irq::IrqReport;
@@ -116,7 +116,8 @@ pub struct RunOptions {
     pub min_duration: u64,
     /// Latency analyses: only occurrences at most this long (ns).
     pub max_duration: u64,
-    /// Latency analyses: list every occurrence (`--log`).
+    /// List every occurrence (`--log`): the latency analyses' calls, wake-ups, IRQs
+    /// and requests; cpu's executions (in json only).
     pub log: bool,
     /// Latency analyses: a latency histogram (`--freq`).
     pub freq: Option<latency::FreqOptions>,
@@ -234,7 +235,7 @@ pub fn run_reporting(
             (Report::Count(o.output), o.faults)
         }
         AnalysisKind::Cpu => {
-            let o = engine::run_reporting(&cpu::Cpu::new(set, opts.head).with_filter(f()), set, &e, progress)?;
+            let o = engine::run_reporting(&cpu::Cpu::new(set, opts.head).with_filter(f()).with_executions(opts.log), set, &e, progress)?;
             (Report::Cpu(o.output), o.faults)
         }
         AnalysisKind::Io => {

@@ -6,8 +6,8 @@
 //! (whose previous task started before the chunk) and its last one (whose next task
 //! runs past the chunk), which merging joins with the neighbours' ([`Runs::append`]).
 //!
-//! A statistic receives resolved facts, "thread `slot` ran `d` ns on this CPU", through
-//! a callback (`credit`), and only accumulates. The idle task (tid 0) is never
+//! A statistic receives resolved facts, "thread `slot` ran on this CPU from `start` to
+//! `end`", through a callback (`credit(slot, start, end)`), and only accumulates. The idle task (tid 0) is never
 //! credited; threads are named by the slot the caller gives them (as
 //! [`crate::model::Info::slot`]).
 
@@ -23,11 +23,12 @@ pub struct Runs {
     last: Option<(i64, Option<u32>)>,
 }
 
-/// Calls `credit(slot, d)` when `slot` is a thread (not idle) and `d > 0`.
+/// Calls `credit(slot, start, end)` when `slot` is a thread (not idle) and the
+/// execution is not empty.
 #[inline(always)]
-fn give(slot: Option<u32>, d: i64, mut credit: impl FnMut(u32, u64)) {
-    if let (Some(i), true) = (slot, d > 0) {
-        credit(i, d as u64);
+fn give(slot: Option<u32>, start: i64, end: i64, mut credit: impl FnMut(u32, i64, i64)) {
+    if let (Some(i), true) = (slot, end > start) {
+        credit(i, start, end);
     }
 }
 
@@ -35,9 +36,9 @@ impl Runs {
     /// A `sched_switch` at `t` from `prev` to the thread of slot `next` (`None`: tid 0):
     /// ends the execution the last switch began (credited), or is the chunk's first.
     #[inline(always)]
-    pub fn switch(&mut self, t: i64, prev: i32, next: Option<usize>, credit: impl FnMut(u32, u64)) {
+    pub fn switch(&mut self, t: i64, prev: i32, next: Option<usize>, credit: impl FnMut(u32, i64, i64)) {
         match self.last {
-            Some((t0, slot)) => give(slot, t - t0, credit),
+            Some((t0, slot)) => give(slot, t0, t, credit),
             None => {
                 if self.first.is_none() {
                     self.first = Some((t, prev));
@@ -50,10 +51,10 @@ impl Runs {
     /// Joins the same stream's executions of the chunk just after this one, whose
     /// slots `remap` renumbers as this chunk's: the execution running at this chunk's
     /// end ends at the later chunk's first switch.
-    pub fn append(&mut self, later: Runs, remap: impl Fn(u32) -> u32, credit: impl FnMut(u32, u64)) {
+    pub fn append(&mut self, later: Runs, remap: impl Fn(u32) -> u32, credit: impl FnMut(u32, i64, i64)) {
         self.cpu = self.cpu.or(later.cpu);
         if let (Some((t0, slot)), Some((t, _))) = (self.last, later.first) {
-            give(slot, t - t0, credit);
+            give(slot, t0, t, credit);
         }
         self.first = self.first.or(later.first);
         self.last = later.last.map(|(t, slot)| (t, slot.map(&remap))).or(self.last);
@@ -62,12 +63,12 @@ impl Runs {
     /// The trace's ends, `begin` and `end` (its first and last events): the task still
     /// running at the end runs until `end`; with `head`, the task running before the
     /// stream's first switch (its slot given by `slot_of(prev_tid)`) ran from `begin`.
-    pub fn finish(&self, begin: i64, end: i64, head: bool, slot_of: impl FnOnce(i32) -> u32, mut credit: impl FnMut(u32, u64)) {
+    pub fn finish(&self, begin: i64, end: i64, head: bool, slot_of: impl FnOnce(i32) -> u32, mut credit: impl FnMut(u32, i64, i64)) {
         if let (Some((t, prev)), true) = (self.first, head) {
-            give((prev != 0).then(|| slot_of(prev)), t - begin, &mut credit);
+            give((prev != 0).then(|| slot_of(prev)), begin, t, &mut credit);
         }
         if let Some((t0, slot)) = self.last {
-            give(slot, end - t0, credit);
+            give(slot, t0, end, credit);
         }
     }
 }
@@ -81,18 +82,18 @@ mod tests {
         let mut got = Vec::new();
         // Chunk 1: thread 5 (slot 0) runs from 10 to 30, then idle.
         let mut a = Runs::default();
-        a.switch(10, 4, Some(0), |i, d| got.push((i, d)));
-        a.switch(30, 5, None, |i, d| got.push((i, d)));
-        a.switch(40, 0, Some(1), |i, d| got.push((i, d)));
-        assert_eq!(got, vec![(0, 20)]);
+        a.switch(10, 4, Some(0), |i, a, b| got.push((i, a, b)));
+        a.switch(30, 5, None, |i, a, b| got.push((i, a, b)));
+        a.switch(40, 0, Some(1), |i, a, b| got.push((i, a, b)));
+        assert_eq!(got, vec![(0, 10, 30)]);
         // Chunk 2: its slot 0 is chunk 1's slot 1; its first switch at 70 ends the
         // execution chunk 1 began at 40.
         let mut b = Runs::default();
-        b.switch(70, 6, Some(0), |i, d| got.push((i, d)));
-        a.append(b, |i| i + 1, |i, d| got.push((i, d)));
-        assert_eq!(got, vec![(0, 20), (1, 30)]);
+        b.switch(70, 6, Some(0), |i, a, b| got.push((i, a, b)));
+        a.append(b, |i| i + 1, |i, a, b| got.push((i, a, b)));
+        assert_eq!(got, vec![(0, 10, 30), (1, 40, 70)]);
         // The ends: the head (tid 4, slot 9) from 0 to 10, the tail from 70 to 100.
-        a.finish(0, 100, true, |_| 9, |i, d| got.push((i, d)));
-        assert_eq!(got, vec![(0, 20), (1, 30), (9, 10), (1, 30)]);
+        a.finish(0, 100, true, |_| 9, |i, a, b| got.push((i, a, b)));
+        assert_eq!(got, vec![(0, 10, 30), (1, 40, 70), (9, 0, 10), (1, 70, 100)]);
     }
 }

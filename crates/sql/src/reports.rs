@@ -3,7 +3,8 @@
 //! analyze`, at any partitioning), one run per trace set, with a `trace` column:
 //! - totals: `cpu_usage`, `cpu_usage_per_cpu`, `io_usage`, `io_files`, `syscall_stats`;
 //! - one row per occurrence, from the kernel model's replay in the latency analyses
-//!   (their `--log`): `syscalls`, `wakeups`, `irqs`, `block_requests`. These rows are
+//!   (their `--log`): `sched_slices` (cpu's executions), `syscalls`, `wakeups`, `irqs`,
+//!   `block_requests`. These rows are
 //!   held in memory while the query runs (the analysis merges its chunks in time
 //!   order before the table exists); the trace tables stream.
 
@@ -35,6 +36,8 @@ pub enum ReportTable {
     IoFiles,
     /// Per thread and system call: count and durations (`analyze -a syscall`).
     SyscallStats,
+    /// Every execution of a thread on a CPU, switch to switch (`analyze -a cpu --log`).
+    SchedSlices,
     /// Every system call, entry to exit (`analyze -a syscall --log`).
     Syscalls,
     /// Every wake-up, to the switch that runs the task (`analyze -a sched --log`).
@@ -47,12 +50,13 @@ pub enum ReportTable {
 
 impl ReportTable {
     /// Every report table.
-    pub const ALL: [ReportTable; 9] = [
+    pub const ALL: [ReportTable; 10] = [
         ReportTable::CpuUsage,
         ReportTable::CpuUsagePerCpu,
         ReportTable::IoUsage,
         ReportTable::IoFiles,
         ReportTable::SyscallStats,
+        ReportTable::SchedSlices,
         ReportTable::Syscalls,
         ReportTable::Wakeups,
         ReportTable::Irqs,
@@ -67,6 +71,7 @@ impl ReportTable {
             ReportTable::IoUsage => "io_usage",
             ReportTable::IoFiles => "io_files",
             ReportTable::SyscallStats => "syscall_stats",
+            ReportTable::SchedSlices => "sched_slices",
             ReportTable::Syscalls => "syscalls",
             ReportTable::Wakeups => "wakeups",
             ReportTable::Irqs => "irqs",
@@ -77,7 +82,7 @@ impl ReportTable {
     /// The analysis behind it.
     fn analysis(self) -> AnalysisKind {
         match self {
-            ReportTable::CpuUsage | ReportTable::CpuUsagePerCpu => AnalysisKind::Cpu,
+            ReportTable::CpuUsage | ReportTable::CpuUsagePerCpu | ReportTable::SchedSlices => AnalysisKind::Cpu,
             ReportTable::IoUsage | ReportTable::IoFiles => AnalysisKind::Io,
             ReportTable::SyscallStats | ReportTable::Syscalls => AnalysisKind::Syscall,
             ReportTable::Wakeups => AnalysisKind::Sched,
@@ -88,7 +93,7 @@ impl ReportTable {
 
     /// Whether the table lists every occurrence (the analysis' `--log`).
     fn is_log(self) -> bool {
-        matches!(self, ReportTable::Syscalls | ReportTable::Wakeups | ReportTable::Irqs | ReportTable::BlockRequests)
+        matches!(self, ReportTable::SchedSlices | ReportTable::Syscalls | ReportTable::Wakeups | ReportTable::Irqs | ReportTable::BlockRequests)
     }
 
     /// Its columns after `trace` (named as the report's JSON fields).
@@ -112,6 +117,7 @@ impl ReportTable {
                 ("max_ns", UInt64),
                 ("stdev_ns", Float64),
             ],
+            ReportTable::SchedSlices => vec![("cpu", UInt32), ("tid", Int32), ("pid", Int32), ("comm", Utf8), ("begin_ns", Int64), ("end_ns", Int64)],
             ReportTable::Syscalls => {
                 vec![("tid", Int32), ("comm", Utf8), ("name", Utf8), ("begin_ns", Int64), ("end_ns", Int64), ("duration_ns", UInt64), ("ret", Int64)]
             }
@@ -134,6 +140,7 @@ impl ReportTable {
             (ReportTable::IoUsage, Report::Io(i)) => v(&i.threads),
             (ReportTable::IoFiles, Report::Io(i)) => v(&i.files),
             (ReportTable::SyscallStats, Report::Syscall(r)) => Ok(syscall_stats(r)),
+            (ReportTable::SchedSlices, Report::Cpu(c)) => v(&c.executions),
             (ReportTable::Syscalls, Report::Syscall(r)) => v(&r.log),
             (ReportTable::Wakeups, Report::Sched(r)) => v(&r.log),
             (ReportTable::Irqs, Report::Irq(r)) => v(&r.log),

@@ -218,3 +218,44 @@ fn occurrence_tables_equal_the_latency_analyses_at_any_partitioning() {
     }
     assert!(seen.iter().all(|&n| n > 0), "every table was checked on some occurrences: {seen:?}");
 }
+
+#[test]
+fn cpu_time_per_thread_from_sched_slices_equals_the_cpu_analysis() {
+    for name in ["many-threads", "bug446190-arm", "scimark2-all-events-cpu3"] {
+        let Some(path) = trace("slices", name) else { return };
+        let Report::Cpu(truth) = report(&path, AnalysisKind::Cpu) else { unreachable!() };
+        let want: BTreeMap<i32, u64> = truth.threads.iter().filter(|t| t.cpu_ns > 0).map(|t| (t.tid, t.cpu_ns)).collect();
+        let busy: BTreeMap<u32, u64> = truth.cpus.iter().map(|c| (c.cpu, c.busy_ns)).collect();
+        assert!(!want.is_empty(), "{name}");
+        for parts in [1, 4] {
+            let s = SqlSession::open(std::slice::from_ref(&path), parts).unwrap();
+            let at = format!("{name} at {parts} partitions");
+            let mut got = BTreeMap::new();
+            for b in s.query("SELECT tid, CAST(sum(end_ns - begin_ns) AS BIGINT) FROM sched_slices GROUP BY tid").unwrap() {
+                for i in 0..b.num_rows() {
+                    got.insert(b.column(0).as_primitive::<Int32Type>().value(i), b.column(1).as_primitive::<Int64Type>().value(i) as u64);
+                }
+            }
+            assert_eq!(got, want, "{at}");
+            let mut per_cpu = BTreeMap::new();
+            for b in s.query("SELECT cpu, CAST(sum(end_ns - begin_ns) AS BIGINT) FROM sched_slices GROUP BY cpu").unwrap() {
+                for i in 0..b.num_rows() {
+                    per_cpu.insert(
+                        b.column(0).as_primitive::<sql::arrow::datatypes::UInt32Type>().value(i),
+                        b.column(1).as_primitive::<Int64Type>().value(i) as u64,
+                    );
+                }
+            }
+            assert_eq!(per_cpu, busy.iter().filter(|(_, &b)| b > 0).map(|(&c, &b)| (c, b)).collect::<BTreeMap<_, _>>(), "{at}");
+            // One CPU runs one task at a time: no two slices of a CPU overlap.
+            let overlaps = scalar(
+                &s.query(
+                    "SELECT count(*) FROM (SELECT begin_ns, lag(end_ns) OVER (PARTITION BY cpu ORDER BY begin_ns) AS prev_end FROM sched_slices) \
+                     WHERE prev_end > begin_ns",
+                )
+                .unwrap(),
+            );
+            assert_eq!(overlaps, 0, "{at}");
+        }
+    }
+}

@@ -81,7 +81,8 @@ pub struct AnalyzeArgs {
     /// Latency analyses: only occurrences at most this long (same forms).
     #[arg(long)]
     pub max_duration: Option<String>,
-    /// Latency analyses: list every occurrence.
+    /// List every occurrence: the latency analyses' calls, wake-ups, IRQs or
+    /// requests; with `-a cpu`, every execution of a thread on a CPU (json only).
     #[arg(long)]
     pub log: bool,
     /// Latency analyses: a latency histogram (log-spaced buckets unless --freq-linear).
