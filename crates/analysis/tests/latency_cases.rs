@@ -36,6 +36,7 @@ fn classes() -> Vec<(&'static str, StructType)> {
         ),
         ("block_rq_complete", s().int("_dev", u32t.clone()).int("_sector", u64t.clone()).int("_nr_sector", u32t.clone()).int("_rwbs", u32t.clone())),
         ("lttng_statedump_block_device", s().int("_dev", u32t.clone()).field("_diskname", FieldType::String)),
+        ("lttng_statedump_process_state", s().int("_tid", s32.clone()).int("_pid", s32.clone()).field("_name", comm())),
         ("sched_waking", s().field("_comm", comm()).int("_tid", s32.clone()).int("_prio", s32.clone()).int("_target_cpu", s32.clone())),
         ("irq_handler_entry", s().int("_irq", s32.clone()).field("_name", FieldType::String)),
         ("irq_handler_exit", s().int("_irq", s32.clone()).int("_ret", s32.clone())),
@@ -199,10 +200,13 @@ fn rows(r: &SyscallReport) -> Vec<(i32, String, u64, u64, u64, u64)> {
 /// Thread 10 enters read on CPU 0 at 2, blocks (switched out at 3), is woken and run on
 /// CPU 1 at 50 (migrated while blocked), exits read at 51 with -11 (EAGAIN): one read
 /// of 49 µs, whose entry and exit lie on different CPUs and, with tiny chunks, in
-/// different chunks. Thread 20 runs on CPU 0 meanwhile: futex 5 → 9 (4 µs).
+/// different chunks. Thread 20 runs on CPU 0 meanwhile: futex 5 → 9 (4 µs). The
+/// statedump names 10 a thread of process 7: the longest call says so (with the
+/// thread's latest name, the switch's `n`).
 #[test]
 fn a_call_spanning_chunks_and_cpus() {
     let ev = vec![
+        (1, 0, "lttng_statedump_process_state", vec![Value::I(10), Value::I(7), Value::Str("cat")]),
         switch(1, 0, 0, 10),
         entry(2, 0, "syscall_entry_read"),
         switch(3, 0, 10, 20),
@@ -216,8 +220,10 @@ fn a_call_spanning_chunks_and_cpus() {
     assert_eq!(rows(&r), vec![(10, "read".into(), 1, 49, 49, 49), (20, "futex".into(), 1, 4, 4, 4)]);
     let read = &r.threads.iter().find(|t| t.tid == Some(10)).unwrap().calls[0];
     assert_eq!(read.returns.get("EAGAIN"), Some(&1));
-    assert_eq!(r.longest[0].tid, 10);
-    assert_eq!((r.longest[0].begin_ns, r.longest[0].end_ns), (2_000, 51_000));
+    let l = &r.longest[0];
+    assert_eq!((l.tid, l.pid, l.comm.as_str()), (10, Some(7), "n"));
+    assert_eq!((l.begin_ns, l.end_ns), (2_000, 51_000));
+    assert_eq!((r.longest[1].tid, r.longest[1].pid), (20, None));
 }
 
 /// CPU 1 runs thread 40 from before the trace: its read 2 → 6 comes before CPU 1's
