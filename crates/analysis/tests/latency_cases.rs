@@ -224,6 +224,12 @@ fn a_call_spanning_chunks_and_cpus() {
     assert_eq!((l.tid, l.pid, l.comm.as_str()), (10, Some(7), "n"));
     assert_eq!((l.begin_ns, l.end_ns), (2_000, 51_000));
     assert_eq!((r.longest[1].tid, r.longest[1].pid), (20, None));
+    // LAMI's top-syscall table: the same rows, longest first.
+    let lami = analysis::output::to_lami(&Report::Syscall(r.clone()));
+    let top = lami["results"].as_array().unwrap().iter().find(|t| t["class"] == "top-syscall").unwrap();
+    let first = &top["data"][0];
+    assert_eq!((&first[1]["value"], &first[2]["name"], &first[3]["pid"], &first[3]["tid"]), (&49_000.0.into(), &"read".into(), &7.into(), &10.into()));
+    assert_eq!(top["data"].as_array().unwrap().len(), 2);
 }
 
 /// CPU 1 runs thread 40 from before the trace: its read 2 → 6 comes before CPU 1's
