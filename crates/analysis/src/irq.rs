@@ -329,13 +329,16 @@ impl Analysis for Irq {
     }
 
     fn finish(&self, st: IrqState) -> IrqReport {
-        let mut ids: BTreeSet<u32> = st.names.keys().copied().collect();
-        ids.extend(st.hard.keys());
-        let hard = ids
-            .into_iter()
-            .map(|irq| HardIrqRow {
+        // Only IRQs with a completed handler: an entry whose exit never matched (lost,
+        // or replaced by another IRQ's entry) makes no row, as in lttng-irqstats, which
+        // skips a count of 0.
+        let hard = st
+            .hard
+            .iter()
+            .filter(|(_, d)| d.count > 0)
+            .map(|(&irq, d)| HardIrqRow {
                 irq,
-                latency: st.hard.get(&irq).copied().unwrap_or_default().row(),
+                latency: d.row(),
                 name: st.names.get(&irq).map_or_else(|| "unknown".into(), |n| n.iter().cloned().collect::<Vec<_>>().join(", ")),
             })
             .collect();

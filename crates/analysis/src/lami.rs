@@ -44,6 +44,9 @@ fn table_classes(kind: AnalysisKind) -> Value {
         AnalysisKind::Syscall => json!({
             "per-tid": {"title": "System call statistics", "column-descriptions": latency_columns(col("System call", "syscall"), "calls", &[col("Return values", "string")])},
             "total": {"title": "Per-TID system call statistics", "column-descriptions": [col("Process", "process"), number("Count", "calls")]},
+            "top-syscall": {"title": "Top system call latencies", "column-descriptions": [
+                col("Call time range", "time-range"), col("Call duration", "duration"), col("System call", "syscall"), col("Process", "process"),
+                col("Return value", "number")]},
         }),
         AnalysisKind::Irq => {
             let raise = [

@@ -271,6 +271,8 @@ pub struct LongCallRow {
     pub end_ns: i64,
     /// Syscall name.
     pub name: String,
+    /// Process id of the thread, when known (as in the per-thread table).
+    pub pid: Option<i32>,
     /// Return value.
     pub ret: i64,
     /// Thread id.
@@ -455,14 +457,18 @@ impl Analysis for Syscall {
             .collect();
         processes.sort_by(|x, y| y.count.cmp(&x.count).then(x.pid.cmp(&y.pid)));
         let (longest, all) = top.finish(|l| (l.begin.0, l.tid.0, l.call.0, l.dur, l.ret));
-        let call_row = |l: Long| LongCallRow {
-            begin_ns: l.begin.0,
-            comm: st.info.comm_of(l.tid.0).to_string(),
-            duration_ns: l.dur,
-            end_ns: l.begin.0 + l.dur as i64,
-            name: self.name(l.call.0),
-            ret: l.ret,
-            tid: l.tid.0,
+        let call_row = |l: Long| {
+            let (pid, comm) = st.info.pid_and_comm(l.tid.0);
+            LongCallRow {
+                begin_ns: l.begin.0,
+                comm: comm.to_string(),
+                duration_ns: l.dur,
+                end_ns: l.begin.0 + l.dur as i64,
+                name: self.name(l.call.0),
+                pid,
+                ret: l.ret,
+                tid: l.tid.0,
+            }
         };
         let longest = longest.into_iter().map(call_row).collect();
         let log = all.into_iter().map(call_row).collect();
@@ -478,7 +484,7 @@ fn returns_text(r: &BTreeMap<String, u64>) -> String {
 }
 
 /// LAMI 1.0 results in the manner of `lttng-syscallstats-mi`: one per-tid table per
-/// thread, then the total per thread.
+/// thread, then the total per thread, then the longest calls (`top-syscall`).
 pub fn lami(r: &SyscallReport) -> Vec<serde_json::Value> {
     use serde_json::json;
     let tr = crate::output::range(r.begin_ns, r.end_ns);
@@ -504,6 +510,17 @@ pub fn lami(r: &SyscallReport) -> Vec<serde_json::Value> {
     let total: Vec<_> =
         r.threads.iter().map(|t| json!([{"class":"process","name":t.comm,"pid":t.pid,"tid":t.tid},{"class":"number","value":t.count}])).collect();
     out.push(json!({"class":"total","time-range":tr,"data":total}));
+    // The longest calls, as lttng-iolatencytop-mi's `top-syscall` table (its size, path
+    // and fd columns apart), with the return value.
+    let top: Vec<_> = r
+        .longest
+        .iter()
+        .map(|l| {
+            json!([crate::output::range(Some(l.begin_ns), Some(l.end_ns)),dur(l.duration_ns as f64),{"class":"syscall","name":l.name},
+                {"class":"process","name":l.comm,"pid":l.pid,"tid":l.tid},{"class":"number","value":l.ret}])
+        })
+        .collect();
+    out.push(json!({"class":"top-syscall","time-range":tr,"data":top}));
     out
 }
 
@@ -547,7 +564,7 @@ pub fn write_text(r: &SyscallReport, w: &mut impl std::fmt::Write) -> std::fmt::
         }
         writeln!(w, "\n{title} (usec)\n{:<20} {:<40} {:>14}  {:<20} {:>8}", "Begin (ns)", "Thread", "Duration", "Syscall", "Return")?;
         for l in rows.iter() {
-            let who = format!("{} ({})", l.comm, l.tid);
+            let who = format!("{} ({}, TID: {})", l.comm, l.pid.unwrap_or(l.tid), l.tid);
             writeln!(w, "{:<20} {who:<40} {:>14.3}  {:<20} {:>8}", l.begin_ns, us(l.duration_ns as f64), l.name, l.ret)?;
         }
     }

@@ -1,9 +1,9 @@
-//! The boundary cases of `syscall` and `block`, each on a small two-CPU kernel trace written with
+//! The boundary cases of `syscall`, `sched`, `irq` and `block`, each on a small two-CPU kernel trace written with
 //! `ctf-writer` (times in µs worked out in each test's comment), each run serially and
 //! in parallel with tiny chunks (every event boundary a possible chunk boundary): the
 //! results must be equal.
 
-use analysis::{run, AnalysisKind, BlockReport, Filter, HeadPolicy, Partition, Report, RunOptions, SyscallReport};
+use analysis::{run, AnalysisKind, BlockReport, Filter, HeadPolicy, IrqReport, Partition, Report, RunOptions, SchedReport, SyscallReport};
 use ctf_writer::small::{SmallTrace, TimedEvent};
 use ctf_writer::{FieldType, IntType, StructType, Value};
 
@@ -36,6 +36,13 @@ fn classes() -> Vec<(&'static str, StructType)> {
         ),
         ("block_rq_complete", s().int("_dev", u32t.clone()).int("_sector", u64t.clone()).int("_nr_sector", u32t.clone()).int("_rwbs", u32t.clone())),
         ("lttng_statedump_block_device", s().int("_dev", u32t.clone()).field("_diskname", FieldType::String)),
+        ("lttng_statedump_process_state", s().int("_tid", s32.clone()).int("_pid", s32.clone()).field("_name", comm())),
+        ("sched_waking", s().field("_comm", comm()).int("_tid", s32.clone()).int("_prio", s32.clone()).int("_target_cpu", s32.clone())),
+        ("irq_handler_entry", s().int("_irq", s32.clone()).field("_name", FieldType::String)),
+        ("irq_handler_exit", s().int("_irq", s32.clone()).int("_ret", s32.clone())),
+        ("softirq_raise", s().int("_vec", u32t.clone())),
+        ("softirq_entry", s().int("_vec", u32t.clone())),
+        ("softirq_exit", s().int("_vec", u32t.clone())),
     ]
 }
 
@@ -193,10 +200,13 @@ fn rows(r: &SyscallReport) -> Vec<(i32, String, u64, u64, u64, u64)> {
 /// Thread 10 enters read on CPU 0 at 2, blocks (switched out at 3), is woken and run on
 /// CPU 1 at 50 (migrated while blocked), exits read at 51 with -11 (EAGAIN): one read
 /// of 49 µs, whose entry and exit lie on different CPUs and, with tiny chunks, in
-/// different chunks. Thread 20 runs on CPU 0 meanwhile: futex 5 → 9 (4 µs).
+/// different chunks. Thread 20 runs on CPU 0 meanwhile: futex 5 → 9 (4 µs). The
+/// statedump names 10 a thread of process 7: the longest call says so (with the
+/// thread's latest name, the switch's `n`).
 #[test]
 fn a_call_spanning_chunks_and_cpus() {
     let ev = vec![
+        (1, 0, "lttng_statedump_process_state", vec![Value::I(10), Value::I(7), Value::Str("cat")]),
         switch(1, 0, 0, 10),
         entry(2, 0, "syscall_entry_read"),
         switch(3, 0, 10, 20),
@@ -210,8 +220,16 @@ fn a_call_spanning_chunks_and_cpus() {
     assert_eq!(rows(&r), vec![(10, "read".into(), 1, 49, 49, 49), (20, "futex".into(), 1, 4, 4, 4)]);
     let read = &r.threads.iter().find(|t| t.tid == Some(10)).unwrap().calls[0];
     assert_eq!(read.returns.get("EAGAIN"), Some(&1));
-    assert_eq!(r.longest[0].tid, 10);
-    assert_eq!((r.longest[0].begin_ns, r.longest[0].end_ns), (2_000, 51_000));
+    let l = &r.longest[0];
+    assert_eq!((l.tid, l.pid, l.comm.as_str()), (10, Some(7), "n"));
+    assert_eq!((l.begin_ns, l.end_ns), (2_000, 51_000));
+    assert_eq!((r.longest[1].tid, r.longest[1].pid), (20, None));
+    // LAMI's top-syscall table: the same rows, longest first.
+    let lami = analysis::output::to_lami(&Report::Syscall(r.clone()));
+    let top = lami["results"].as_array().unwrap().iter().find(|t| t["class"] == "top-syscall").unwrap();
+    let first = &top["data"][0];
+    assert_eq!((&first[1]["value"], &first[2]["name"], &first[3]["pid"], &first[3]["tid"]), (&49_000.0.into(), &"read".into(), &7.into(), &10.into()));
+    assert_eq!(top["data"].as_array().unwrap().len(), 2);
 }
 
 /// CPU 1 runs thread 40 from before the trace: its read 2 → 6 comes before CPU 1's
@@ -256,4 +274,91 @@ fn a_lost_exit_and_the_top_list() {
     assert_eq!(r.longest[0].duration_ns, 3_000);
     assert_eq!(r.processes.len(), 1);
     assert_eq!(r.processes[0].count, 2);
+}
+
+fn waking(t: u64, cpu: u32, tid: i64) -> Ev {
+    (t, cpu, "sched_waking", vec![Value::Str("w"), Value::I(tid), Value::I(20), Value::I(0)])
+}
+
+/// Thread 10 runs on CPU 0 from 1 and thread 20 on CPU 1 from 2, both woken before the
+/// trace (their wake-ups are not in it): no latency is invented for them. 10 blocks at
+/// 5 (switched out, state 1); 20 wakes it on CPU 1 at 8 (another CPU, and with tiny
+/// chunks another chunk); CPU 0 runs it at 15: one latency of 7 µs, waker 20. A second
+/// wake-up of 10 at 9, before it ran, does not move the first (lttng-schedstats keeps
+/// the first); a wake-up of 20 at 16, which CPU 1 runs, is ignored.
+#[test]
+fn wakeups_before_the_trace_and_across_chunks() {
+    let ev = vec![switch(1, 0, 0, 10), switch(2, 1, 0, 20), switch(5, 0, 10, 0), waking(8, 1, 10), waking(9, 1, 10), switch(15, 0, 0, 10), waking(16, 0, 20)];
+    let Report::Sched(r): Report = analyze(&ev, AnalysisKind::Sched, HeadPolicy::FromStart) else { unreachable!() };
+    let r: SchedReport = r;
+    let threads: Vec<_> = r.threads.iter().map(|t| (t.tid, t.latency.count, t.latency.total_ns)).collect();
+    assert_eq!(threads, vec![(Some(10), 1, 7_000)]);
+    assert_eq!(r.total.count, 1);
+    let l = &r.longest[0];
+    assert_eq!((l.tid, l.wakeup_ns, l.switch_ns, l.latency_ns, l.waker), (10, 8_000, 15_000, 7_000, Some(20)));
+}
+
+fn irq_ev(t: u64, cpu: u32, name: &'static str, nr: i64) -> Ev {
+    let v = match name {
+        "irq_handler_entry" => vec![Value::I(nr), Value::Str("eth0")],
+        "irq_handler_exit" => vec![Value::I(nr), Value::I(1)],
+        _ => vec![Value::I(nr)],
+    };
+    (t, cpu, name, v)
+}
+
+/// Nested interrupts on CPU 0 (µs):
+/// - TIMER_SOFTIRQ (1) raised at 10, entered at 12; hard IRQ 42 interrupts it from 15
+///   to 18 and raises vector 1 again at 16; the softirq exits at 25, and the re-raised
+///   one runs 26 → 27. Softirq 1: 2 runs, 13 (12 → 25) and 1; raise latencies 2 and
+///   10. IRQ 42: 3.
+///
+///   The softirq's 13 µs is the wall time from `softirq_entry` to `softirq_exit`,
+///   the 3 µs of IRQ 42 included: lttng-irqstats reports the same (its softirq is
+///   begin → end on the CPU, whatever ran inside). The kernel's own accounting
+///   (`CONFIG_IRQ_TIME_ACCOUNTING`, `irqtime_account_irq`) would charge those 3 µs to
+///   hard IRQ time, leaving 10 µs of softirq time; both are right for what they
+///   measure, and tracecube, like lttng-analyses, reports the handler's duration. The
+///   raise during the handler is a new softirq (`__do_softirq` clears the pending bits
+///   before running the handlers and restarts), as both tools count it.
+/// - Hard IRQ 44 enters at 30, hard IRQ 45 enters at 31 and exits at 32, then 44's exit
+///   at 34. Linux runs hard IRQ handlers with local interrupts disabled (since 4.1 for
+///   every handler), so one cannot nest in another on a CPU: such a sequence means
+///   lost events. Both tools take the latest entry as the CPU's handler and clear it at
+///   any exit: 45 counts 1 µs, 44's exit matches nothing and 44 counts nothing (a stack
+///   would give 44 4 µs, 45's included, from events the kernel cannot emit).
+/// - CPU 1 meanwhile: IRQ 43 runs 16 → 17 inside IRQ 42's span on CPU 0 (another CPU:
+///   independent), and exits without entry (IRQ 43 at 3, softirq 3 at 4) count nothing.
+///
+/// `lttng-irqstats --no-intersection` (0.6.1) on this trace (written with
+/// `SYSCALL_CASES_KEEP=DIR`) prints exactly these rows: IRQs 42 (3), 43 (1), 45 (1),
+/// TIMER_SOFTIRQ 2 runs (min 1, max 13), raise latency 2 runs (2 and 10); no row for
+/// 44, whose count is 0 (tracecube listed it with count 0 before this test).
+#[test]
+fn nested_irqs() {
+    let ev = vec![
+        irq_ev(10, 0, "softirq_raise", 1),
+        irq_ev(12, 0, "softirq_entry", 1),
+        irq_ev(15, 0, "irq_handler_entry", 42),
+        irq_ev(16, 0, "softirq_raise", 1),
+        irq_ev(18, 0, "irq_handler_exit", 42),
+        irq_ev(25, 0, "softirq_exit", 1),
+        irq_ev(26, 0, "softirq_entry", 1),
+        irq_ev(27, 0, "softirq_exit", 1),
+        irq_ev(30, 0, "irq_handler_entry", 44),
+        irq_ev(31, 0, "irq_handler_entry", 45),
+        irq_ev(32, 0, "irq_handler_exit", 45),
+        irq_ev(34, 0, "irq_handler_exit", 44),
+        irq_ev(3, 1, "irq_handler_exit", 43),
+        irq_ev(4, 1, "softirq_exit", 3),
+        irq_ev(16, 1, "irq_handler_entry", 43),
+        irq_ev(17, 1, "irq_handler_exit", 43),
+    ];
+    let Report::Irq(r) = analyze(&ev, AnalysisKind::Irq, HeadPolicy::FromStart) else { unreachable!() };
+    let r: IrqReport = r;
+    let hard: Vec<_> = r.hard.iter().map(|h| (h.irq, h.latency.count, h.latency.total_ns)).collect();
+    assert_eq!(hard, vec![(42, 1, 3_000), (43, 1, 1_000), (45, 1, 1_000)]);
+    let soft: Vec<_> = r.soft.iter().map(|s| (s.vec, s.latency.count, s.latency.min_ns, s.latency.max_ns, s.raise.count, s.raise.total_ns)).collect();
+    assert_eq!(soft, vec![(1, 2, 1_000, 13_000, 2, 12_000)]);
+    assert_eq!((r.longest[0].nr, r.longest[0].hard, r.longest[0].begin_ns, r.longest[0].duration_ns), (1, false, 12_000, 13_000));
 }
