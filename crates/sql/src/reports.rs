@@ -119,7 +119,16 @@ impl ReportTable {
             ],
             ReportTable::SchedSlices => vec![("cpu", UInt32), ("tid", Int32), ("pid", Int32), ("comm", Utf8), ("begin_ns", Int64), ("end_ns", Int64)],
             ReportTable::Syscalls => {
-                vec![("tid", Int32), ("comm", Utf8), ("name", Utf8), ("begin_ns", Int64), ("end_ns", Int64), ("duration_ns", UInt64), ("ret", Int64)]
+                vec![
+                    ("tid", Int32),
+                    ("pid", Int32),
+                    ("comm", Utf8),
+                    ("name", Utf8),
+                    ("begin_ns", Int64),
+                    ("end_ns", Int64),
+                    ("duration_ns", UInt64),
+                    ("ret", Int64),
+                ]
             }
             ReportTable::Wakeups => {
                 vec![("tid", Int32), ("comm", Utf8), ("prio", Int32), ("waker", Int32), ("wakeup_ns", Int64), ("switch_ns", Int64), ("latency_ns", UInt64)]
