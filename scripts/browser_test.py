@@ -232,6 +232,24 @@ def run(url, shot, chromium):
         b.eval("document.querySelector('#crumbs a').click()")
         b.wait_for(f"{LOADS} > {loads} && document.body.dataset.state === 'ready'", "the roll-up")
         check(b.eval("document.getElementById('topk').dataset.level") == "process:pid", "rolled back up to processes")
+
+        # The SQL box (the server was given a trace): its table is POST /api/sql's answer.
+        check(b.eval("!document.getElementById('sql-box').hidden"), "the SQL box is shown")
+        q = "SELECT name, count(*) AS n FROM events GROUP BY name ORDER BY n DESC, name LIMIT 5"
+        b.eval(f"document.getElementById('sql-query').value = {json.dumps(q)}")
+        b.eval("document.getElementById('sql-run').click()")
+        b.wait_for("Number(document.body.dataset.sqlRuns || 0) >= 1", "the SQL answer")
+        got = b.eval("[...document.querySelectorAll('#sql-result tbody tr')].map(r => [...r.cells].map(c => c.textContent))")
+        heads = b.eval("[...document.querySelectorAll('#sql-result thead th')].map(c => c.textContent)")
+        body = json.dumps(json.dumps({"query": q}))
+        want = b.eval(f"fetch('/api/sql', {{method: 'POST', headers: {{'Content-Type': 'application/json'}}, body: {body}}}).then(r => r.json())")
+        check(heads == want["columns"] == ["name", "n"], f"SQL columns {heads}")
+        check(len(got) == 5 and got == [[r["name"], str(r["n"])] for r in want["rows"]], f"SQL table is the API's answer ({got[:2]}...)")
+        b.eval("document.getElementById('sql-query').value = 'SELEC 1'")
+        b.eval("document.getElementById('sql-run').click()")
+        b.wait_for("Number(document.body.dataset.sqlRuns || 0) >= 2", "the SQL error")
+        err = b.eval("document.getElementById('sql-status').textContent")
+        check(b.eval("document.getElementById('sql-status').className") == "error" and "SELEC" in err, f"a bad query shows its error ({err})")
     finally:
         b.close()
 

@@ -440,6 +440,32 @@ async function refreshLive() {
   }
 }
 
+// The SQL box (shown when the server was given traces): POST /api/sql, the answer
+// as a table. `data-sql-runs` counts the finished queries (the browser test waits on it).
+async function runSql() {
+  const box = $("sql-status");
+  box.className = "";
+  box.textContent = "running…";
+  const head = $("sql-result").tHead, body = $("sql-result").tBodies[0];
+  head.innerHTML = ""; body.innerHTML = "";
+  try {
+    const r = await fetch("/api/sql", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ query: $("sql-query").value }) });
+    const answer = await r.json();
+    if (!r.ok) throw new Error(answer.error || r.statusText);
+    const tr = head.insertRow();
+    for (const c of answer.columns) { const th = document.createElement("th"); th.textContent = c; tr.appendChild(th); }
+    for (const row of answer.rows) {
+      const r2 = body.insertRow();
+      for (const c of answer.columns) r2.insertCell().textContent = row[c] === undefined || row[c] === null ? "" : typeof row[c] === "object" ? JSON.stringify(row[c]) : String(row[c]);
+    }
+    box.textContent = `${answer.rows.length.toLocaleString("en-US")} rows` + (answer.truncated ? " (cut: the answer holds no more)" : "");
+  } catch (e) {
+    box.textContent = String(e.message || e);
+    box.className = "error";
+  }
+  document.body.dataset.sqlRuns = String(Number(document.body.dataset.sqlRuns || 0) + 1);
+}
+
 function resize() {
   if (S.plot) S.plot.setSize({ width: Math.max(300, $("chart-box").clientWidth - 20), height: 320 });
   for (const p of S.plots) p.setSize({ width: Math.max(300, p.root.parentElement.parentElement.clientWidth - 20), height: 180 });
@@ -461,6 +487,11 @@ async function main() {
   $("level").onchange = () => { const [d, l] = $("level").value.split(":"); S.dim = d; S.level = l; S.crumbs = []; run(drawAll); };
   $("top").onchange = () => { S.top = Math.min(50, Math.max(1, Number($("top").value) || 5)); run(drawAll); };
   window.addEventListener("resize", resize);
+  if (S.info && S.info.sql) {
+    $("sql-box").hidden = false;
+    $("sql-run").onclick = runSql;
+    $("sql-query").onkeydown = (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); runSql(); } };
+  }
   if (document.body.dataset.live === "true") setInterval(refreshLive, 2000);
 }
 

@@ -15,10 +15,10 @@ use crate::params::{self, check_known, pairs, single};
 use crate::AppState;
 
 /// A failed request: a status and a message for the client.
-pub(crate) struct ApiError(StatusCode, String);
+pub(crate) struct ApiError(pub(crate) StatusCode, pub(crate) String);
 
 impl ApiError {
-    fn bad(msg: impl Into<String>) -> ApiError {
+    pub(crate) fn bad(msg: impl Into<String>) -> ApiError {
         ApiError(StatusCode::BAD_REQUEST, msg.into())
     }
 }
@@ -44,7 +44,7 @@ impl IntoResponse for ApiError {
     }
 }
 
-type ApiResult = Result<Json<Value>, ApiError>;
+pub(crate) type ApiResult = Result<Json<Value>, ApiError>;
 
 /// Runs `f` on the cube under a read lock, off the async workers. A panic fails
 /// only this request (500), never the server.
@@ -80,7 +80,7 @@ pub(crate) async fn query(State(st): State<AppState>, RawQuery(raw): RawQuery) -
     let args = params::query_args(&pairs(raw.as_deref()))?;
     let cancel = Arc::new(AtomicBool::new(false));
     let _cancel_on_drop = CancelOnDrop(cancel.clone());
-    let max = st.max_query_cost;
+    let max = st.limits.max_query_cost;
     with_cube(&st, move |c| {
         let req = args.to_request(c)?;
         let cost = c.query_cost(&req)?;
@@ -186,11 +186,12 @@ pub(crate) async fn members(State(st): State<AppState>, RawQuery(raw): RawQuery)
 /// `GET /api/info`: what the page needs to set itself up.
 pub(crate) async fn info(State(st): State<AppState>, RawQuery(raw): RawQuery) -> ApiResult {
     check_known(&pairs(raw.as_deref()), &[])?;
-    let live = st.live;
+    let (live, sql) = (st.live, st.sql.is_some());
     with_cube(&st, move |c| {
         let levels: Vec<Value> = c.config.levels.iter().map(|l| json!({ "granularity_ns": l.granularity_ns, "span_ns": l.span_ns })).collect();
         Ok(json!({
             "live": live,
+            "sql": sql,
             "span": c.span().map(|(a, b)| json!({ "first_ns": a, "last_ns": b })),
             "origin_ns": c.span().map_or(0, |s| s.0),
             "data_begin_ns": c.data_begin(),

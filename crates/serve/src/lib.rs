@@ -14,6 +14,7 @@
 //! | `GET /api/dimensions` | the dimensions and their levels |
 //! | `GET /api/members?dim=D&level=L&within=LEVEL=LABEL` | the members of a dimension at a level (the tree, level by level) |
 //! | `GET /api/info` | time span, `now`, tilted-frame levels, updates, live or not |
+//! | `POST /api/sql` | `{"query": "SELECT ..."}` → `{"columns", "rows", "truncated"}`: read-only SQL over the traces the server was given ([`SqlService`]; 404 without) |
 //! | `GET /` | the web page |
 //!
 //! A bad request gets a 4xx answer `{"error": "what is wrong"}`; a handler never
@@ -31,15 +32,17 @@ mod api;
 mod assets;
 mod conn;
 mod params;
+mod sql;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 
 pub use params::{MAX_TOP, MAX_WINDOWS};
+pub use sql::SqlService;
 
 /// A cube shared between the thread that fills it (live mode) and the server.
 pub type SharedCube = Arc<RwLock<cube::Cube>>;
@@ -49,17 +52,19 @@ pub type SharedCube = Arc<RwLock<cube::Cube>>;
 pub(crate) struct AppState {
     pub cube: SharedCube,
     pub live: bool,
-    /// [`Limits::max_query_cost`].
-    pub max_query_cost: u64,
+    /// What the server allows a query.
+    pub limits: Limits,
+    /// SQL over the traces, when the server was given them.
+    pub sql: Option<Arc<dyn SqlService>>,
 }
 
 /// The application: API routes, the page and its assets. `live: true` tells the page
 /// to refresh on its own.
 pub fn router(cube: SharedCube, live: bool) -> Router {
-    router_with(cube, live, Limits::default())
+    router_with(cube, live, Limits::default(), None)
 }
 
-fn router_with(cube: SharedCube, live: bool, limits: Limits) -> Router {
+fn router_with(cube: SharedCube, live: bool, limits: Limits, sql: Option<Arc<dyn SqlService>>) -> Router {
     Router::new()
         .route("/", get(assets::index))
         .route("/assets/{file}", get(assets::asset))
@@ -69,8 +74,9 @@ fn router_with(cube: SharedCube, live: bool, limits: Limits) -> Router {
         .route("/api/dimensions", get(api::dimensions))
         .route("/api/members", get(api::members))
         .route("/api/info", get(api::info))
+        .route("/api/sql", post(sql::query))
         .fallback(api::not_found)
-        .with_state(AppState { cube, live, max_query_cost: limits.max_query_cost })
+        .with_state(AppState { cube, live, limits, sql })
 }
 
 /// What the server allows each client, so that no client can keep it busy (E4).
@@ -84,11 +90,21 @@ pub struct Limits {
     pub max_query_cost: u64,
     /// Connections served at once; more wait in the listen backlog.
     pub max_connections: usize,
+    /// How long an SQL query may run before it is cancelled.
+    pub sql_timeout: Duration,
+    /// The most rows an SQL answer holds (the rest is cut, and the answer says so).
+    pub sql_max_rows: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { header_timeout: Duration::from_secs(10), max_query_cost: 20_000_000, max_connections: 256 }
+        Limits {
+            header_timeout: Duration::from_secs(10),
+            max_query_cost: 20_000_000,
+            max_connections: 256,
+            sql_timeout: Duration::from_secs(30),
+            sql_max_rows: 10_000,
+        }
     }
 }
 
@@ -134,12 +150,21 @@ pub fn spawn(addr: SocketAddr, cube: SharedCube, live: bool) -> anyhow::Result<S
 
 /// [`spawn`] with the given limits.
 pub fn spawn_with(addr: SocketAddr, cube: SharedCube, live: bool, limits: Limits) -> anyhow::Result<ServerHandle> {
+    spawn_full(addr, cube, live, limits, None)
+}
+
+/// [`spawn_with`], also answering `POST /api/sql` with `sql`.
+pub fn spawn_with_sql(addr: SocketAddr, cube: SharedCube, live: bool, limits: Limits, sql: Arc<dyn SqlService>) -> anyhow::Result<ServerHandle> {
+    spawn_full(addr, cube, live, limits, Some(sql))
+}
+
+fn spawn_full(addr: SocketAddr, cube: SharedCube, live: bool, limits: Limits, sql: Option<Arc<dyn SqlService>>) -> anyhow::Result<ServerHandle> {
     let listener = std::net::TcpListener::bind(addr).map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
     listener.set_nonblocking(true)?;
     let local = listener.local_addr()?;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("tracecube-http").enable_io().enable_time().build()?;
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let app = router_with(cube, live, limits);
+    let app = router_with(cube, live, limits, sql);
     let thread = std::thread::Builder::new().name("tracecube-serve".into()).spawn(move || {
         rt.block_on(async move {
             let l = tokio::net::TcpListener::from_std(listener)?;

@@ -77,7 +77,7 @@ fn the_server_bounds_its_work() {
     let cube = Arc::new(RwLock::new(c));
 
     // 1. Over the bound: refused before it runs, with the reason.
-    let limits = serve::Limits { header_timeout: Duration::from_millis(600), max_query_cost: cost - 1, max_connections: 8 };
+    let limits = serve::Limits { header_timeout: Duration::from_millis(600), max_query_cost: cost - 1, max_connections: 8, ..Default::default() };
     let server = serve::spawn_with("127.0.0.1:0".parse().unwrap(), cube.clone(), false, limits).unwrap();
     let t = Instant::now();
     let (status, body) = get(server.local_addr(), &heavy);

@@ -14,7 +14,9 @@
 //!   `ev_syscall_entry_openat`): the same first five columns, then the class's scalar
 //!   fields as typed columns ([`columns::Kind`]);
 //! - the analyses' results ([`reports::ReportTable`]): `cpu_usage`,
-//!   `cpu_usage_per_cpu`, `io_usage`, `io_files`.
+//!   `cpu_usage_per_cpu`, `io_usage`, `io_files`, `syscall_stats`, and tables of
+//!   occurrences from the kernel model: `sched_slices`, `syscalls`, `wakeups`, `irqs`,
+//!   `block_requests`.
 //!
 //! The trace tables are DataFusion table providers over the reader ([`scan`]): no
 //! copy of the trace, record batches streamed by one thread per partition, each
@@ -30,9 +32,10 @@ pub mod table;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::execution::context::SessionContext;
+use datafusion::execution::context::{SQLOptions, SessionContext};
 use datafusion::prelude::SessionConfig;
 use futures::StreamExt;
 
@@ -65,6 +68,19 @@ impl From<datafusion::error::DataFusionError> for SqlError {
     }
 }
 
+/// The answer of [`SqlSession::query_bounded`].
+#[derive(Debug)]
+pub struct Bounded {
+    /// The result's column names.
+    pub columns: Vec<String>,
+    /// The rows kept.
+    pub batches: Vec<RecordBatch>,
+    /// How many rows were kept.
+    pub rows: usize,
+    /// Whether the result had more rows than were kept.
+    pub truncated: bool,
+}
+
 /// Traces opened for SQL, with their tables registered.
 pub struct SqlSession {
     ctx: SessionContext,
@@ -90,7 +106,7 @@ impl SqlSession {
         for r in reports::ReportTable::ALL {
             ctx.register_table(r.name(), Arc::new(reports::ReportProvider::new(sources.clone(), r)))?;
         }
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(parts).thread_name("sql").build().map_err(SqlError::Runtime)?;
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(parts).thread_name("sql").enable_time().build().map_err(SqlError::Runtime)?;
         Ok(SqlSession { ctx, rt, sources, warnings })
     }
 
@@ -112,6 +128,13 @@ impl SqlSession {
     /// Runs `query`, handing each batch of its result to `each` as it comes (memory
     /// stays bounded by the batches in flight, whatever the result's size).
     pub fn query_each(&self, query: &str, mut each: impl FnMut(RecordBatch) -> Result<(), SqlError>) -> Result<(), SqlError> {
+        self.run_each(query, &mut each)
+    }
+
+    /// [`SqlSession::query_each`] without generics: DataFusion's async code is then
+    /// compiled once, in this crate, not again in every caller (which made the
+    /// `tracecube` binary's build minutes longer).
+    fn run_each(&self, query: &str, each: &mut dyn FnMut(RecordBatch) -> Result<(), SqlError>) -> Result<(), SqlError> {
         self.rt.block_on(async {
             let df = self.ctx.sql(query).await?;
             let mut stream = df.execute_stream().await?;
@@ -119,6 +142,38 @@ impl SqlSession {
                 each(b?)?;
             }
             Ok(())
+        })
+    }
+
+    /// Runs a read-only `query`, as a server's users may: no DDL, DML or statements
+    /// (nothing created, written or set); at most `max_rows` rows are kept; a query
+    /// still running after `timeout` is cancelled (its scans stop) and is an error.
+    pub fn query_bounded(&self, query: &str, max_rows: usize, timeout: Duration) -> Result<Bounded, SqlError> {
+        let read_only = SQLOptions::new().with_allow_ddl(false).with_allow_dml(false).with_allow_statements(false);
+        let work = async {
+            let df = self.ctx.sql_with_options(query, read_only).await?;
+            let columns = df.schema().fields().iter().map(|f| f.name().clone()).collect();
+            let mut stream = df.execute_stream().await?;
+            let mut out = Bounded { columns, batches: Vec::new(), rows: 0, truncated: false };
+            while let Some(b) = stream.next().await {
+                let b = b?;
+                let room = max_rows - out.rows;
+                if b.num_rows() > room {
+                    out.batches.push(b.slice(0, room));
+                    out.rows = max_rows;
+                    out.truncated = true;
+                    break;
+                }
+                out.rows += b.num_rows();
+                out.batches.push(b);
+            }
+            Ok(out)
+        };
+        self.rt.block_on(async {
+            match tokio::time::timeout(timeout, work).await {
+                Ok(r) => r,
+                Err(_) => Err(SqlError::Query(format!("the query ran longer than {} s and was cancelled", timeout.as_secs_f64()))),
+            }
         })
     }
 

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use datafusion::arrow::csv::WriterBuilder;
-use datafusion::arrow::json::LineDelimitedWriter;
+use datafusion::arrow::json::{ArrayWriter, LineDelimitedWriter};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::pretty::pretty_format_batches;
 
@@ -81,4 +81,17 @@ impl<W: Write> ResultWriter<W> {
         self.out.flush().map_err(out_err)?;
         Ok(self.rows)
     }
+}
+
+/// A bounded answer as one JSON document: `{"columns": [names], "rows": [objects],
+/// "truncated": bool}` (the form of `POST /api/sql`).
+pub fn json_answer(b: &crate::Bounded) -> Result<serde_json::Value, SqlError> {
+    let mut w = ArrayWriter::new(Vec::new());
+    for batch in &b.batches {
+        w.write(batch).map_err(out_err)?;
+    }
+    w.finish().map_err(out_err)?;
+    let bytes = w.into_inner();
+    let rows: serde_json::Value = if bytes.is_empty() { serde_json::Value::Array(Vec::new()) } else { serde_json::from_slice(&bytes).map_err(out_err)? };
+    Ok(serde_json::json!({ "columns": b.columns, "rows": rows, "truncated": b.truncated }))
 }

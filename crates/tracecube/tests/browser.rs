@@ -28,7 +28,11 @@ fn page_charts_brushes_and_drills_down_in_chromium() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(cube::file::is_cube(&cube));
 
-    let mut child = bin().arg("serve").arg(&cube).args(["--addr", "127.0.0.1:0"]).stdout(Stdio::piped()).spawn().unwrap();
+    // A trace for the page's SQL box (`serve --trace`).
+    let trace = dir.path().join("trace");
+    assert!(bin().args(["synth", "--cpus", "2", "--events", "20000", "--seed", "4", "-o"]).arg(&trace).status().unwrap().success());
+
+    let mut child = bin().arg("serve").arg(&cube).args(["--addr", "127.0.0.1:0", "--trace"]).arg(&trace).stdout(Stdio::piped()).spawn().unwrap();
     let stdout = child.stdout.take().unwrap();
     let server = Server(child);
     let mut line = String::new();

@@ -112,3 +112,90 @@ fn query_help_names_the_built_in_metrics() {
         assert!(help.contains(&format!("`{}`", m.name)), "query --help does not name {}: {help}", m.name);
     }
 }
+
+/// `POST target` with a JSON body → (status, body).
+fn post(addr: &str, target: &str, body: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "POST {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    let body = if head.to_ascii_lowercase().contains("chunked") { dechunk(body) } else { body.to_string() };
+    (head.split(' ').nth(1).unwrap().parse().unwrap(), body)
+}
+
+/// The payload of a chunked HTTP/1.1 body.
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap();
+        if n == 0 {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        body = &rest[n + 2..];
+    }
+    out
+}
+
+/// Starts `tracecube serve CUBE args...` and returns its address.
+fn start(cube: &std::path::Path, args: &[&std::ffi::OsStr]) -> (Server, String) {
+    let mut child = bin().arg("serve").arg(cube).args(["--addr", "127.0.0.1:0"]).args(args).stdout(Stdio::piped()).spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let server = Server(child);
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).unwrap();
+    let addr = line.split("http://").nth(1).and_then(|s| s.split('/').next()).unwrap_or_else(|| panic!("{line}")).to_string();
+    (server, addr)
+}
+
+/// `POST /api/sql` answers what `tracecube sql --format json` prints, refuses what
+/// would change anything (DDL, DML, COPY TO a file), cuts long answers at its row
+/// bound and says so, and is a 404 on a server given no trace.
+#[test]
+fn sql_endpoint_answers_like_the_sql_command_and_only_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace");
+    assert!(bin().args(["synth", "--cpus", "2", "--events", "20000", "--seed", "7", "-o"]).arg(&trace).status().unwrap().success());
+    let cube = dir.path().join("c.cube");
+    assert!(bin().args(["cube", "build"]).arg(&trace).arg("-o").arg(&cube).output().unwrap().status.success());
+    let (_server, addr) = start(&cube, &[std::ffi::OsStr::new("--trace"), trace.as_os_str()]);
+
+    let q = "SELECT name, count(*) AS n FROM events GROUP BY name ORDER BY n DESC, name LIMIT 6";
+    let out = bin().arg("sql").arg(&trace).args(["--format", "json", "-e", q]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let want: Vec<serde_json::Value> = out.stdout.split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(|l| serde_json::from_slice(l).unwrap()).collect();
+    assert_eq!(want.len(), 6);
+    let (status, body) = post(&addr, "/api/sql", &serde_json::json!({ "query": q }).to_string());
+    assert_eq!(status, 200, "{body}");
+    let got: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(got["columns"], serde_json::json!(["name", "n"]));
+    assert_eq!(got["rows"].as_array().unwrap(), &want);
+    assert_eq!(got["truncated"], false);
+
+    // 20,000 events: more than the 10,000 rows an answer holds.
+    let (status, body) = post(&addr, "/api/sql", r#"{"query": "SELECT ts FROM events"}"#);
+    assert_eq!(status, 200, "{body}");
+    let got: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((got["rows"].as_array().unwrap().len(), got["truncated"].as_bool()), (10_000, Some(true)));
+
+    let written = dir.path().join("out.csv");
+    for q in ["CREATE TABLE t AS SELECT 1", "INSERT INTO events VALUES (1)", &format!("COPY (SELECT 1) TO '{}'", written.display()), "SET x = 1"] {
+        let (status, body) = post(&addr, "/api/sql", &serde_json::json!({ "query": q }).to_string());
+        assert_eq!(status, 400, "{q}: {body}");
+        assert!(body.contains("error"), "{q}: {body}");
+    }
+    assert!(!written.exists(), "COPY TO wrote a file");
+    let (status, body) = post(&addr, "/api/sql", r#"{"query": "SELEC 1"}"#);
+    assert_eq!(status, 400, "{body}");
+
+    let (_plain, addr) = start(&cube, &[]);
+    let (status, body) = post(&addr, "/api/sql", r#"{"query": "SELECT 1"}"#);
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("--trace"), "{body}");
+}

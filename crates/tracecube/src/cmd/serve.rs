@@ -15,6 +15,11 @@ pub struct ServeArgs {
     /// localhost unless told otherwise (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:8321")]
     pub addr: String,
+    /// Trace directories to answer `POST /api/sql` over (repeatable): the tables of
+    /// `tracecube sql`, read-only, bounded in rows and time.
+    #[cfg(feature = "sql")]
+    #[arg(long = "trace")]
+    pub traces: Vec<PathBuf>,
 }
 
 /// The socket address `flag`'s HOST:PORT names (the first one a host name resolves to).
@@ -26,8 +31,32 @@ pub fn listen_addr(flag: &str, text: &str) -> Result<SocketAddr> {
 /// Runs `serve` until the process is stopped.
 pub fn run(a: ServeArgs) -> Result<()> {
     let c = cube::open(&a.cube).with_context(|| format!("opening the cube {}", a.cube.display()))?;
-    let server = serve::spawn(listen_addr("--addr", &a.addr)?, Arc::new(RwLock::new(c)), false)?;
+    let (addr, cube) = (listen_addr("--addr", &a.addr)?, Arc::new(RwLock::new(c)));
+    #[cfg(feature = "sql")]
+    let server = if a.traces.is_empty() {
+        serve::spawn(addr, cube, false)?
+    } else {
+        let session = sql::SqlSession::open(&a.traces, 0)?;
+        for w in &session.warnings {
+            eprintln!("tracecube: warning: {w}");
+        }
+        serve::spawn_with_sql(addr, cube, false, serve::Limits::default(), Arc::new(SqlOverTraces(session)))?
+    };
+    #[cfg(not(feature = "sql"))]
+    let server = serve::spawn(addr, cube, false)?;
     // One line, flushed, that scripts (and the tests) read to find the port.
     println!("serving {} on http://{}/ (API: /api/openapi.json)", a.cube.display(), server.local_addr());
     server.join()
+}
+
+/// `POST /api/sql` over the traces of `--trace`.
+#[cfg(feature = "sql")]
+struct SqlOverTraces(sql::SqlSession);
+
+#[cfg(feature = "sql")]
+impl serve::SqlService for SqlOverTraces {
+    fn run(&self, query: &str, max_rows: usize, timeout: std::time::Duration) -> Result<serde_json::Value, String> {
+        let answer = self.0.query_bounded(query, max_rows, timeout).map_err(|e| e.to_string())?;
+        sql::output::json_answer(&answer).map_err(|e| e.to_string())
+    }
 }
