@@ -27,12 +27,7 @@ fn serve_answers_equal_query_command() {
     let cube = dir.path().join("c.cube");
     let out = bin().args(["cube", "build"]).arg(&trace).arg("-o").arg(&cube).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let mut child = bin().arg("serve").arg(&cube).args(["--addr", "127.0.0.1:0"]).stdout(Stdio::piped()).spawn().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let _server = Server(child);
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).unwrap();
-    let addr = line.split("http://").nth(1).and_then(|s| s.split('/').next()).unwrap_or_else(|| panic!("{line}")).to_string();
+    let (_server, addr) = start(&cube, "127.0.0.1:0", &[]);
 
     for (query, args) in [
         ("metric=cpu_time&by=process:tid&top=5", &["--metric", "cpu_time", "--by", "process:tid", "--top", "5"][..]),
@@ -67,12 +62,7 @@ fn query_command_validates_like_the_api() {
     assert!(bin().args(["synth", "--cpus", "2", "--events", "5000", "--seed", "3", "-o"]).arg(&trace).status().unwrap().success());
     let cube = dir.path().join("c.cube");
     assert!(bin().args(["cube", "build"]).arg(&trace).arg("-o").arg(&cube).output().unwrap().status.success());
-    let mut child = bin().arg("serve").arg(&cube).args(["--addr", "localhost:0"]).stdout(Stdio::piped()).spawn().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let _server = Server(child);
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).unwrap();
-    let addr = line.split("http://").nth(1).and_then(|s| s.split('/').next()).unwrap_or_else(|| panic!("{line}")).to_string();
+    let (_server, addr) = start(&cube, "localhost:0", &[]);
     for (query, args, message) in [
         ("metric=events&top=0", &["--metric", "events", "--top", "0"][..], "top=0: expected a whole number from 1 to 100000"),
         ("metric=events&every=0s", &["--metric", "events", "--every", "0s"], "every: the window length must be positive"),
@@ -143,9 +133,10 @@ fn dechunk(mut body: &str) -> String {
     out
 }
 
-/// Starts `tracecube serve CUBE args...` and returns its address.
-fn start(cube: &std::path::Path, args: &[&std::ffi::OsStr]) -> (Server, String) {
-    let mut child = bin().arg("serve").arg(cube).args(["--addr", "127.0.0.1:0"]).args(args).stdout(Stdio::piped()).spawn().unwrap();
+/// Starts `tracecube serve CUBE --addr ADDR args...` and returns the address it
+/// listens on.
+fn start(cube: &std::path::Path, addr: &str, args: &[&std::ffi::OsStr]) -> (Server, String) {
+    let mut child = bin().arg("serve").arg(cube).args(["--addr", addr]).args(args).stdout(Stdio::piped()).spawn().unwrap();
     let stdout = child.stdout.take().unwrap();
     let server = Server(child);
     let mut line = String::new();
@@ -164,7 +155,7 @@ fn sql_endpoint_answers_like_the_sql_command_and_only_reads() {
     assert!(bin().args(["synth", "--cpus", "2", "--events", "20000", "--seed", "7", "-o"]).arg(&trace).status().unwrap().success());
     let cube = dir.path().join("c.cube");
     assert!(bin().args(["cube", "build"]).arg(&trace).arg("-o").arg(&cube).output().unwrap().status.success());
-    let (_server, addr) = start(&cube, &[std::ffi::OsStr::new("--trace"), trace.as_os_str()]);
+    let (_server, addr) = start(&cube, "127.0.0.1:0", &[std::ffi::OsStr::new("--trace"), trace.as_os_str()]);
 
     let q = "SELECT name, count(*) AS n FROM events GROUP BY name ORDER BY n DESC, name LIMIT 6";
     let out = bin().arg("sql").arg(&trace).args(["--format", "json", "-e", q]).output().unwrap();
@@ -194,7 +185,7 @@ fn sql_endpoint_answers_like_the_sql_command_and_only_reads() {
     let (status, body) = post(&addr, "/api/sql", r#"{"query": "SELEC 1"}"#);
     assert_eq!(status, 400, "{body}");
 
-    let (_plain, addr) = start(&cube, &[]);
+    let (_plain, addr) = start(&cube, "127.0.0.1:0", &[]);
     let (status, body) = post(&addr, "/api/sql", r#"{"query": "SELECT 1"}"#);
     assert_eq!(status, 404, "{body}");
     assert!(body.contains("--trace"), "{body}");
