@@ -4,10 +4,11 @@
 #   SELECT count(*) FROM events                  vs  babeltrace2 TRACE -o dummy (asked: >= 10x faster)
 #   SELECT name, count(*) FROM events GROUP BY name  vs  tracecube count --by-name (asked: within 3x)
 # then the peak RSS (/usr/bin/time -v) of both queries and of a full-width scan.
-# Usage: [TRACECUBE=target/ci/tracecube] [JOBS=0] scripts/bench-sql.sh TRACE
+# Usage: [TRACECUBE=target/release/tracecube] [JOBS=0] scripts/bench-sql.sh TRACE
+# (a release build: the ci profile builds DataFusion unoptimised)
 # (a synthetic trace: tracecube synth --cpus 4 --events 10000000 --seed 9 -o /tmp/synbig)
 set -euo pipefail
-BIN=${TRACECUBE:-target/ci/tracecube}
+BIN=${TRACECUBE:-target/release/tracecube}
 J=${JOBS:-0}
 t=${1:?usage: scripts/bench-sql.sh TRACE}
 name=$(basename "$t")
