@@ -35,14 +35,9 @@ pub struct Reading {
 }
 
 /// `set` with its compiled event headers turned off: every event then goes through the
-/// general decoder (as `TRACECUBE_GENERIC_HEADERS=1` does).
-pub fn general(mut set: TraceSet) -> TraceSet {
-    for t in &mut set.traces {
-        for sp in &mut t.plan.streams {
-            sp.fast_header = None;
-        }
-    }
-    set
+/// general decoder ([`TraceSet::without_compiled_headers`]).
+pub fn general(set: TraceSet) -> TraceSet {
+    set.without_compiled_headers()
 }
 
 fn seen(item: &mut Item<'_, '_>) -> Seen {

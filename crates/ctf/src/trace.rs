@@ -46,7 +46,7 @@ impl FileBytes {
         let io = |err| Error::Io { path: path.into(), err };
         let f = std::fs::File::open(path).map_err(io)?;
         let len = f.metadata().map_err(io)?.len();
-        if len == 0 || std::env::var_os("TRACECUBE_NO_MMAP").is_some() {
+        if len == 0 {
             return Ok(FileBytes::Owned(std::fs::read(path).map_err(io)?));
         }
         // SAFETY: read-only mapping of a file we do not modify; see the type's docs.
@@ -189,6 +189,18 @@ impl TraceSet {
     /// Total number of packets.
     pub fn packet_count(&self) -> usize {
         self.streams.iter().map(|s| s.packets.len()).sum()
+    }
+
+    /// The set with its compiled LTTng event headers turned off: every event header
+    /// then goes through the general decoder (to measure the compiled path, and as
+    /// the oracle of [`crate::crosscheck`]).
+    pub fn without_compiled_headers(mut self) -> TraceSet {
+        for t in &mut self.traces {
+            for sp in &mut t.plan.streams {
+                sp.fast_header = None;
+            }
+        }
+        self
     }
 }
 

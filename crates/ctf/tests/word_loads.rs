@@ -11,17 +11,6 @@ use ctf::stream::{AheadBuf, CopyRequest, Item, Passed, StreamCursor, Wanted, COP
 use ctf::trace::TraceSet;
 use proptest::prelude::*;
 
-/// `set` with the compiled event headers turned off: every event goes through the
-/// general decoder (as `TRACECUBE_GENERIC_HEADERS=1` does).
-fn general(mut set: TraceSet) -> TraceSet {
-    for t in &mut set.traces {
-        for sp in &mut t.plan.streams {
-            sp.fast_header = None;
-        }
-    }
-    set
-}
-
 /// Every item of every stream as (kind, ts, JSON dump).
 fn dump(set: &TraceSet) -> Vec<(u8, Option<i64>, String)> {
     (0..set.streams.len()).flat_map(|s| common::items(set, s, 0..set.streams[s].packets.len())).collect()
@@ -90,7 +79,7 @@ proptest! {
         let layouts: Vec<_> = fast.traces[0].plan.streams.iter().map(|sp| sp.fast_header.as_ref().map(|h| h.layout)).collect();
         let want = if seed.is_multiple_of(2) { HeaderLayout::LttngCompactLe } else { HeaderLayout::LttngLargeLe };
         prop_assert!(layouts.iter().all(|l| *l == Some(want)), "{:?}", layouts);
-        let slow = general(TraceSet::open(dir.path()).unwrap());
+        let slow = TraceSet::open(dir.path()).unwrap().without_compiled_headers();
         prop_assert_eq!(dump(&fast), dump(&slow));
         let lo = fast.streams.iter().flat_map(|s| s.packets.first()).filter_map(|p| p.info.ts_begin).min().unwrap_or(0);
         let window = (lo + w.0.min(w.1), lo + w.0.max(w.1));
@@ -186,7 +175,7 @@ fn word_loads_equal_the_general_decoder_on_real_traces() {
     for name in names {
         let dir = root.join(name);
         let (Ok(fast), Ok(slow)) = (TraceSet::open(&dir), TraceSet::open(&dir)) else { continue };
-        let slow = general(slow);
+        let slow = slow.without_compiled_headers();
         seen += 1;
         // LTTng's little-endian headers get the loops compiled for their layouts.
         let layouts: Vec<_> = fast.traces[0].plan.streams.iter().filter_map(|sp| sp.fast_header.as_ref().map(|h| h.layout)).collect();
@@ -387,7 +376,7 @@ proptest! {
     fn turning_between_ways_of_reading_loses_and_repeats_nothing(seed in 0u64..1000, mask in proptest::collection::vec(any::<bool>(), 64), turns in proptest::collection::vec(prop_oneof![4 => 0u8..2, 1 => 2u8..4], 0..40)) {
         let dir = tempfile::tempdir().unwrap();
         let fast = synth_trace(dir.path(), seed);
-        let slow = general(TraceSet::open(dir.path()).unwrap());
+        let slow = TraceSet::open(dir.path()).unwrap().without_compiled_headers();
         let mut paired = false;
         for s in 0..fast.streams.len() {
             let (want, _) = taken_turning(&slow, s, &mask, &[2]);

@@ -100,8 +100,8 @@ fn info_reports_discarded_events_like_lttng_status() {
     let out = bin().arg("info").arg(shared.join("traces/lttng-recorded/ust-discard")).output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     // `lttng status` reported 113,133 discarded events for this session.
-    assert!(text.contains("discarded events: 113133"), "{text}");
-    assert!(text.contains("events: 29991"), "{text}");
+    assert!(text.contains("discarded events: 113,133"), "{text}");
+    assert!(text.contains("\nevents: 29,991"), "{text}");
 }
 
 #[test]

@@ -119,11 +119,9 @@ impl Plan {
             p.streams[si].fixed_by_id = fixed_by_id;
             p.streams[si].skim_by_id = skim_by_id;
         }
-        // TRACECUBE_GENERIC_HEADERS=1 disables the compiled header (to measure it).
-        if std::env::var_os("TRACECUBE_GENERIC_HEADERS").is_none() {
-            for i in 0..p.streams.len() {
-                p.streams[i].fast_header = p.streams[i].event_header.and_then(|h| p.recognize_lttng_header(h));
-            }
+        // (`TraceSet::without_compiled_headers` turns these off again.)
+        for i in 0..p.streams.len() {
+            p.streams[i].fast_header = p.streams[i].event_header.and_then(|h| p.recognize_lttng_header(h));
         }
         Ok(p)
     }

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use ::cube::time::{instant_forms, TimeBase, Zone};
+use analysis::text;
 use anyhow::Result;
 use ctf::ir::{EnvValue, MetadataFormat};
 use ctf::stream::{Item, StreamCursor};
@@ -64,7 +65,7 @@ pub fn run(a: InfoArgs) -> Result<()> {
     }
     let mut total = StreamStats::default();
     let mut errors = Vec::new();
-    println!("streams: {}", set.streams.len());
+    let mut rows = Vec::new();
     for (i, s) in set.streams.iter().enumerate() {
         let mut st = StreamStats::default();
         let mut c = StreamCursor::new(&set, i);
@@ -90,21 +91,9 @@ pub fn run(a: InfoArgs) -> Result<()> {
             f
         };
         let indexed = s.packets.first().is_some_and(|p| set.packet_file(p).1.from_index);
-        println!(
-            "  stream {i}: class {}, instance {}, {} packet(s){}, files {}, {} event(s), discarded {}, lost packets {}, time {}",
-            s.class_id,
-            s.instance.map_or("-".to_string(), |v| v.to_string()),
-            s.packets.len(),
-            if indexed { " (from index)" } else { "" },
-            files.join(","),
-            st.events,
-            st.discarded,
-            st.lost,
-            range_text(st.first, st.last),
-        );
+        rows.push((i, s.class_id, s.instance, s.packets.len(), indexed, files.join(","), st.events, st.discarded, st.lost, st.first, st.last));
         if let Some(e) = err {
-            println!("    error: {e}");
-            errors.push(e);
+            errors.push((i, e));
         }
         total.events += st.events;
         total.discarded += st.discarded;
@@ -115,10 +104,42 @@ pub fn run(a: InfoArgs) -> Result<()> {
         };
         total.last = total.last.max(st.last);
     }
-    println!("packets: {}", set.packet_count());
-    println!("events: {}", total.events);
-    println!("discarded events: {}", total.discarded);
-    println!("lost packets: {}", total.lost);
+    // The stream table: times as offsets from the first event (the origin of `+OFFSET`).
+    let origin = total.first.unwrap_or(0);
+    let offset = |t: Option<i64>| t.map_or("-".to_string(), |t| format!("+{:.9}s", (t - origin) as f64 / 1e9));
+    let mut t = text::table(
+        &["stream", "class", "instance", "packets", "files", "events", "discarded", "lost packets", "first", "last", "length"],
+        &[0, 1, 2, 3, 5, 6, 7, 8, 9, 10],
+    );
+    for (i, class, instance, packets, indexed, files, events, discarded, lost, first, last) in rows {
+        let length = match (first, last) {
+            (Some(a), Some(b)) => text::duration((b - a).max(0) as u64),
+            _ => "-".into(),
+        };
+        t.add_row(vec![
+            i.to_string(),
+            class.to_string(),
+            instance.map_or("-".to_string(), |v| v.to_string()),
+            if indexed { format!("{packets} (index)") } else { packets.to_string() },
+            files,
+            text::count(events),
+            text::count(discarded),
+            text::count(lost),
+            offset(first),
+            offset(last),
+            length,
+        ]);
+    }
+    let mut out = String::new();
+    text::section(&mut out, &format!("streams: {}", set.streams.len()), t)?;
+    print!("{out}");
+    for (i, e) in &errors {
+        println!("stream {i}: error: {e}");
+    }
+    println!("packets: {}", text::count(set.packet_count() as u64));
+    println!("events: {}", text::count(total.events));
+    println!("discarded events: {}", text::count(total.discarded));
+    println!("lost packets: {}", text::count(total.lost));
     println!("time range: {}", range_text(total.first, total.last));
     if let (Some(first), Some(last)) = (total.first, total.last) {
         // The origin of `+OFFSET`s in every command, and the range in each form
@@ -127,12 +148,13 @@ pub fn run(a: InfoArgs) -> Result<()> {
         println!("  first event (origin of +OFFSET): {}", instant_forms(first, base));
         println!("  last event:                      {}", instant_forms(last, base));
     }
+    let errors: Vec<_> = errors.into_iter().map(|(_, e)| e).collect();
     super::fail_on_stream_errors(&errors)
 }
 
 fn range_text(first: Option<i64>, last: Option<i64>) -> String {
     match (first, last) {
-        (Some(a), Some(b)) => format!("[{a}, {b}] ns ({:.9} s)", (b - a) as f64 / 1e9),
+        (Some(a), Some(b)) => format!("[{a}, {b}] ns ({})", text::duration((b - a).max(0) as u64)),
         _ => "-".into(),
     }
 }
