@@ -126,8 +126,8 @@ fn grow(threads: &mut Vec<ThreadAcc>, n: usize) {
     threads.resize(n, ThreadAcc::default());
 }
 
-/// Where a stream's credits go: the threads' totals and, with a filter, the split per
-/// thread and stream.
+/// Where a stream's credits go: the threads' totals and, when asked, the split per
+/// thread and stream (a filter) and every execution (`--log`).
 struct Sink<'a> {
     threads: &'a mut Vec<ThreadAcc>,
     records: &'a mut Records,
