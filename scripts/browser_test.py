@@ -6,7 +6,8 @@ Usage: browser_test.py URL SCREENSHOT.png [CHROMIUM]
 
 Loads the page served by `tracecube serve`, checks that the chart has data, that
 every overview view (CPU per CPU and per process, I/O per process and per folder,
-event rate) has a chart and the API's top 5, that time-axis labels do not overlap,
+event rate, the four latency views) has a chart and the API's top 5 (or says that
+the trace has nothing of it), that time-axis labels do not overlap,
 that the page uses the whole width, that tables show the chart's unit, and that the
 range reads as times of day and offsets; drags across the chart and checks that the
 explorer's and every view's tables become the API's answer for the chosen range,
@@ -109,7 +110,9 @@ class Browser:
 LOADS = "Number(document.body.dataset.loads || 0)"
 TABLE = "[...document.querySelectorAll('#topk tbody tr[data-member]')].map(r => [r.dataset.member, Number(r.dataset.value)])"
 PANELS = """[...document.querySelectorAll('#overview .panel')].map(p => ({
-  metric: p.dataset.metric, by: p.dataset.by, points: Number(p.querySelector('.chart').dataset.points || 0),
+  metric: p.dataset.metric, by: p.dataset.by, agg: p.dataset.agg, points: Number(p.querySelector('.chart').dataset.points || 0),
+  empty: p.querySelector('.chart').dataset.empty === 'true', note: (p.querySelector('.chart .empty') || {}).textContent || '',
+  cells: [...p.querySelectorAll('table.topk tbody tr[data-member] td:last-child')].map(c => c.textContent),
   asked: p.querySelector('table.topk').dataset.asked,
   rows: [...p.querySelectorAll('table.topk tbody tr[data-member]')].map(r => [r.dataset.member, Number(r.dataset.value)])}))"""
 
@@ -117,11 +120,22 @@ PANELS = """[...document.querySelectorAll('#overview .panel')].map(p => ({
 def check_overview(b, asked):
     """Every overview view has a chart with data and the API's top 5 for the range."""
     panels = b.eval(PANELS)
-    check(len(panels) >= 4, f"overview of {len(panels)} views: {[(p['metric'], p['by']) for p in panels]}")
+    check(len(panels) >= 9, f"overview of {len(panels)} views: {[(p['metric'], p['by']) for p in panels]}")
     for p in panels:
-        want = api(b, f"/api/query?metric={p['metric']}&by={p['by']}&top=5" + (f"&range={asked}" if asked else ""))
+        agg = f"&agg={p['agg']}" if p["agg"] else ""
+        want = api(b, f"/api/query?metric={p['metric']}&by={p['by']}&top=5{agg}" + (f"&range={asked}" if asked else ""))
+        whole = api(b, f"/api/query?metric={p['metric']}&by={p['by']}&top=5{agg}")
+        if p["empty"]:
+            check(rows_of(whole) == [] and p["rows"] == [] and "Nothing measured" in p["note"],
+                  f"view {p['metric']}: the trace has none of it, and the view says so ({p['note']})")
+            continue
         check(p["points"] > 0 and p["asked"] == (asked or "") and p["rows"] == rows_of(want),
-              f"view {p['metric']} by {p['by']}: chart has data, table is the API's answer for {asked or 'the whole trace'}")
+              f"view {p['metric']} {p['agg'] or 'sum'} by {p['by']}: chart has data, table is the API's answer for {asked or 'the whole trace'}")
+        if p["agg"] in ("avg", "max"):
+            check(all(re.fullmatch(r"[\d.]+ (s|ms|µs|ns)", c) for c in p["cells"]), f"view {p['metric']} {p['agg']}: durations in the table: {p['cells'][:2]}")
+    latency = [p for p in panels if p["metric"] in ("syscall_latency", "sched_latency", "irq_time", "block_latency")]
+    check(len(latency) == 4 and any(not p["empty"] for p in latency),
+          f"the latency views are there, with data: {[(p['metric'], not p['empty']) for p in latency]}")
 
 
 def api(b, path):
@@ -158,7 +172,7 @@ def run(url, shot, chromium):
         whole = api(b, "/api/query?metric=cpu_time&by=process:pid&top=5")
         check(before == rows_of(whole), f"whole-trace table is the API's answer ({len(before)} rows)")
         check_overview(b, None)
-        fit = b.eval("[...document.querySelectorAll('#chart, #overview .chart')].map(c => c.dataset.ticksFit)")
+        fit = b.eval("[...document.querySelectorAll('#chart, #overview .chart:not([data-empty=true])')].map(c => c.dataset.ticksFit)")
         check(all(f == "true" for f in fit), f"time-axis labels never overlap on {len(fit)} charts")
         width = b.eval("[document.getElementById('overview').getBoundingClientRect().width, window.innerWidth]")
         check(width[0] >= 0.95 * width[1], f"the views use the whole width ({width[0]:.0f} of {width[1]} px)")

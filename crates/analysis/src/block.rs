@@ -29,7 +29,8 @@ use serde::Serialize;
 
 use crate::filter::Filter;
 use crate::latency::{Bucket, DurationRow, Durations, LatencyOptions, Sink};
-use kernel::events::{EvKind, EventLayout};
+use kernel::events::{dev_name, EvKind, EventLayout};
+use kernel::latency::BlockRequests;
 use kernel::layout::{Kind, Layout};
 use kernel::model::{text_of, FxMap, Info, Span};
 
@@ -62,14 +63,12 @@ enum What {
     Complete,
 }
 
-/// A pending request.
-#[derive(Debug, Clone, Copy)]
-struct Pending {
-    ts: i64,
-    nr: u64,
+/// What a pending request keeps beside its time and length: its issuing thread,
+/// whether it writes, whether it was issued on a selected CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Issuer {
     tid: i32,
     write: bool,
-    /// Issued on a selected CPU.
     counted: bool,
 }
 
@@ -109,8 +108,7 @@ struct Long {
 pub struct BlockState {
     complete: bool,
     log: Vec<Rec>,
-    pending: FxMap<(u64, u64), Pending>,
-    inserted: FxMap<(u64, u64), i64>,
+    requests: BlockRequests<Issuer>,
     disks: BTreeMap<u64, Acc>,
     tids: FxMap<i32, Acc>,
     /// With a thread filter, the disks' totals per disk and thread.
@@ -185,12 +183,6 @@ pub struct BlockReport {
     pub processes: Vec<BlockRow>,
 }
 
-/// `major:minor` of a kernel `dev_t` as LTTng writes it (`MKDEV`: 12-bit major above
-/// a 20-bit minor).
-fn dev_name(dev: u64) -> String {
-    format!("{}:{}", dev >> 20, dev & 0xf_ffff)
-}
-
 impl Block {
     /// Prepares the block analysis for `set`.
     pub fn new(set: &TraceSet, opts: LatencyOptions) -> Block {
@@ -212,32 +204,24 @@ impl Block {
     }
 
     fn apply(&self, st: &mut BlockState, r: Rec) {
-        if r.nr == 0 {
-            return;
-        }
-        let key = (r.dev, r.sector);
         match r.what {
-            What::Insert => {
-                st.inserted.insert(key, r.ts);
-            }
+            What::Insert => st.requests.insert(r.ts, r.dev, r.sector, r.nr),
             What::Issue => {
-                let queued = st.inserted.remove(&key).map(|t| (r.ts - t).max(0) as u64);
-                st.pending.insert(key, Pending { ts: r.ts, nr: r.nr, tid: r.tid, write: r.write, counted: r.counted });
-                if let Some(q) = queued.filter(|_| r.counted) {
+                let issuer = Issuer { tid: r.tid, write: r.write, counted: r.counted };
+                let Some(Some(q)) = st.requests.issue(r.ts, r.dev, r.sector, r.nr, issuer) else { return };
+                if r.counted {
                     self.accs(st, r.dev, r.tid).for_each(|a| a.queued.add(q));
                 }
             }
             What::Complete => {
-                let Some(p) = st.pending.get(&key).copied().filter(|p| p.nr == r.nr) else { return };
-                st.pending.remove(&key);
-                let d = (r.ts - p.ts).max(0) as u64;
-                if !self.opts.keeps(d) || !p.counted {
+                let Some((p, d)) = st.requests.complete(r.ts, r.dev, r.sector, r.nr) else { return };
+                if !self.opts.keeps(d) || !p.data.counted {
                     return;
                 }
                 let bytes = p.nr * 512;
-                for acc in self.accs(st, r.dev, p.tid) {
+                for acc in self.accs(st, r.dev, p.data.tid) {
                     acc.latency.add(d);
-                    if p.write {
+                    if p.data.write {
                         acc.write_bytes += bytes;
                     } else {
                         acc.read_bytes += bytes;
@@ -249,8 +233,8 @@ impl Block {
                     dev: std::cmp::Reverse(r.dev),
                     sector: std::cmp::Reverse(r.sector),
                     bytes,
-                    tid: p.tid,
-                    write: p.write,
+                    tid: p.data.tid,
+                    write: p.data.write,
                 });
             }
         }

@@ -22,7 +22,7 @@
 //! and `--procname` do not apply (an interrupt runs on behalf of no thread; lttng-irqstats
 //! ignores them too).
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 
 use ctf::stream::EventRef;
 use ctf::trace::TraceSet;
@@ -32,8 +32,9 @@ use serde::Serialize;
 use crate::filter::Filter;
 use crate::latency::{Bucket, DurationRow, Durations, LatencyOptions, Sink};
 use kernel::events::{softirq_name, EvKind, EventLayout};
+use kernel::latency::{elapsed, IrqMachine as Machine};
 use kernel::layout::Layout;
-use kernel::model::{text_of, FxMap, Span};
+use kernel::model::{text_of, Span};
 
 /// The irq analysis.
 pub struct Irq {
@@ -60,18 +61,6 @@ enum What {
     Raise,
     SoftEntry,
     SoftExit,
-}
-
-/// A CPU's queued softirqs of one vector: `(raise ts, entry ts)`.
-type SoftQueue = VecDeque<(Option<i64>, Option<i64>)>;
-
-/// The interrupt machine of one CPU.
-#[derive(Debug, Clone, Default)]
-struct Machine {
-    /// Current hard IRQ `(irq, entry ts)`.
-    hard: Option<(u32, i64)>,
-    /// Per vector: queued softirqs `(raise ts, entry ts)`.
-    soft: FxMap<u32, SoftQueue>,
 }
 
 /// Softirq statistics of one vector.
@@ -186,46 +175,25 @@ impl Irq {
 
     /// Interprets `r` on CPU machine `m` of complete state `st`'s statistics.
     fn apply(&self, m: &mut Machine, st: &mut IrqStateStats<'_>, r: Rec) {
-        let keep = |d: u64| self.opts.keeps(d);
-        match r.what {
-            What::HardEntry => m.hard = Some((r.id, r.ts)),
-            What::HardExit => {
-                if let Some((irq, t0)) = m.hard.take().filter(|(irq, _)| *irq == r.id) {
-                    let d = (r.ts - t0).max(0) as u64;
-                    if keep(d) {
-                        st.hard.entry(irq).or_default().add(d);
-                        st.top.offer(Long { dur: d, begin: std::cmp::Reverse(t0), hard: true, id: std::cmp::Reverse(irq) });
-                    }
-                }
-            }
-            What::Raise => {
-                let q = m.soft.entry(r.id).or_default();
-                if q.front().is_some_and(|f| f.1.is_none()) {
-                    return;
-                }
-                q.push_back((Some(r.ts), None));
-            }
-            What::SoftEntry => {
-                let q = m.soft.entry(r.id).or_default();
-                match q.front_mut() {
-                    Some(f) => f.1 = Some(r.ts),
-                    None => q.push_back((None, Some(r.ts))),
-                }
-            }
-            What::SoftExit => {
-                let Some((raise, Some(t0))) = m.soft.get_mut(&r.id).and_then(|q| q.pop_front()) else { return };
-                let d = (r.ts - t0).max(0) as u64;
-                if !keep(d) {
-                    return;
-                }
-                let acc = st.soft.entry(r.id).or_default();
-                acc.dur.add(d);
-                if let Some(t) = raise {
-                    acc.raise.add((t0 - t).max(0) as u64);
-                }
-                st.top.offer(Long { dur: d, begin: std::cmp::Reverse(t0), hard: false, id: std::cmp::Reverse(r.id) });
+        let done = match r.what {
+            What::HardEntry => return m.hard_entry(r.ts, r.id),
+            What::Raise => return m.raise(r.ts, r.id),
+            What::SoftEntry => return m.soft_entry(r.ts, r.id),
+            What::HardExit => m.hard_exit(r.ts, r.id),
+            What::SoftExit => m.soft_exit(r.ts, r.id),
+        };
+        let Some(h) = done.filter(|h| self.opts.keeps(h.duration)) else { return };
+        let hard = r.what == What::HardExit;
+        if hard {
+            st.hard.entry(h.id).or_default().add(h.duration);
+        } else {
+            let acc = st.soft.entry(h.id).or_default();
+            acc.dur.add(h.duration);
+            if let Some(t) = h.raised {
+                acc.raise.add(elapsed(t, h.begin));
             }
         }
+        st.top.offer(Long { dur: h.duration, begin: std::cmp::Reverse(h.begin), hard, id: std::cmp::Reverse(h.id) });
     }
 }
 

@@ -36,6 +36,7 @@ use serde::Serialize;
 use crate::filter::Filter;
 use crate::latency::{Bucket, DurationRow, Durations, LatencyOptions, Sink};
 use kernel::events::{EvKind, EventLayout};
+use kernel::latency::{Wait, WakeupWaits};
 use kernel::layout::{Kind, Layout};
 use kernel::model::{FxMap, Info, Span};
 use kernel::running::Running;
@@ -76,8 +77,8 @@ pub struct SchedState {
     log: Vec<Rec>,
     /// Complete states: the current task per stream (0: idle).
     cur: Running,
-    /// Complete states: per thread, its pending wake-up `(ts, waker)`.
-    pending: FxMap<i32, (i64, Option<i32>)>,
+    /// Complete states: the pending wake-ups.
+    waits: WakeupWaits,
     threads: FxMap<i32, Durations>,
     prios: BTreeMap<i32, Durations>,
     /// Per thread, the priorities its measured switches gave.
@@ -170,8 +171,7 @@ impl Sched {
         match r {
             Rec::Switch { ts, stream, next, prio, counted } => {
                 st.cur.set(stream as usize, next);
-                let Some((t0, waker)) = st.pending.remove(&next) else { return };
-                let d = (ts - t0).max(0) as u64;
+                let Some(Wait { since: t0, waker, latency: d }) = st.waits.switch_in(ts, next) else { return };
                 if !self.opts.keeps(d) || !counted {
                     return;
                 }
@@ -186,13 +186,7 @@ impl Sched {
                 }
                 st.top.offer(Long { dur: d, at: std::cmp::Reverse(t0), tid: std::cmp::Reverse(next), waker, prio });
             }
-            Rec::Wakeup { ts, stream, tid } => {
-                if (tid != 0 && st.cur.runs_anywhere(tid)) || st.pending.contains_key(&tid) {
-                    return;
-                }
-                let waker = st.cur.running(stream as usize).filter(|&t| t != 0);
-                st.pending.insert(tid, (ts, waker));
-            }
+            Rec::Wakeup { ts, stream, tid } => st.waits.wakeup(ts, tid, stream as usize, &st.cur),
         }
     }
 }

@@ -36,12 +36,9 @@ use serde::Serialize;
 use crate::cpu::HeadPolicy;
 use crate::filter::Filter;
 use crate::latency::{return_key, Bucket, DurationRow, Durations, LatencyOptions, Sink};
+use kernel::latency::{call_name, raw_call, CallId};
 use kernel::layout::{Kind, Layout};
 use kernel::model::{FxMap, Info, Span};
-
-/// A call's name: an index into [`Layout::names`], or `RAW | nr` for raw `sys_enter`.
-type CallId = u32;
-const RAW: CallId = 0x8000_0000;
 
 /// Options of [`Syscall`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -213,11 +210,7 @@ impl Syscall {
 
     /// The name of call `c`.
     fn name(&self, c: CallId) -> String {
-        if c & RAW != 0 {
-            return format!("syscall_{}", c & !RAW);
-        }
-        let n: &str = &self.layout.names[c as usize];
-        n.strip_prefix("syscall_entry_").or_else(|| n.strip_prefix("sys_")).unwrap_or(n).to_string()
+        call_name(&self.layout.names, c)
     }
 
     /// Appends `seg` to thread `tid`'s segment of `st` (tid 0, the idle task: dropped).
@@ -345,7 +338,7 @@ impl Analysis for Syscall {
                 return;
             }
             Kind::Entry { .. } | Kind::OtherEntry | Kind::UnknownEntry { .. } => (Some(c.name), None),
-            Kind::RawEntry { id } => (Some(RAW | ev.uint(id).unwrap_or(0).min(u64::from(!RAW)) as u32), None),
+            Kind::RawEntry { id } => (Some(raw_call(ev.uint(id).unwrap_or(0))), None),
             // (As lttng-syscallstats, a call counts when its exit is on a selected CPU;
             // an exit dropped leaves its entry pending, forgotten at the next entry.)
             Kind::Exit { .. } | Kind::RawExit { .. } if !self.filter.on_cpu(&self.layout, ev, ctx.stream) => return,

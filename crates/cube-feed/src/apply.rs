@@ -16,7 +16,9 @@
 //!   the trace's first event at that switch (`HeadPolicy::FromStart`), and syscalls
 //!   before that switch belong to it (found by [`prescan_first_switch`]);
 //! * `bytes_read` / `bytes_written`: exit `ret > 0` of read- and write-family syscalls
-//!   whose entry was seen, by thread and file.
+//!   whose entry was seen, by thread and file;
+//! * the latencies (`syscall_ns`, `wakeup_ns`, `irq_ns`, `block_ns`), as `analyze -a
+//!   syscall|sched|irq|block` measure them (`apply/latency.rs`).
 //!
 //! Members appear as the stream reveals them: thread names and pids from
 //! `sched_switch`, `sched_process_fork`/`exec` and the statedump; fd → path from
@@ -36,6 +38,8 @@ use kernel::replay::{Replay, Sink};
 use kernel::running::Running;
 
 use crate::log::{Fact, SliceLog};
+
+mod latency;
 
 const MACHINE: usize = 0;
 const CPU: usize = 1;
@@ -164,6 +168,8 @@ pub struct Applier {
     m_cpu: Vec<MetricId>,
     m_read: Vec<MetricId>,
     m_write: Vec<MetricId>,
+    /// The latency measures' state.
+    lat: latency::Latencies,
     cells: FxMap<(u16, [u32; 5]), u32>,
     /// Per slot (name × streams + stream): the CPU and operation nodes.
     ev_nodes: Vec<Option<(NodeId, NodeId)>>,
@@ -184,6 +190,7 @@ impl Applier {
         let s = &cube.schema;
         let (m_events, m_cpu, m_read, m_write) = (s.metrics_of("events"), s.metrics_of("cpu_ns"), s.metrics_of("bytes_read"), s.metrics_of("bytes_written"));
         let g0 = cube.config.levels[0].granularity_ns as i64;
+        let lat = latency::Latencies::new(&cube.schema);
         Applier {
             ev_nodes: vec![None; layout.names.len() * streams.len().max(1)],
             names: layout.names.clone(),
@@ -198,6 +205,7 @@ impl Applier {
             m_cpu,
             m_read,
             m_write,
+            lat,
             cells: FxMap::default(),
             first_ts: None,
             last_ts: 0,
@@ -215,6 +223,7 @@ impl Applier {
             self.running.append(&Running::new(streams));
         }
         self.names = layout.names.clone();
+        self.lat.relayout();
         self.ev_nodes = vec![None; self.names.len() * self.streams.len().max(1)];
     }
 
@@ -446,6 +455,7 @@ impl Applier {
                 }
                 self.running.switched(s, prev as i32, next as i32);
                 self.streams[s].since = t;
+                self.switched_in(cube, s, t, next as i32)?;
             }
             Fact::Fork { child_tid, child_pid, parent_tid, parent_pid, child_comm, .. } => {
                 if let Some(n) = child_comm {
@@ -477,18 +487,27 @@ impl Applier {
                     self.give_held(cube, t, held, file)?;
                 }
             }
-            Fact::Entry { s, sc, a0, a1, a2, path, .. } => {
+            Fact::Entry { s, call, sc, a0, a1, a2, path, .. } => {
+                self.call_entry(cube, s as usize, t, call);
                 let Some(tid) = self.who(s as usize) else { return Ok(()) };
                 let path = path.map(|n| self.intern(cube, &String::from_utf8_lossy(log.str(n))));
                 let i = self.kernel.slot(tid);
                 self.kernel.enter(i, Call::new(sc, a0, a1, a2), path);
             }
-            Fact::OtherEntry { s, .. } => {
+            Fact::OtherEntry { s, call, .. } => {
+                self.call_entry(cube, s as usize, t, call);
                 if let Some(i) = self.who(s as usize).and_then(|tid| self.kernel.find(tid)) {
                     self.kernel.other_entry(i);
                 }
             }
-            Fact::Exit { s, sc, ret, fds, .. } => self.exit(cube, s as usize, t, sc, ret, fds)?,
+            Fact::Exit { s, sc, ret, fds, .. } => {
+                self.call_exit(cube, s as usize, t)?;
+                self.exit(cube, s as usize, t, sc, ret, fds)?;
+            }
+            Fact::Wakeup { s, tid, .. } => self.wakeup(s as usize, t, tid),
+            Fact::Irq { .. } => self.irq(cube, log, f)?,
+            Fact::Block { .. } => self.block(cube, f)?,
+            Fact::BlockDevice { dev, name, .. } => self.block_device(log, dev, name),
         }
         self.last_ts = t;
         Ok(())

@@ -10,18 +10,16 @@
 //! cube (`tests/parallel.rs`).
 
 use std::path::Path;
-use std::sync::Mutex;
 use std::time::Instant;
 
 use ctf::stream::EventRef;
 use ctf::trace::TraceSet;
 use cube::{Cube, CubeConfig, CubeError, Result};
 use engine::{Analysis, Ctx, EngineOptions, Partition};
-use kernel::layout::Layout;
 use serde::Serialize;
 
 use crate::apply::{prescan_first_switch, Applier};
-use crate::log::SliceLog;
+use crate::log::{FeedLayout, SliceLog};
 
 /// Options of [`build_from_trace`].
 #[derive(Debug, Clone)]
@@ -93,10 +91,12 @@ pub enum Part {
 
 /// The cube build as an engine analysis (see the module docs).
 pub struct CubeBuild {
-    layout: Layout,
+    layout: FeedLayout,
     streams: usize,
     g0: i64,
-    applier: Mutex<Option<Box<(Applier, Cube)>>>,
+    config: CubeConfig,
+    first_switch: Vec<Option<i32>>,
+    hosts: Vec<String>,
 }
 
 /// The host of each stream of a trace set (its Machine member): its trace's
@@ -114,16 +114,19 @@ pub fn hosts_of(set: &TraceSet) -> Vec<String> {
 }
 
 impl CubeBuild {
-    /// A build of `set` into `cube`.
-    pub fn new(set: &TraceSet, mut cube: Cube) -> CubeBuild {
-        let layout = Layout::new(set);
-        let first = prescan_first_switch(set, &layout);
-        let applier = Applier::new(&mut cube, &layout, &first, &hosts_of(set));
-        CubeBuild { layout, streams: set.streams.len(), g0: applier.g0(), applier: Mutex::new(Some(Box::new((applier, cube)))) }
+    /// A build of `set` into a new cube of `config` (each run of the build, see
+    /// [`Analysis::initial_state`], starts a new cube: the engine reads a damaged trace
+    /// twice when several slices read past a stream's damage).
+    pub fn new(set: &TraceSet, config: CubeConfig) -> Result<CubeBuild> {
+        Cube::new(config.clone())?; // (checks the config: each run's cube is made alike)
+        let layout = FeedLayout::new(set);
+        let first_switch = prescan_first_switch(set, &layout.model);
+        let g0 = config.levels[0].granularity_ns as i64;
+        Ok(CubeBuild { layout, streams: set.streams.len(), g0, config, first_switch, hosts: hosts_of(set) })
     }
 
     fn empty_log(&self) -> SliceLog {
-        SliceLog::new(self.g0, self.streams, self.layout.names.len())
+        SliceLog::new(self.g0, self.streams, self.layout.model.names.len())
     }
 }
 
@@ -136,14 +139,13 @@ impl Analysis for CubeBuild {
     }
 
     fn initial_state(&self) -> Part {
-        match self.applier.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            Some(a) => Part::Cube(a, None),
-            None => {
-                let mut c = Cube::new(CubeConfig::default()).expect("the default config is valid");
-                let a = Applier::new(&mut c, &self.layout, &[], &[]);
-                Part::Cube(Box::new((a, c)), Some(CubeError::Trace("a build runs once".into())))
-            }
-        }
+        let (cube, err) = match Cube::new(self.config.clone()) {
+            Ok(c) => (c, None),
+            Err(e) => (Cube::new(CubeConfig::default()).expect("the default config is valid"), Some(e)),
+        };
+        let mut cube = cube;
+        let a = Applier::new(&mut cube, &self.layout.model, &self.first_switch, &self.hosts);
+        Part::Cube(Box::new((a, cube)), err)
     }
 
     fn on_event(&self, st: &mut Part, ev: &EventRef<'_, '_>, ctx: &Ctx) {
@@ -205,8 +207,7 @@ pub fn build_from_set(set: &TraceSet, opts: &BuildOptions) -> Result<(Cube, Buil
 /// merged.
 pub fn build_with_progress(set: &TraceSet, opts: &BuildOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<(Cube, BuildReport)> {
     let t0 = Instant::now();
-    let cube = Cube::new(opts.config.clone())?;
-    let build = CubeBuild::new(set, cube);
+    let build = CubeBuild::new(set, opts.config.clone())?;
     let e = EngineOptions { threads: opts.threads, chunk_size: opts.chunk_size, partition: opts.partition, ..Default::default() };
     // The engine keeps up to 2 slices per worker in flight, and a slice's log takes a
     // few times its trace bytes: slices are cut so that all in flight stay within
@@ -233,7 +234,7 @@ pub fn build_with_progress(set: &TraceSet, opts: &BuildOptions, progress: Option
 /// Events are logged as they come and applied in small batches: call
 /// [`KernelFeed::flush`] before querying the cube.
 pub struct KernelFeed {
-    layout: Layout,
+    layout: FeedLayout,
     log: SliceLog,
     applier: Applier,
 }
@@ -241,10 +242,10 @@ pub struct KernelFeed {
 impl KernelFeed {
     /// A feed for events of `set`'s streams into `cube`.
     pub fn new(set: &TraceSet, cube: &mut Cube) -> KernelFeed {
-        let layout = Layout::new(set);
-        let first = prescan_first_switch(set, &layout);
-        let applier = Applier::new(cube, &layout, &first, &hosts_of(set));
-        let log = SliceLog::new(applier.g0(), set.streams.len(), layout.names.len());
+        let layout = FeedLayout::new(set);
+        let first = prescan_first_switch(set, &layout.model);
+        let applier = Applier::new(cube, &layout.model, &first, &hosts_of(set));
+        let log = SliceLog::new(applier.g0(), set.streams.len(), layout.model.names.len());
         KernelFeed { layout, log, applier }
     }
 
@@ -272,10 +273,10 @@ impl KernelFeed {
     /// must still be the same stream.
     pub fn relayout(&mut self, cube: &mut Cube, set: &TraceSet) -> Result<()> {
         self.flush(cube)?;
-        self.layout = Layout::new(set);
-        self.applier.relayout(&self.layout, set.streams.len());
+        self.layout = FeedLayout::new(set);
+        self.applier.relayout(&self.layout.model, set.streams.len());
         self.applier.set_hosts(cube, &hosts_of(set));
-        self.log = SliceLog::new(self.applier.g0(), self.applier.stream_count(), self.layout.names.len());
+        self.log = SliceLog::new(self.applier.g0(), self.applier.stream_count(), self.layout.model.names.len());
         Ok(())
     }
 

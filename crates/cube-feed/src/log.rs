@@ -17,8 +17,28 @@
 
 use ctf::plan::FieldHandle;
 use ctf::stream::EventRef;
+use ctf::trace::TraceSet;
+use kernel::events::{EvKind, EventLayout};
+use kernel::latency::{raw_call, CallId};
 use kernel::layout::{cpu_of, fd_pair, i32_of, unknown_entry, EvClass, Kind, Layout, Sc};
 use kernel::model::FxMap;
+
+/// What the feed needs to know of every event class: the kernel model's layout and
+/// the latency events'.
+#[derive(Debug, Clone)]
+pub struct FeedLayout {
+    /// Scheduling, process, fd and syscall events.
+    pub model: Layout,
+    /// Wake-ups, interrupts, block requests.
+    pub events: EventLayout,
+}
+
+impl FeedLayout {
+    /// Resolves every event class of `set`.
+    pub fn new(set: &TraceSet) -> FeedLayout {
+        FeedLayout { model: Layout::new(set), events: EventLayout::new(set) }
+    }
+}
 
 /// A byte string in a log's arena: `(offset, length)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,13 +63,42 @@ pub enum Fact {
     ProcState { t: i64, tid: i32, pid: Option<i32>, name: Option<Str> },
     /// `lttng_statedump_file_descriptor` (`flags` -1 when absent).
     FdDump { t: i64, pid: i32, fd: i32, filename: Option<Str>, flags: i64 },
-    /// Entry of a syscall the model follows (arguments -1 when absent).
-    Entry { t: i64, s: u32, sc: Sc, a0: i64, a1: i64, a2: i64, path: Option<Str> },
-    /// Entry of any other syscall: forgets the pending one.
-    OtherEntry { t: i64, s: u32 },
+    /// Entry of a syscall the model follows (arguments -1 when absent), named `call`.
+    Entry { t: i64, s: u32, call: CallId, sc: Sc, a0: i64, a1: i64, a2: i64, path: Option<Str> },
+    /// Entry of any other syscall, named `call`: forgets the pending one.
+    OtherEntry { t: i64, s: u32, call: CallId },
     /// A syscall exit (`sc` `None`: generic or unknown; `ret` -1 when absent; `fds` a
     /// pipe or socketpair exit's two new fds).
     Exit { t: i64, s: u32, sc: Option<Sc>, ret: i64, fds: Option<[i32; 2]> },
+    /// A wake-up of `tid` (`sched_waking`, `sched_wakeup`, `sched_wakeup_new`).
+    Wakeup { t: i64, s: u32, tid: i32 },
+    /// An interrupt handler event on stream `s` (IRQ number or softirq vector `id`;
+    /// `name` the hard IRQ entry's handler name).
+    Irq { t: i64, s: u32, what: IrqEvent, id: u32, name: Option<Str> },
+    /// A block request event (`tid`: the issuing thread, on issues).
+    Block { t: i64, s: u32, what: BlockEvent, dev: u64, sector: u64, nr: u64, tid: Option<i32> },
+    /// `lttng_statedump_block_device`: disk `dev` is called `name`.
+    BlockDevice { t: i64, dev: u64, name: Str },
+}
+
+/// Which interrupt event a [`Fact::Irq`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)] // the tracepoints of the same names
+pub enum IrqEvent {
+    HardEntry,
+    HardExit,
+    SoftRaise,
+    SoftEntry,
+    SoftExit,
+}
+
+/// Which block request event a [`Fact::Block`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)] // `block_rq_insert`, `block_rq_issue`, `block_rq_complete`
+pub enum BlockEvent {
+    Insert,
+    Issue,
+    Complete,
 }
 
 impl Fact {
@@ -64,7 +113,11 @@ impl Fact {
             | Fact::FdDump { t, .. }
             | Fact::Entry { t, .. }
             | Fact::OtherEntry { t, .. }
-            | Fact::Exit { t, .. } => t,
+            | Fact::Exit { t, .. }
+            | Fact::Wakeup { t, .. }
+            | Fact::Irq { t, .. }
+            | Fact::Block { t, .. }
+            | Fact::BlockDevice { t, .. } => t,
         }
     }
 }
@@ -152,7 +205,7 @@ impl SliceLog {
     }
 
     /// Records event `ev` of stream `s` (events in time-merged order).
-    pub fn push_event(&mut self, layout: &Layout, ev: &EventRef<'_, '_>, s: usize) {
+    pub fn push_event(&mut self, layout: &FeedLayout, ev: &EventRef<'_, '_>, s: usize) {
         let Some(t) = ev.ts() else { return };
         self.events += 1;
         if t >= self.frame_end || !self.block_open {
@@ -167,7 +220,7 @@ impl SliceLog {
         if let Some(b) = self.blocks.last_mut() {
             b.last = t;
         }
-        let Some(c) = layout.class(ev).copied() else { return };
+        let Some(c) = layout.model.class(ev).copied() else { return };
         let slot = c.name as usize * self.streams + s;
         if let Some(n) = self.open.get_mut(slot) {
             if *n == 0 {
@@ -176,7 +229,43 @@ impl SliceLog {
             *n += 1;
             self.slot_cpu.entry(slot as u32).or_insert_with(|| cpu_of(ev, &c, s));
         }
-        self.push_fact(ev, &c, s as u32, t);
+        match c.kind {
+            Kind::Other => self.push_latency_fact(&layout.events, ev, s as u32, t),
+            _ => self.push_fact(ev, &c, s as u32, t),
+        }
+    }
+
+    /// Records a wake-up, interrupt or block event.
+    fn push_latency_fact(&mut self, events: &EventLayout, ev: &EventRef<'_, '_>, s: u32, t: i64) {
+        let u = |h: FieldHandle| ev.uint(h).or_else(|| ev.int(h).map(|v| v as u64));
+        let id = |h: FieldHandle| u(h).map(|v| v as u32);
+        let irq = |what, h: FieldHandle, name| id(h).map(|id| Fact::Irq { t, s, what, id, name });
+        let f = match events.kind(ev) {
+            EvKind::Wakeup { tid } => i32_of(ev, Some(tid)).map(|tid| Fact::Wakeup { t, s, tid }),
+            EvKind::HardEntry { irq: h, name } => {
+                let name = self.keep(ev, name);
+                irq(IrqEvent::HardEntry, h, name)
+            }
+            EvKind::HardExit { irq: h } => irq(IrqEvent::HardExit, h, None),
+            EvKind::SoftRaise { vec } => irq(IrqEvent::SoftRaise, vec, None),
+            EvKind::SoftEntry { vec } => irq(IrqEvent::SoftEntry, vec, None),
+            EvKind::SoftExit { vec } => irq(IrqEvent::SoftExit, vec, None),
+            EvKind::Block { insert, complete, dev, sector, nr_sector, tid, .. } => {
+                let what = match (insert, complete) {
+                    (true, _) => BlockEvent::Insert,
+                    (_, true) => BlockEvent::Complete,
+                    _ => BlockEvent::Issue,
+                };
+                let (dev, sector, nr) = (u(dev).unwrap_or(0), u(sector).unwrap_or(0), u(nr_sector).unwrap_or(0));
+                Some(Fact::Block { t, s, what, dev, sector, nr, tid: i32_of(ev, tid) })
+            }
+            EvKind::BlockDevice { dev, name } => {
+                let dev = u(dev).unwrap_or(0);
+                self.keep(ev, Some(name)).map(|name| Fact::BlockDevice { t, dev, name })
+            }
+            EvKind::Other | EvKind::Switch { .. } => None,
+        };
+        self.facts.extend(f);
     }
 
     fn push_fact(&mut self, ev: &EventRef<'_, '_>, c: &EvClass, s: u32, t: i64) {
@@ -215,12 +304,13 @@ impl SliceLog {
             }
             Kind::Entry { sc, a0, a1, a2, path } => {
                 let path = self.keep(ev, path);
-                Fact::Entry { t, s, sc, a0: g(a0), a1: g(a1), a2: g(a2), path }
+                Fact::Entry { t, s, call: c.name, sc, a0: g(a0), a1: g(a1), a2: g(a2), path }
             }
-            Kind::OtherEntry | Kind::RawEntry { .. } => Fact::OtherEntry { t, s },
+            Kind::OtherEntry => Fact::OtherEntry { t, s, call: c.name },
+            Kind::RawEntry { id } => Fact::OtherEntry { t, s, call: raw_call(ev.uint(id).unwrap_or(0)) },
             Kind::UnknownEntry { id, args } => match unknown_entry(ev, id, args) {
-                Some((sc, [a0, a1, a2])) => Fact::Entry { t, s, sc, a0, a1, a2, path: None },
-                None => Fact::OtherEntry { t, s },
+                Some((sc, [a0, a1, a2])) => Fact::Entry { t, s, call: c.name, sc, a0, a1, a2, path: None },
+                None => Fact::OtherEntry { t, s, call: c.name },
             },
             Kind::Exit { sc, ret, fds } => Fact::Exit { t, s, sc, ret: g(ret), fds: fd_pair(ev, fds) },
             Kind::RawExit { id, ret, arch } => Fact::Exit { t, s, sc: ev.uint(id).and_then(|nr| Sc::from_raw(arch, nr)), ret: g(ret), fds: None },
@@ -260,8 +350,10 @@ impl SliceLog {
                 | Fact::Exec { filename: s, .. }
                 | Fact::ProcState { name: s, .. }
                 | Fact::FdDump { filename: s, .. }
-                | Fact::Entry { path: s, .. } => *s = shift(*s),
-                Fact::OtherEntry { .. } | Fact::Exit { .. } => {}
+                | Fact::Entry { path: s, .. }
+                | Fact::Irq { name: s, .. } => *s = shift(*s),
+                Fact::BlockDevice { name, .. } => *name = shift(Some(*name)).unwrap_or(*name),
+                Fact::OtherEntry { .. } | Fact::Exit { .. } | Fact::Wakeup { .. } | Fact::Block { .. } => {}
             }
         }
         self.blocks.extend(later.blocks.iter().map(|b| Block { start: b.start + counts0, end: b.end + counts0, ..*b }));

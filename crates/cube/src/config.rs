@@ -14,7 +14,7 @@
 //! web = ["nginx", "php-fpm"]
 //! [[metric]]
 //! name = "cpu_time"
-//! measure = "cpu_ns"                 # events | cpu_ns | bytes_read | bytes_written
+//! measure = "cpu_ns"                 # one of MEASURES (events, cpu_ns, syscall_ns…)
 //! by = ["process:tid", "cpu:cpu"]    # dimension:level of the finest cells
 //! count = false                      # also keep the number of updates (count, avg)
 //! extremes = false                   # also keep per-bucket min / max of the updates
@@ -53,12 +53,23 @@ pub enum Materialization {
     Full,
 }
 
+/// The measures the kernel feed adds, and what one update of each is:
+/// * `events`: events (1 per event);
+/// * `cpu_ns`: CPU time a thread ran (ns, at its switch out and at frame boundaries);
+/// * `bytes_read`, `bytes_written`: bytes a read- or write-family syscall moved;
+/// * `syscall_ns`: a system call's duration, entry → exit (at its exit);
+/// * `wakeup_ns`: a wake-up's latency, wake-up → the switch that runs the task (at
+///   the switch);
+/// * `irq_ns`: a hard IRQ or softirq handler's run, entry → exit (at its exit);
+/// * `block_ns`: a block request's latency, issue → completion (at its completion).
+pub const MEASURES: [&str; 8] = ["events", "cpu_ns", "bytes_read", "bytes_written", "syscall_ns", "wakeup_ns", "irq_ns", "block_ns"];
+
 /// A metric: a measure between dimensions at given (finest) levels.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MetricSpec {
     /// Name used in queries.
     pub name: String,
-    /// What is summed (the feed knows `events`, `cpu_ns`, `bytes_read`, `bytes_written`).
+    /// What is summed: one of [`MEASURES`].
     pub measure: String,
     /// `dimension:level` of the finest cells.
     pub by: Vec<String>,
@@ -143,8 +154,11 @@ pub fn default_levels() -> Vec<LevelSpec> {
 }
 
 /// The default metrics: events by (operation, cpu, host); CPU time by (thread, cpu,
-/// host); bytes read and written by (thread, file, host), with counts and per-bucket
-/// min / max.
+/// host); bytes read and written by (thread, file, host); and the latencies: system
+/// calls by (thread, call, host), wake-ups by (thread, cpu, host), interrupt handlers
+/// by (handler, cpu, host), block requests by (issuing thread, disk, host). All but
+/// `events` and `cpu_time` keep counts and per-bucket min / max (so `avg`, `min` and
+/// `max` answer).
 pub fn default_metrics() -> Vec<MetricSpec> {
     let m = |name: &str, measure: &str, by: &[&str], count: bool| MetricSpec {
         name: name.into(),
@@ -158,6 +172,10 @@ pub fn default_metrics() -> Vec<MetricSpec> {
         m("cpu_time", "cpu_ns", &["process:tid", "cpu:cpu", "machine:host"], false),
         m("bytes_read", "bytes_read", &["process:tid", "file:path", "machine:host"], true),
         m("bytes_written", "bytes_written", &["process:tid", "file:path", "machine:host"], true),
+        m("syscall_latency", "syscall_ns", &["process:tid", "operation:name", "machine:host"], true),
+        m("sched_latency", "wakeup_ns", &["process:tid", "cpu:cpu", "machine:host"], true),
+        m("irq_time", "irq_ns", &["operation:name", "cpu:cpu", "machine:host"], true),
+        m("block_latency", "block_ns", &["process:tid", "operation:name", "machine:host"], true),
     ]
 }
 
@@ -234,8 +252,9 @@ impl CubeConfig {
         Self::from_toml(&text)
     }
 
-    /// Checks the levels: at least one, granularities > 0, each dividing the next,
-    /// each span at least its granularity.
+    /// Checks the levels (at least one, granularities > 0, each dividing the next,
+    /// each span at least its granularity) and the metrics (at least one, each of a
+    /// known measure).
     pub fn validate(&self) -> Result<()> {
         if self.levels.is_empty() {
             return Err(CubeError::Config("at least one level is needed".into()));
@@ -253,6 +272,9 @@ impl CubeConfig {
         }
         if self.metrics.is_empty() {
             return Err(CubeError::Config("at least one metric is needed".into()));
+        }
+        if let Some(m) = self.metrics.iter().find(|m| !MEASURES.contains(&m.measure.as_str())) {
+            return Err(CubeError::Config(format!("metric {}: unknown measure {:?} (one of {})", m.name, m.measure, MEASURES.join(", "))));
         }
         Ok(())
     }

@@ -10,6 +10,7 @@ mod head;
 mod per_stream;
 mod slice;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
@@ -123,8 +124,22 @@ pub fn run_slices_reporting<A: Analysis>(
     opts: &EngineOptions,
     progress: Option<&dyn Fn(u64, u64)>,
 ) -> Result<Outcome<A::State>, EngineError> {
-    let mut faults = Vec::new();
-    let output = run_collecting(a, set, slices, opts, progress, &mut faults)?;
+    let mut slices = Cow::Borrowed(slices);
+    let mut progress = progress;
+    let (output, faults) = loop {
+        let mut faults = Vec::new();
+        let output = run_collecting(a, set, &slices, opts, progress, &mut faults)?;
+        match without_packets_after_damage(&slices, &faults) {
+            // Later slices read packets of a stream after its damage: read again
+            // without them (only damaged traces pay this second reading).
+            Some(trimmed) => {
+                slices = Cow::Owned(trimmed);
+                progress = None;
+            }
+            None => break (output, faults.into_iter().map(|(_, f)| f).collect::<Vec<_>>()),
+        }
+    };
+    let mut faults = faults;
     // Streams whose indexing error no slice reported (a stream without a readable
     // packet is in no slice; a time range may leave out a stream's end).
     for (i, s) in set.streams.iter().enumerate() {
@@ -136,15 +151,36 @@ pub fn run_slices_reporting<A: Analysis>(
     Ok(Outcome { output, faults })
 }
 
+/// `slices` less the packets that slices after the one where a stream's error was met
+/// hold of that stream (a stream is read up to its damage only, whatever the
+/// partitioning); `None` when no later slice holds any.
+fn without_packets_after_damage(slices: &[Slice], faults: &[(usize, EngineError)]) -> Option<Vec<Slice>> {
+    let mut damaged: Vec<(usize, usize)> = Vec::new();
+    for (k, f) in faults {
+        if let EngineError::Decode { stream, .. } = f {
+            if !damaged.iter().any(|(s, _)| s == stream) {
+                damaged.push((*stream, *k));
+            }
+        }
+    }
+    let later = |j: usize, si: usize| damaged.iter().any(|&(s, k)| s == si && j > k);
+    if !slices.iter().enumerate().any(|(j, s)| s.chunks.iter().any(|(si, _)| later(j, *si))) {
+        return None;
+    }
+    let trimmed =
+        slices.iter().enumerate().map(|(j, s)| Slice { chunks: s.chunks.iter().filter(|(si, _)| !later(j, *si)).cloned().collect(), ..s.clone() }).collect();
+    Some(trimmed)
+}
+
 /// The engine's loop: slices read on workers (or inline), states merged in order,
-/// stream errors gathered into `faults` in slice order.
+/// stream errors gathered into `faults` with the index of their slice, in slice order.
 fn run_collecting<A: Analysis>(
     a: &A,
     set: &TraceSet,
     slices: &[Slice],
     opts: &EngineOptions,
     progress: Option<&dyn Fn(u64, u64)>,
-    faults: &mut Vec<EngineError>,
+    faults: &mut Vec<(usize, EngineError)>,
 ) -> Result<A::State, EngineError> {
     let total: u64 = if progress.is_some() { slices.iter().map(|s| s.bytes(set)).sum() } else { 0 };
     let mut done = 0u64;
@@ -159,13 +195,15 @@ fn run_collecting<A: Analysis>(
     let in_place = a.folds_in_place();
     if workers == 1 {
         let mut acc = a.initial_state();
-        for s in slices {
+        for (k, s) in slices.iter().enumerate() {
+            let mut met = Vec::new();
             acc = if in_place {
-                read_slice(a, set, s, range, acc, || None, faults)
+                read_slice(a, set, s, range, acc, || None, &mut met)
             } else {
-                let st = read_slice(a, set, s, range, a.new_state(), || None, faults);
+                let st = read_slice(a, set, s, range, a.new_state(), || None, &mut met);
                 a.merge(acc, st)
             };
+            faults.extend(met.into_iter().map(|f| (k, f)));
             tick(s);
         }
         return Ok(acc);
@@ -227,7 +265,7 @@ fn run_collecting<A: Analysis>(
                 }
             }
             while let Some((st, slice_faults)) = pending.remove(&want) {
-                faults.extend(slice_faults);
+                faults.extend(slice_faults.into_iter().map(|f| (want, f)));
                 // The running state, if lent to this slice and not taken (else `st`
                 // holds it: it is the state of everything up to this slice's end).
                 if let Some(lent) = handoff.take_back() {

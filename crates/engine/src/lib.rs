@@ -68,10 +68,12 @@
 //! the errors ([`Outcome::faults`], each naming the file and byte offset); [`run`]
 //! returns the first error instead. Streams that no slice holds (their first packet is
 //! unreadable, so the index has none) and streams whose end lies outside the time
-//! range still have their indexing error reported. With several slices, a stream
-//! damaged inside one packet is read again from the next slice on: the packets after
-//! the damaged one that the index holds are delivered too (their bytes are intact); the
-//! serial reader ([`ctf::merge::Merger`]) stops the stream at the damage.
+//! range still have their indexing error reported. A damaged stream's events are a
+//! prefix of it whatever the partitioning, as the serial reader ([`ctf::merge::Merger`])
+//! delivers them: when later slices hold packets of a stream after its damage (the
+//! index still lists them), the run is read again without those packets (slices are
+//! read in parallel before their errors are known; only damaged traces pay the second
+//! reading, and an analysis's [`Analysis::initial_state`] starts each reading afresh).
 
 pub mod bench;
 pub mod exec;

@@ -111,3 +111,9 @@ pub fn softirq_name(vec: u32) -> String {
     ];
     NAMES.get(vec as usize).map_or_else(|| format!("softirq {vec}"), |n| n.to_string())
 }
+
+/// `major:minor` of a kernel `dev_t` as LTTng writes it (`MKDEV`: 12-bit major above
+/// a 20-bit minor), the name of a disk the statedump did not name.
+pub fn dev_name(dev: u64) -> String {
+    format!("{}:{}", dev >> 20, dev & 0xf_ffff)
+}

@@ -18,13 +18,16 @@
 //!   log is interpreted against, telling a statistic's [`replay::Sink`] the resolved
 //!   facts;
 //! * [`tid_index`]: tid → slot, for per-thread tables;
-//! * [`events`]: the events of the latency analyses (IRQs, softirqs, wake-ups).
+//! * [`events`]: the events of the latency analyses (IRQs, softirqs, wake-ups);
+//! * [`latency`]: the state machines of the latency statistics (wake-up waits,
+//!   interrupt handlers, block requests) and system call names.
 //!
 //! Which rule comes from which kernel behaviour is said where the rule is written
 //! ([`fdtable`]'s module documentation lists them).
 
 pub mod events;
 pub mod fdtable;
+pub mod latency;
 pub mod layout;
 pub mod log;
 pub mod model;

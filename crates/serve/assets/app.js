@@ -1,8 +1,9 @@
 // tracecube page: an explorer (a time chart of a metric per top-N members, its top-k
 // table, drill-down by clicking a row, roll-up by the breadcrumbs) above an overview
 // of synchronised views (CPU per CPU and per process, I/O per process and per folder,
-// event rate by name), all on the one time range chosen by dragging across any chart.
-// The view (metric, level, drill path, range, top) lives in the address, so it can be
+// event rate by name, and the latencies: system calls, wake-ups, interrupts, block
+// requests), all on the one time range chosen by dragging across any chart.
+// The view (metric, aggregate, level, drill path, range, top) lives in the address, so it can be
 // shared and reloaded. Everything comes from the JSON API (/api/openapi.json).
 "use strict";
 
@@ -11,17 +12,22 @@ const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b
 // A process is a pid, a folder its first directory: where drilling usually starts.
 const START_LEVEL = { process: "pid", file: "d1", operation: "kind", cpu: "cpu", machine: "host" };
 const NICE_NS = [1e3, 1e4, 1e5, 1e6, 2e6, 5e6, 1e7, 2e7, 5e7, 1e8, 2e8, 5e8, 1e9, 2e9, 5e9, 1e10, 3e10, 6e10, 3e11, 6e11, 1.8e12, 3.6e12, 2.16e13, 8.64e13];
-// The overview: each view a metric by a level; shown when the cube has the metric.
+// The overview: each view a metric by a level (summed, or the aggregate `agg`); shown
+// when the cube has the metric.
 const VIEWS = [
   { title: "CPU usage per CPU", metric: "cpu_time", by: "cpu:cpu" },
   { title: "CPU usage per process", metric: "cpu_time", by: "process:pid" },
   { title: "Bytes read per process", metric: "bytes_read", by: "process:pid" },
   { title: "Bytes written per folder", metric: "bytes_written", by: "file:d1" },
   { title: "Event rate by name", metric: "events", by: "operation:name" },
+  { title: "System call latency per call (mean)", metric: "syscall_latency", by: "operation:name", agg: "avg" },
+  { title: "Wake-up latency per process (longest)", metric: "sched_latency", by: "process:pid", agg: "max" },
+  { title: "Interrupt handler time per handler", metric: "irq_time", by: "operation:name" },
+  { title: "Block request latency per disk (mean)", metric: "block_latency", by: "operation:name", agg: "avg" },
 ];
 
 const S = {
-  info: null, metrics: [], dims: {}, metric: null, dim: null, level: null,
+  info: null, metrics: [], dims: {}, metric: null, agg: "sum", dim: null, level: null,
   crumbs: [],      // [{dim, level, label}] from the roll-up root down
   range: null,     // [begin_ns, end_ns] chosen by brushing, or null: everything
   top: 5, plot: null, plots: [], paths: {}, loads: 0,
@@ -62,16 +68,29 @@ function secondsText(ns) {
 
 function countText(v) { return Number.isInteger(v) ? v.toLocaleString("en-US") : v.toFixed(3); }
 
-// A metric's unit: how a value over `spanNs` is charted (a rate or a share) and the
-// table's text for the same value (the chart's unit, then the raw total).
-function unitOf(metric) {
+// The aggregate asked by query parameters `extra` (`sum` when none).
+function aggOf(extra) { const a = extra.find((p) => p[0] === "agg"); return a ? a[1] : "sum"; }
+
+// A metric's unit under aggregate `agg`: how a value over `spanNs` is charted (a rate,
+// a share, or a duration as it is) and the table's text for the same value (the
+// chart's unit, then the raw total).
+function unitOf(metric, agg) {
   const m = metricOf(metric);
   const measure = m ? m.measure : "";
-  if (measure === "cpu_ns") {
-    return { axis: "% of one CPU", chart: (v, span) => (100 * v) / Math.max(1, span), tick: (v) => v.toFixed(0) + " %",
+  const time = measure.endsWith("_ns");
+  if (time && ["avg", "min", "max"].includes(agg)) {
+    return { axis: { avg: "mean", min: "shortest", max: "longest" }[agg] + " duration", chart: (v) => v, tick: (v) => secondsText(v),
+      table: (v) => secondsText(v) };
+  }
+  if (time && agg !== "count") {
+    const axis = measure === "cpu_ns" ? "% of one CPU" : "% of the time (summed)";
+    return { axis, chart: (v, span) => (100 * v) / Math.max(1, span), tick: (v) => v.toFixed(0) + " %",
       table: (v, span) => `${((100 * v) / Math.max(1, span)).toFixed(1)} % · ${secondsText(v)}` };
   }
-  if (measure.startsWith("bytes")) {
+  if (measure.startsWith("bytes") && ["avg", "min", "max"].includes(agg)) {
+    return { axis: "bytes", chart: (v) => v, tick: (v) => bytesText(v), table: (v) => bytesText(v) };
+  }
+  if (measure.startsWith("bytes") && agg !== "count") {
     return { axis: "bytes per second", chart: (v, span) => (v * 1e9) / Math.max(1, span), tick: (v) => bytesText(v) + "/s",
       table: (v, span) => `${bytesText((v * 1e9) / Math.max(1, span))}/s · ${bytesText(v)}` };
   }
@@ -100,6 +119,7 @@ function rangeText(b, e) { return `[${timeOfDay(b, 3)}, ${timeOfDay(e, 3)}) = [$
 function saveView() {
   const q = new URLSearchParams();
   q.set("metric", S.metric);
+  if (S.agg !== "sum") q.set("agg", S.agg);
   q.set("by", `${S.dim}:${S.level}`);
   q.set("top", String(S.top));
   for (const c of S.crumbs) q.append("crumb", `${c.dim}:${c.level}=${c.label}`);
@@ -111,6 +131,8 @@ function loadView() {
   const q = new URLSearchParams(location.hash.slice(1));
   const metric = q.get("metric");
   if (metric && metricOf(metric)) S.metric = metric;
+  const agg = q.get("agg");
+  if (agg && metricOf(S.metric).aggs.includes(agg)) S.agg = agg;
   const by = q.get("by");
   if (by && by.includes(":")) [S.dim, S.level] = by.split(":");
   const top = Number(q.get("top"));
@@ -127,6 +149,13 @@ function loadView() {
 // ---- Members and their paths -----------------------------------------------------
 
 function filters() { return S.crumbs.map((c) => ["where", `${c.dim}:${c.level}=${c.label}`]); }
+
+// The explorer's query parameters beside metric, level and range: its drill path and
+// aggregate.
+function explorerParams() { return [...filters(), ...(S.agg === "sum" ? [] : [["agg", S.agg]])]; }
+
+// A view's query parameters beside metric, level and range: its aggregate.
+function viewParams(v) { return v.agg ? [["agg", v.agg]] : []; }
 
 function levelsOf(dim) { return S.dims[dim].levels; }
 
@@ -155,8 +184,20 @@ function fillSelectors() {
   sel.innerHTML = "";
   for (const m of S.metrics.filter((m) => !m.name.includes("."))) sel.add(new Option(`${m.name} (${m.measure})`, m.name));
   sel.value = S.metric;
+  fillAggs();
   fillLevels();
   $("top").value = String(S.top);
+}
+
+// The aggregates the metric answers (sum; count and avg with counts; min and max with
+// extremes).
+function fillAggs() {
+  const sel = $("agg");
+  sel.innerHTML = "";
+  const aggs = metricOf(S.metric).aggs;
+  for (const a of aggs) sel.add(new Option(a, a));
+  if (!aggs.includes(S.agg)) S.agg = "sum";
+  sel.value = S.agg;
 }
 
 function fillLevels() {
@@ -207,11 +248,20 @@ async function drawSeries(box, metric, by, extra, top, height) {
   const [dim, level] = by.split(":");
   const head = await api("/api/query", [["metric", metric], ["by", by], ["top", top], ...extra]);
   const groups = head.windows[0].rows.map((r) => r.group[0]);
+  box.dataset.empty = String(!groups.length);
+  if (!groups.length) {
+    box.innerHTML = "";
+    const note = document.createElement("p");
+    note.className = "empty";
+    note.textContent = `Nothing measured: the trace has no ${metricOf(metric).measure} updates (no such events).`;
+    box.append(note);
+    return null;
+  }
   const every = bucketNs();
   const params = [["metric", metric], ["by", by], ["every", `${every}ns`], ["range", `${S.info.data_begin_ns}..${S.info.now_ns}`], ...extra];
   if (groups.length && groups.every((g) => !g.includes(","))) params.push(["where", `${by}=${groups.join(",")}`]);
-  const series = groups.length ? await api("/api/query", params) : { windows: [] };
-  const unit = unitOf(metric);
+  const series = await api("/api/query", params);
+  const unit = unitOf(metric, aggOf(extra));
   const xs = series.windows.map((w) => w.begin_ns / 1e9);
   const ys = groups.map((g) => series.windows.map((w) => {
     const r = w.rows.find((r) => r.group[0] === g);
@@ -277,7 +327,7 @@ async function fillTable(table, metric, by, extra, top, onRow) {
   if (S.range) params.push(["range", `${S.range[0]}..${S.range[1]}`]);
   const r = await api("/api/query", params);
   const w = r.windows[0];
-  const unit = unitOf(metric);
+  const unit = unitOf(metric, aggOf(extra));
   const paths = await loadPaths(dim, level);
   const canDrill = onRow && levelsOf(dim).indexOf(level) < levelsOf(dim).indexOf(leafOf(metric, dim));
   const body = table.tBodies[0];
@@ -305,7 +355,7 @@ async function fillTable(table, metric, by, extra, top, onRow) {
 async function drawTables() {
   saveView();
   const by = `${S.dim}:${S.level}`;
-  const w = await fillTable($("topk"), S.metric, by, filters(), S.top, drill);
+  const w = await fillTable($("topk"), S.metric, by, explorerParams(), S.top, drill);
   const rangeEl = $("range");
   rangeEl.textContent = `${S.range ? "Chosen range" : "Whole trace"}: ${rangeText(w.begin_ns, w.end_ns)}` +
     (S.range ? "" : ` · first event ${timeOfDay(S.info.origin_ns, 9)}`);
@@ -318,13 +368,13 @@ async function drawTables() {
     reset.onclick = () => { S.range = null; run(drawTables); };
     rangeEl.append(" ", reset);
   }
-  $("table-title").textContent = `Top ${S.top} ${by} by ${S.metric}`;
+  $("table-title").textContent = `Top ${S.top} ${by} by ${S.metric}` + (S.agg === "sum" ? "" : ` (${S.agg})`);
   $("group-head").textContent = by;
   for (const p of S.plots) showRange(p);
   if (S.plot) showRange(S.plot);
   for (const panel of document.querySelectorAll("#overview .panel")) {
     const v = VIEWS[Number(panel.dataset.view)];
-    await fillTable(panel.querySelector("table.topk"), v.metric, v.by, [], 5, (g) => openInExplorer(v, g));
+    await fillTable(panel.querySelector("table.topk"), v.metric, v.by, viewParams(v), 5, (g) => openInExplorer(v, g));
   }
 }
 
@@ -340,6 +390,7 @@ function drill(label) {
 // A row of an overview view opens in the explorer, drilled into.
 function openInExplorer(view, label) {
   S.metric = view.metric;
+  S.agg = view.agg || "sum";
   [S.dim, S.level] = view.by.split(":");
   S.crumbs = [];
   fillSelectors();
@@ -385,6 +436,7 @@ function buildOverview() {
     panel.dataset.view = String(i);
     panel.dataset.metric = v.metric;
     panel.dataset.by = v.by;
+    panel.dataset.agg = v.agg || "";
     panel.innerHTML = `<h3></h3><div class="chart"></div><table class="topk"><thead><tr><th>#</th><th></th><th>value</th></tr></thead><tbody></tbody></table>`;
     panel.querySelector("h3").textContent = v.title;
     panel.querySelector("table.topk th:nth-child(2)").textContent = v.by;
@@ -397,7 +449,8 @@ async function drawOverview() {
   S.plots = [];
   for (const panel of document.querySelectorAll("#overview .panel")) {
     const v = VIEWS[Number(panel.dataset.view)];
-    S.plots.push(await drawSeries(panel.querySelector(".chart"), v.metric, v.by, [], 5, 180));
+    const plot = await drawSeries(panel.querySelector(".chart"), v.metric, v.by, viewParams(v), 5, 180);
+    if (plot) S.plots.push(plot);
   }
 }
 
@@ -406,7 +459,7 @@ async function drawAll() {
   drawCrumbs();
   const by = `${S.dim}:${S.level}`;
   if (S.plot) S.plot.destroy();
-  S.plot = await drawSeries($("chart"), S.metric, by, filters(), S.top, 320);
+  S.plot = await drawSeries($("chart"), S.metric, by, explorerParams(), S.top, 320);
   await drawOverview();
   await drawTables();
 }
@@ -483,7 +536,8 @@ async function main() {
     buildOverview();
     await drawAll();
   });
-  $("metric").onchange = () => { S.metric = $("metric").value; S.dim = null; S.crumbs = []; fillLevels(); run(drawAll); };
+  $("metric").onchange = () => { S.metric = $("metric").value; S.dim = null; S.crumbs = []; fillAggs(); fillLevels(); run(drawAll); };
+  $("agg").onchange = () => { S.agg = $("agg").value; run(drawAll); };
   $("level").onchange = () => { const [d, l] = $("level").value.split(":"); S.dim = d; S.level = l; S.crumbs = []; run(drawAll); };
   $("top").onchange = () => { S.top = Math.min(50, Math.max(1, Number($("top").value) || 5)); run(drawAll); };
   window.addEventListener("resize", resize);

@@ -62,3 +62,47 @@ fn parquet_and_live_deliver_the_intact_streams_and_the_damaged_one_up_to_its_dam
     assert!(located(&err), "{err}");
     assert_eq!(sorted_events(&std::fs::read(&fed).unwrap()), want);
 }
+
+/// A packet in the middle of one stream whose magic is flipped, its index kept (the
+/// later packets stay listed and intact): whatever the partitioning, the analyses see
+/// that stream up to its damage only — the events `dump` prints (issue 46, item 5:
+/// every stream a prefix of the intact trace's). Several slices are read in parallel
+/// before the error is known; the engine then reads again without the packets after
+/// the damage.
+#[test]
+fn a_damaged_stream_is_a_prefix_at_every_partitioning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let out = tracecube(&["synth", "--events", "200000", "--cpus", "3", "--seed", "5", "-o", root.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let trace = root.join("kernel");
+    let t = trace.to_str().unwrap();
+    let intact = tracecube(&["dump", t]);
+    let all = sorted_events(&intact.stdout).len();
+    // The first packet whose start lies past a third of the file.
+    let file = trace.join("channel0_1");
+    let bytes = std::fs::read(&file).unwrap();
+    let magic = [0xc1, 0x1f, 0xfc, 0xc1];
+    let starts: Vec<usize> = (0..bytes.len() - 4).filter(|&i| bytes[i..i + 4] == magic || bytes[i..i + 4] == [0xc1, 0xfc, 0x1f, 0xc1]).collect();
+    assert!(starts.len() > 6, "packets of channel0_1: {}", starts.len());
+    let at = *starts.iter().find(|&&i| i > bytes.len() / 3).unwrap();
+    let mut damaged = bytes.clone();
+    damaged[at] ^= 0xff;
+    std::fs::write(&file, &damaged).unwrap();
+
+    let dump = tracecube(&["dump", t]);
+    assert_eq!(dump.status.code(), Some(2), "{}", String::from_utf8_lossy(&dump.stderr));
+    let want = sorted_events(&dump.stdout).len();
+    assert!(want > all / 2 && want < all, "{want} of {all} events");
+    for args in [&["-j", "1"][..], &["-j", "2", "--chunk-size", "64K"], &["-j", "2", "--chunk-size", "16K", "--partition", "stream"]] {
+        let mut cmd = vec!["analyze", "-a", "count", "--format", "json"];
+        cmd.extend_from_slice(args);
+        cmd.push(t);
+        let out = tracecube(&cmd);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("channel0_1"), "{args:?}: the error names the file: {err}");
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(json["events"].as_u64(), Some(want as u64), "{args:?}: count equals the events dump printed");
+    }
+}

@@ -29,7 +29,10 @@ pub struct QueryArgs {
     /// Cube directory (made by `cube build`).
     pub cube: PathBuf,
     /// Metric name. Built in: `events` (count), `cpu_time` (ns), `bytes_read` and
-    /// `bytes_written` (bytes); a cube built with `--config` has the metrics its config
+    /// `bytes_written` (bytes), and the latencies in ns (with `--agg avg|max|min|count`):
+    /// `syscall_latency` (by thread and call), `sched_latency` (wake-up to run, by thread
+    /// and CPU), `irq_time` (handler runs, by handler and CPU), `block_latency` (by
+    /// issuing thread and disk); a cube built with `--config` has the metrics its config
     /// names (`tracecube serve` lists them at `/api/metrics`).
     #[arg(long)]
     pub metric: String,

@@ -1,0 +1,196 @@
+//! The latency measures of the applier, over the kernel crate's state machines
+//! ([`kernel::latency`], the rules of `analyze -a syscall|sched|irq|block`): each
+//! completed wait or run is one update, at the time it ends, of
+//! * `syscall_ns` by thread and system call (the Operation member `syscall > NAME`);
+//!   a call belongs to the task running on its CPU (before the CPU's first switch,
+//!   that switch's `prev_tid`, as the other measures);
+//! * `wakeup_ns` by woken thread and the CPU that runs it;
+//! * `irq_ns` by handler (`irq > N NAME`, `softirq > VECTOR`) and CPU;
+//! * `block_ns` by issuing thread and disk (`block > DISK`: the statedump's name, else
+//!   `major:minor` until the statedump names it).
+
+use cube::dims::NodeId;
+use cube::schema::Schema;
+use cube::{Cube, MetricId, Result};
+use kernel::events::{dev_name, softirq_name};
+use kernel::latency::{call_name, elapsed, BlockRequests, CallId, IrqMachine, WakeupWaits};
+use kernel::model::FxMap;
+
+use super::{Applier, Delta, OPERATION};
+use crate::log::{BlockEvent, Fact, IrqEvent, SliceLog, Str};
+
+/// The latency state beside the applier's (see the module documentation).
+#[derive(Debug, Default)]
+pub(super) struct Latencies {
+    m_syscall: Vec<MetricId>,
+    m_wakeup: Vec<MetricId>,
+    m_irq: Vec<MetricId>,
+    m_block: Vec<MetricId>,
+    /// Per thread: its pending call's Operation member and entry time.
+    calls: FxMap<i32, (NodeId, i64)>,
+    /// Operation member per call name (renumbered with the layout).
+    call_nodes: FxMap<CallId, NodeId>,
+    waits: WakeupWaits,
+    /// Per stream (CPU).
+    irqs: Vec<IrqMachine>,
+    /// Per hard IRQ: the handler name its first entry gave.
+    irq_names: FxMap<u32, Box<str>>,
+    /// Operation member per `(hard, IRQ or vector)`.
+    irq_nodes: FxMap<(bool, u32), NodeId>,
+    blocks: BlockRequests<Option<i32>>,
+    /// Disk names from the statedump.
+    disks: FxMap<u64, Box<str>>,
+    disk_nodes: FxMap<u64, NodeId>,
+}
+
+impl Latencies {
+    /// The state for the metrics of `schema`.
+    pub(super) fn new(schema: &Schema) -> Latencies {
+        Latencies {
+            m_syscall: schema.metrics_of("syscall_ns"),
+            m_wakeup: schema.metrics_of("wakeup_ns"),
+            m_irq: schema.metrics_of("irq_ns"),
+            m_block: schema.metrics_of("block_ns"),
+            ..Default::default()
+        }
+    }
+
+    /// The event names were renumbered (a live session's new metadata).
+    pub(super) fn relayout(&mut self) {
+        self.call_nodes.clear();
+    }
+}
+
+/// One update of a duration `d`.
+fn once(d: u64) -> Delta {
+    let d = d.min(i64::MAX as u64) as i64;
+    Delta { sum: d, updates: 1, each: d }
+}
+
+impl Applier {
+    /// Entry of system call `call` on stream `s` at `t`.
+    pub(super) fn call_entry(&mut self, cube: &mut Cube, s: usize, t: i64, call: CallId) {
+        if self.lat.m_syscall.is_empty() {
+            return;
+        }
+        let Some(tid) = self.who(s).filter(|&t| t != 0) else { return };
+        let node = match self.lat.call_nodes.get(&call) {
+            Some(&n) => n,
+            None => {
+                let n = cube.schema.dims[OPERATION].member(&["syscall", &call_name(&self.names, call)]);
+                self.lat.call_nodes.insert(call, n);
+                n
+            }
+        };
+        self.lat.calls.insert(tid, (node, t));
+    }
+
+    /// A system call exit on stream `s` at `t`: completes the thread's pending call.
+    pub(super) fn call_exit(&mut self, cube: &mut Cube, s: usize, t: i64) -> Result<()> {
+        let Some(tid) = self.who(s) else { return Ok(()) };
+        let Some((op, t0)) = self.lat.calls.remove(&tid) else { return Ok(()) };
+        let p = self.process_node(cube, tid);
+        self.update(cube, t, |a| &mut a.lat.m_syscall, [self.machine(s), 0, p.0, 0, op.0], once(elapsed(t0, t)))
+    }
+
+    /// A wake-up of `tid` on stream `s` at `t`.
+    pub(super) fn wakeup(&mut self, s: usize, t: i64, tid: i32) {
+        if !self.lat.m_wakeup.is_empty() {
+            self.lat.waits.wakeup(t, tid, s, &self.running);
+        }
+    }
+
+    /// Stream `s` switched to `next` at `t`: ends its wait.
+    pub(super) fn switched_in(&mut self, cube: &mut Cube, s: usize, t: i64, next: i32) -> Result<()> {
+        let Some(w) = self.lat.waits.switch_in(t, next) else { return Ok(()) };
+        let cpu = self.streams[s].cpu.map_or(0, |n| n.0);
+        let p = self.process_node(cube, next);
+        self.update(cube, t, |a| &mut a.lat.m_wakeup, [self.machine(s), cpu, p.0, 0, 0], once(w.latency))
+    }
+
+    /// An interrupt event ([`Fact::Irq`]).
+    pub(super) fn irq(&mut self, cube: &mut Cube, log: &SliceLog, f: &Fact) -> Result<()> {
+        let Fact::Irq { t, s, what, id, name } = *f else { return Ok(()) };
+        let s = s as usize;
+        if self.lat.m_irq.is_empty() {
+            return Ok(());
+        }
+        if self.lat.irqs.len() <= s {
+            self.lat.irqs.resize(s + 1, IrqMachine::default());
+        }
+        let m = &mut self.lat.irqs[s];
+        let done = match what {
+            IrqEvent::HardEntry => {
+                if let Some(n) = name {
+                    self.lat.irq_names.entry(id).or_insert_with(|| String::from_utf8_lossy(log.str(n)).into());
+                }
+                m.hard_entry(t, id);
+                None
+            }
+            IrqEvent::SoftRaise => {
+                m.raise(t, id);
+                None
+            }
+            IrqEvent::SoftEntry => {
+                m.soft_entry(t, id);
+                None
+            }
+            IrqEvent::HardExit => m.hard_exit(t, id),
+            IrqEvent::SoftExit => m.soft_exit(t, id),
+        };
+        let Some(h) = done else { return Ok(()) };
+        let hard = what == IrqEvent::HardExit;
+        let op = match self.lat.irq_nodes.get(&(hard, id)) {
+            Some(&n) => n,
+            None => {
+                let path = if hard {
+                    ["irq".to_string(), self.lat.irq_names.get(&id).map_or_else(|| id.to_string(), |n| format!("{id} {n}"))]
+                } else {
+                    ["softirq".to_string(), softirq_name(id)]
+                };
+                let n = cube.schema.dims[OPERATION].member(&[&path[0], &path[1]]);
+                self.lat.irq_nodes.insert((hard, id), n);
+                n
+            }
+        };
+        let cpu = self.streams.get(s).and_then(|st| st.cpu).map_or(0, |n| n.0);
+        self.update(cube, t, |a| &mut a.lat.m_irq, [self.machine(s), cpu, 0, 0, op.0], once(h.duration))
+    }
+
+    /// A block request event ([`Fact::Block`]).
+    pub(super) fn block(&mut self, cube: &mut Cube, f: &Fact) -> Result<()> {
+        let Fact::Block { t, s, what, dev, sector, nr, tid } = *f else { return Ok(()) };
+        let s = s as usize;
+        if self.lat.m_block.is_empty() {
+            return Ok(());
+        }
+        let done = match what {
+            BlockEvent::Insert => {
+                self.lat.blocks.insert(t, dev, sector, nr);
+                None
+            }
+            BlockEvent::Issue => {
+                self.lat.blocks.issue(t, dev, sector, nr, tid);
+                None
+            }
+            BlockEvent::Complete => self.lat.blocks.complete(t, dev, sector, nr),
+        };
+        let Some((issued, d)) = done else { return Ok(()) };
+        let op = match self.lat.disk_nodes.get(&dev) {
+            Some(&n) => n,
+            None => {
+                let name = self.lat.disks.get(&dev).map_or_else(|| dev_name(dev), |n| n.to_string());
+                let n = cube.schema.dims[OPERATION].member(&["block", &name]);
+                self.lat.disk_nodes.insert(dev, n);
+                n
+            }
+        };
+        let p = self.process_node(cube, issued.data.unwrap_or(0));
+        self.update(cube, t, |a| &mut a.lat.m_block, [self.machine(s), 0, p.0, 0, op.0], once(d))
+    }
+
+    /// The statedump names disk `dev`.
+    pub(super) fn block_device(&mut self, log: &SliceLog, dev: u64, name: Str) {
+        self.lat.disks.entry(dev).or_insert_with(|| String::from_utf8_lossy(log.str(name)).into());
+    }
+}
