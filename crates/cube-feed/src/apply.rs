@@ -73,6 +73,15 @@ struct Delta {
     each: i64,
 }
 
+/// A metric's finest cell for some members, with the cells of its companions (count,
+/// min and max) for the same members: one look-up per update.
+#[derive(Debug, Clone, Copy)]
+struct Cells {
+    sum: CellId,
+    count: Option<CellId>,
+    extremes: Option<(CellId, CellId)>,
+}
+
 /// Bytes credited to a placeholder file (I/O on an fd before the statedump named it):
 /// `(process member, read, bytes, machine member)` per credit, moved to the file the
 /// statedump names.
@@ -170,7 +179,8 @@ pub struct Applier {
     m_write: Vec<MetricId>,
     /// The latency measures' state.
     lat: latency::Latencies,
-    cells: FxMap<(u16, [u32; 5]), u32>,
+    /// Per metric and members: its finest cell and its companions'.
+    cells: FxMap<(u16, [u32; 5]), Cells>,
     /// Per slot (name × streams + stream): the CPU and operation nodes.
     ev_nodes: Vec<Option<(NodeId, NodeId)>>,
     first_ts: Option<i64>,
@@ -270,31 +280,27 @@ impl Applier {
             for &dim in &metric.dims {
                 key[dim as usize] = ctx[dim as usize];
             }
-            let cell = match self.cells.get(&(m.0, key)) {
+            let cells = match self.cells.get(&(m.0, key)) {
                 Some(&c) => c,
                 None => {
                     let nodes: Vec<NodeId> =
                         metric.dims.iter().zip(&metric.leaf).map(|(&dim, &l)| cube.schema.dims[dim as usize].ancestor(NodeId(key[dim as usize]), l)).collect();
-                    let c = cube.cell(m, &nodes).0;
-                    for cm in count.into_iter().chain(extremes.into_iter().flat_map(|(a, b)| [a, b])) {
-                        let cc = cube.cell(cm, &nodes).0;
-                        self.cells.insert((cm.0, key), cc);
-                    }
+                    let mut cell = |m: MetricId| cube.cell(m, &nodes);
+                    let c = Cells { sum: cell(m), count: count.map(&mut cell), extremes: extremes.map(|(lo, hi)| (cell(lo), cell(hi))) };
                     self.cells.insert((m.0, key), c);
                     c
                 }
             };
-            cube.add(t as u64, CellId(cell), d.sum)?;
+            cube.add(t as u64, cells.sum, d.sum)?;
             if !extremes_too {
                 continue;
             }
-            if let Some(cm) = count {
-                cube.add(t as u64, CellId(self.cells[&(cm.0, key)]), d.updates)?;
+            if let Some(c) = cells.count {
+                cube.add(t as u64, c, d.updates)?;
             }
-            if let Some((lo, hi)) = extremes {
-                for x in [lo, hi] {
-                    cube.add(t as u64, CellId(self.cells[&(x.0, key)]), d.each)?;
-                }
+            if let Some((lo, hi)) = cells.extremes {
+                cube.add(t as u64, lo, d.each)?;
+                cube.add(t as u64, hi, d.each)?;
             }
         }
         Ok(())
