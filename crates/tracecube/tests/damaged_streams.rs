@@ -19,16 +19,22 @@ fn sorted_events(b: &[u8]) -> Vec<String> {
     v
 }
 
-#[test]
-fn parquet_and_live_deliver_the_intact_streams_and_the_damaged_one_up_to_its_damage() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path();
-    let out = tracecube(&["synth", "--events", "60000", "--cpus", "3", "--seed", "4", "-o", root.to_str().unwrap()]);
+/// A 3-CPU synthetic kernel trace of `events` events written under `root`, and its
+/// events as `dump` prints them (sorted).
+fn synth_trace(root: &Path, events: &str, seed: &str) -> (std::path::PathBuf, Vec<String>) {
+    let out = tracecube(&["synth", "--events", events, "--cpus", "3", "--seed", seed, "-o", root.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let trace = root.join("kernel");
     let intact = tracecube(&["dump", trace.to_str().unwrap()]);
     assert!(intact.status.success());
-    let all = sorted_events(&intact.stdout);
+    (trace, sorted_events(&intact.stdout))
+}
+
+#[test]
+fn parquet_and_live_deliver_the_intact_streams_and_the_damaged_one_up_to_its_damage() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let (trace, all) = synth_trace(root, "60000", "4");
     // Stream 1 cut inside a packet past its first (its index goes too: it would say
     // more than the file holds).
     let file = trace.join("channel0_1");
@@ -73,12 +79,9 @@ fn parquet_and_live_deliver_the_intact_streams_and_the_damaged_one_up_to_its_dam
 fn a_damaged_stream_is_a_prefix_at_every_partitioning() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
-    let out = tracecube(&["synth", "--events", "200000", "--cpus", "3", "--seed", "5", "-o", root.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let trace = root.join("kernel");
+    let (trace, all) = synth_trace(root, "200000", "5");
+    let all = all.len();
     let t = trace.to_str().unwrap();
-    let intact = tracecube(&["dump", t]);
-    let all = sorted_events(&intact.stdout).len();
     // The first packet whose start lies past a third of the file.
     let file = trace.join("channel0_1");
     let bytes = std::fs::read(&file).unwrap();
