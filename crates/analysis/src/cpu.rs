@@ -252,9 +252,21 @@ impl Cpu {
         self
     }
 
+    /// Per thread slot of `st`, whether the filter selects its thread (by its tid, pid
+    /// and latest name, known once every chunk is merged).
+    fn selected_slots(&self, st: &CpuState) -> Vec<bool> {
+        let info = &st.info;
+        (0..st.threads.len())
+            .map(|i| {
+                let (pid, comm) = info.pid_and_comm_of_slot(i);
+                self.filter.thread(info.tid_of_slot(i), pid, comm)
+            })
+            .collect()
+    }
+
     /// The rows of `executions`, recorded with the slots of `st`: those of the
-    /// selected threads on the selected CPUs, by start then CPU.
-    fn execution_rows(&self, st: &CpuState, executions: Vec<Execution>) -> Vec<ExecutionRow> {
+    /// `selected` threads on the selected CPUs, by start then CPU.
+    fn execution_rows(&self, st: &CpuState, selected: &[bool], executions: Vec<Execution>) -> Vec<ExecutionRow> {
         let info = &st.info;
         let mut rows: Vec<ExecutionRow> = executions
             .into_iter()
@@ -262,7 +274,7 @@ impl Cpu {
                 let cpu = st.cpus[x.stream as usize].runs.cpu?;
                 let tid = info.tid_of_slot(x.slot as usize);
                 let (pid, comm) = info.pid_and_comm_of_slot(x.slot as usize);
-                (self.filter.cpu(cpu) && self.filter.thread(tid, pid, comm)).then(|| ExecutionRow {
+                (self.filter.cpu(cpu) && selected[x.slot as usize]).then(|| ExecutionRow {
                     begin_ns: x.start,
                     comm: comm.to_string(),
                     cpu,
@@ -280,14 +292,7 @@ impl Cpu {
     /// time becomes its time on the selected CPUs (a thread not selected, or with
     /// neither time nor migrations left, is no longer listed), a selected CPU's busy
     /// time that of the selected threads.
-    fn filtered(&self, st: &mut CpuState, split: &SplitTimes, cpus: &mut BTreeMap<u32, u64>) {
-        let info = &st.info;
-        let selected: Vec<bool> = (0..st.threads.len())
-            .map(|i| {
-                let (pid, comm) = info.pid_and_comm_of_slot(i);
-                self.filter.thread(info.tid_of_slot(i), pid, comm)
-            })
-            .collect();
+    fn filtered(&self, st: &mut CpuState, selected: &[bool], split: &SplitTimes, cpus: &mut BTreeMap<u32, u64>) {
         st.threads.iter_mut().for_each(|a| a.cpu_ns = 0);
         cpus.values_mut().for_each(|b| *b = 0);
         for (&(i, s), &d) in split {
@@ -300,7 +305,7 @@ impl Cpu {
                 *b += d;
             }
         }
-        for (a, sel) in st.threads.iter_mut().zip(selected) {
+        for (a, &sel) in st.threads.iter_mut().zip(selected) {
             a.listed = sel && (a.cpu_ns > 0 || a.migrations > 0);
         }
     }
@@ -422,9 +427,10 @@ impl Analysis for Cpu {
                 *cpus.entry(cpu).or_insert(0) += seg.busy;
             }
         }
-        let executions = st.records.executions.take().map(|x| self.execution_rows(&st, x)).unwrap_or_default();
+        let selected = self.selected_slots(&st);
+        let executions = st.records.executions.take().map(|x| self.execution_rows(&st, &selected, x)).unwrap_or_default();
         if let Some(split) = st.records.split.take() {
-            self.filtered(&mut st, &split, &mut cpus);
+            self.filtered(&mut st, &selected, &split, &mut cpus);
         }
         let cpus: Vec<CpuRow> = cpus.into_iter().map(|(cpu, busy_ns)| CpuRow { cpu, busy_ns, usage: ratio(busy_ns) }).collect();
         let total_usage = if cpus.is_empty() { 0.0 } else { cpus.iter().map(|c| c.usage).sum::<f64>() / cpus.len() as f64 };
