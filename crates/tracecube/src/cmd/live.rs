@@ -66,6 +66,10 @@ pub struct LiveArgs {
     /// Relay source: keep trying to reconnect for SECONDS after the relay went away.
     #[arg(long, default_value_t = 60.0)]
     pub reconnect_for: f64,
+    /// Relay source: print every metadata reply and stream index received on stderr
+    /// (tracing the viewer protocol).
+    #[arg(long)]
+    pub debug_protocol: bool,
     /// Pipeline options.
     #[command(flatten)]
     pub pipe: PipelineArgs,
@@ -212,6 +216,7 @@ pub fn run(a: LiveArgs) -> Result<()> {
         }
         let mut opts = live::relay::RelayOptions::new(url);
         opts.reconnect_for = Duration::from_secs_f64(a.reconnect_for.max(0.0));
+        opts.debug = a.debug_protocol;
         let (rep, errors) = run_pipeline(&a.source, &a.pipe, None, move |tx, stop| live::relay::follow(&opts, tx, stop))?;
         eprintln!("relay: {} packets, {} bytes, {} beacons, {} reconnections", rep.packets, rep.bytes, rep.beacons, rep.reconnections);
         for l in &rep.losses {
