@@ -37,9 +37,12 @@ const TOPS: [Top; 4] = [
     Top { title: "events", metric: "events", by: &["operation:name"], header: ["Event", "Count"], value: |v| text::count(v as u64) },
 ];
 
+/// Rows of a top list (label, value), and the range the cube answered for, ns.
+type Answer = (Vec<(String, f64)>, u64, u64);
+
 /// The non-zero top `k` rows of `metric` by `by` over the last `last_s` s, and the
 /// range the cube answered for (the tilted frame's precision for that age), ns.
-fn top(cube: &Cube, metric: &str, by: &[&str], last_s: u64, k: usize) -> Option<(Vec<(String, f64)>, u64, u64)> {
+fn top(cube: &Cube, metric: &str, by: &[&str], last_s: u64, k: usize) -> Option<Answer> {
     let by = by.iter().map(|b| b.to_string()).collect();
     let a = QueryArgs { metric: metric.into(), last: Some(format!("{last_s}s")), by, top: Some(k), ..Default::default() };
     let r = cube.query(&a.to_request(cube).ok()?).ok()?;
