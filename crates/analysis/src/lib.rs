@@ -4,13 +4,11 @@
 //! Where it sits: above `ctf`, `kernel` (the kernel model: event layouts, threads, fd
 //! tables) and `engine`; the `tracecube` binary calls [`run`] and the formatters in
 //! [`output`]. Modules: [`count`], [`cpu`], [`io`], [`syscall`], [`irq`], [`sched`] and [`block`](mod@block) (latency, with the
-//! pieces of [`latency`]), [`output`] (text, JSON, LAMI 1.0), [`lami`] (the LAMI handshake),
-//! [`bench`](mod@bench) (the speedup table).
+//! pieces of [`latency`]), [`output`] (text, JSON, LAMI 1.0), [`lami`] (the LAMI handshake).
 //!
 //! Every result is independent of the thread count, chunk size and partition scheme,
 //! and equal to a serial run (tests sweep them).
 
-pub mod bench;
 pub mod block;
 pub mod count;
 pub mod cpu;

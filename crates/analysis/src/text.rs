@@ -51,7 +51,7 @@ pub fn bar(v: f64, max: f64, width: usize) -> String {
 }
 
 /// `ns` since the epoch as a date and time of day with nanoseconds.
-fn date_time(ns: i64, style: TextStyle) -> String {
+pub fn date_time(ns: i64, style: TextStyle) -> String {
     let t = chrono::DateTime::from_timestamp_nanos(ns);
     if style.gmt {
         t.format("%Y-%m-%d %H:%M:%S%.9f").to_string()
@@ -61,7 +61,7 @@ fn date_time(ns: i64, style: TextStyle) -> String {
 }
 
 /// The `Timerange: [begin, end] (length)` line, when the range is known.
-fn time_range(w: &mut impl Write, begin: Option<i64>, end: Option<i64>, style: TextStyle) -> std::fmt::Result {
+pub fn time_range(w: &mut impl Write, begin: Option<i64>, end: Option<i64>, style: TextStyle) -> std::fmt::Result {
     if let (Some(b), Some(e)) = (begin, end) {
         writeln!(w, "Timerange: [{}, {}] ({})", date_time(b, style), date_time(e, style), duration(e.saturating_sub(b).max(0) as u64))?;
     }

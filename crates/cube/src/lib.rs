@@ -31,7 +31,6 @@ pub mod design {
     #![doc = include_str!("../DESIGN.md")]
 }
 
-pub mod bench;
 pub mod cli;
 pub mod config;
 mod cube;

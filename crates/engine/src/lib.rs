@@ -75,7 +75,6 @@
 //! read in parallel before their errors are known; only damaged traces pay the second
 //! reading, and an analysis's [`Analysis::initial_state`] starts each reading afresh).
 
-pub mod bench;
 pub mod exec;
 pub mod partition;
 

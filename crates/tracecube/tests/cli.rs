@@ -264,3 +264,48 @@ fn every_time_form_means_the_same_instant_everywhere() {
     let (count, _, _) = seen.unwrap();
     assert!(count.starts_with("Events: ") && !count.starts_with("Events: 0 "), "{count}");
 }
+
+/// The live summary reads as `analyze` prints: counts with separators, sizes in binary
+/// units, durations, threads as `name (tid)`, the range answered as dates (#54).
+#[test]
+fn live_summary_is_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin().args(["synth", "--cpus", "2", "--events", "20000", "--seed", "7", "-o"]).arg(dir.path()).output().unwrap();
+    assert!(out.status.success());
+    let out = bin().args(["replay", "--speed", "0", "--summary-every", "0", "--gmt", "--top", "2"]).arg(dir.path()).output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines[0], "--- end");
+    assert_eq!(
+        lines[1],
+        "events: 20,000 (last at 2024-01-01 01:00:00.196247881) | packets: 3 (768.00 KiB) | dropped: 0 events (0 packets) | late: 0 | tracer discarded: 0 | lost packets: 0"
+    );
+    // Lag and backlog depend on the machine.
+    assert!(lines[2].starts_with("lag: ") && lines[2].contains(" | backlog max: ") && lines[2].ends_with(" | slow batches: 0"), "{}", lines[2]);
+    let tables = "
+Timerange: [2024-01-01 01:00:00.000000000, 2024-01-01 01:00:01.000000000] (1.000 s)
+
+Top CPU time (last 10 s)
+ Thread            CPU time
+ python3 (1017)   31.875 ms
+ postgres (1013)  24.489 ms
+
+Top bytes read (last 10 s)
+ Thread                  Read
+ postgres (1013)     1.22 MiB
+ backup (1025)    1013.33 KiB
+
+Top bytes written (last 10 s)
+ Thread              Written
+ backup (1025)      1.67 MiB
+ postgres (1013)  968.66 KiB
+
+Top events (last 10 s)
+ Event               Count
+ sched_switch        2,614
+ syscall_entry_read  2,547
+";
+    assert_eq!(lines[3..lines.len() - 1].join("\n"), tables);
+    assert!(lines[lines.len() - 1].starts_with("replay: 3 packets (768.00 KiB), "), "{err}");
+}

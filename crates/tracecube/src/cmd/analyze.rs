@@ -332,8 +332,8 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let max = if a.max_threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { a.max_threads };
     let which: Vec<AnalysisKind> =
         if a.analysis.is_empty() { AnalysisKind::ALL.to_vec() } else { a.analysis.iter().map(|s| parse_analysis(s)).collect::<Result<_>>()? };
-    let rows = analysis::bench::bench(&set, &which, max, a.reps.max(1), &RunOptions::default())?;
-    print!("{}", analysis::bench::format_table(&rows));
+    let rows = bench::analyses::bench(&set, &which, max, a.reps.max(1), &RunOptions::default())?;
+    print!("{}", bench::speedup::format_table(&rows));
     Ok(())
 }
 

@@ -243,7 +243,7 @@ fn query_text(c: &cube::Cube, resp: &cube::query::Response) -> String {
 
 /// Runs `bench cube`.
 pub fn bench(quick: bool, csv: Option<&Path>) -> Result<()> {
-    let tables = cube::bench::run(&cube::bench::BenchOptions { quick, ..Default::default() })?;
+    let tables = bench::cube_experiments::run(&bench::cube_experiments::BenchOptions { quick, ..Default::default() })?;
     for (i, t) in tables.iter().enumerate() {
         println!("{}", t.to_text());
         if let Some(dir) = csv {

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+use analysis::text;
 use anyhow::{bail, Context, Result};
 use live::{Overload, PipelineOptions, Processor, SharedCube, SharedStats};
 
@@ -28,6 +29,9 @@ pub struct PipelineArgs {
     /// Rows per summary table.
     #[arg(long, default_value_t = 5)]
     pub top: usize,
+    /// Summary times of day in UTC rather than the local time zone.
+    #[arg(long)]
+    pub gmt: bool,
     /// Write the canonical JSON dump of every event fed to the cube to FILE.
     #[arg(long)]
     pub dump: Option<PathBuf>,
@@ -66,6 +70,10 @@ pub struct LiveArgs {
     /// Relay source: keep trying to reconnect for SECONDS after the relay went away.
     #[arg(long, default_value_t = 60.0)]
     pub reconnect_for: f64,
+    /// Relay source: print every metadata reply and stream index received on stderr
+    /// (tracing the viewer protocol).
+    #[arg(long)]
+    pub debug_protocol: bool,
     /// Pipeline options.
     #[command(flatten)]
     pub pipe: PipelineArgs,
@@ -133,6 +141,7 @@ where
         interval: Duration::from_millis(a.interval_ms.max(1)),
         consumer_delay: Duration::from_micros(a.consumer_delay_us),
     };
+    let style = text::TextStyle { gmt: a.gmt };
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicBool::new(false));
     // The summary (and memory sampling) thread reads the cube while it grows.
@@ -164,7 +173,7 @@ where
                     next_summary = el + every;
                     let st = stats.lock().map(|s| s.clone()).unwrap_or_default();
                     if let Ok(c) = cube.read() {
-                        eprint!("--- {:.1} s\n{}", el, live::summary::render(&c, &st, window, top));
+                        eprint!("--- {:.1} s\n{}", el, live::summary::render(&c, &st, window, top, style));
                     }
                 }
             }
@@ -177,7 +186,7 @@ where
     let (st, src) = r?;
     {
         let c = cube.read().unwrap_or_else(|e| e.into_inner());
-        eprint!("--- end\n{}", live::summary::render(&c, &st, a.window, a.top));
+        eprint!("--- end\n{}", live::summary::render(&c, &st, a.window, a.top, style));
     }
     if let Some(dir) = &a.cube_out {
         let mut c = cube.write().unwrap_or_else(|e| e.into_inner());
@@ -212,8 +221,15 @@ pub fn run(a: LiveArgs) -> Result<()> {
         }
         let mut opts = live::relay::RelayOptions::new(url);
         opts.reconnect_for = Duration::from_secs_f64(a.reconnect_for.max(0.0));
+        opts.debug = a.debug_protocol;
         let (rep, errors) = run_pipeline(&a.source, &a.pipe, None, move |tx, stop| live::relay::follow(&opts, tx, stop))?;
-        eprintln!("relay: {} packets, {} bytes, {} beacons, {} reconnections", rep.packets, rep.bytes, rep.beacons, rep.reconnections);
+        eprintln!(
+            "relay: {} packets ({}), {} beacons, {} reconnections",
+            text::count(rep.packets),
+            text::bytes(rep.bytes),
+            text::count(rep.beacons),
+            rep.reconnections
+        );
         for l in &rep.losses {
             eprintln!("relay: {l}");
         }
@@ -230,7 +246,7 @@ pub fn run(a: LiveArgs) -> Result<()> {
         live::replay::FollowOptions { poll: Duration::from_millis(200), until_idle: a.until_idle.map(Duration::from_secs_f64), quiet: Duration::from_secs(1) };
     let p2 = path.clone();
     let (rep, errors) = run_pipeline(&path.display().to_string(), &a.pipe, None, move |tx, stop| live::replay::follow_dir(&p2, &opts, tx, stop))?;
-    eprintln!("directory: {} packets, {} bytes", rep.packets, rep.bytes);
+    eprintln!("directory: {} packets ({})", text::count(rep.packets), text::bytes(rep.bytes));
     super::fail_on_stream_errors(&errors)
 }
 
@@ -241,11 +257,11 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
     let speed = a.speed;
     let (rep, errors) = run_pipeline(&path.display().to_string(), &a.pipe, a.memory_every, move |tx, stop| live::replay::replay(&p2, speed, tx, stop))?;
     eprintln!(
-        "replay: {} packets, {} bytes, {:.1} s of stream in {:.1} s ({:.1}x)",
-        rep.packets,
-        rep.bytes,
-        rep.stream_seconds,
-        rep.wall_seconds,
+        "replay: {} packets ({}), {} of stream in {} ({:.1}x)",
+        text::count(rep.packets),
+        text::bytes(rep.bytes),
+        text::duration((rep.stream_seconds * 1e9) as u64),
+        text::duration((rep.wall_seconds * 1e9) as u64),
         rep.stream_seconds / rep.wall_seconds.max(1e-9)
     );
     super::fail_on_stream_errors(&errors)

@@ -7,11 +7,8 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use crate::config::{CubeConfig, LevelSpec, Materialization};
-use crate::cube::Cube;
-use crate::error::Result;
-use crate::query::{Request, When};
-use crate::schema::CellId;
+use cube::config::CuboidSpec;
+use cube::{CellId, Cube, CubeConfig, LevelSpec, Materialization, Request, Result, When};
 
 const S: u64 = 1_000_000_000;
 
@@ -63,16 +60,16 @@ impl Table {
 }
 
 fn three_levels() -> Vec<LevelSpec> {
-    crate::config::default_levels().into_iter().take(3).collect()
+    cube::config::default_levels().into_iter().take(3).collect()
 }
 
 /// A cube with `n` finest cells of `events` (n/10 operations × 10 CPUs, or fewer CPUs).
-fn cube_with(n: usize, levels: Vec<LevelSpec>, m: Materialization, cuboids: Vec<crate::config::CuboidSpec>) -> Result<(Cube, Vec<CellId>)> {
+fn cube_with(n: usize, levels: Vec<LevelSpec>, m: Materialization, cuboids: Vec<CuboidSpec>) -> Result<(Cube, Vec<CellId>)> {
     cube_of_degree(n, levels, m, cuboids, 1)
 }
 
 /// [`cube_with`] at granularity degree `degree`.
-fn cube_of_degree(n: usize, levels: Vec<LevelSpec>, m: Materialization, cuboids: Vec<crate::config::CuboidSpec>, degree: u32) -> Result<(Cube, Vec<CellId>)> {
+fn cube_of_degree(n: usize, levels: Vec<LevelSpec>, m: Materialization, cuboids: Vec<CuboidSpec>, degree: u32) -> Result<(Cube, Vec<CellId>)> {
     let mut cfg = CubeConfig { levels, materialize: m, cuboids, degree, ..CubeConfig::default() };
     cfg.metrics.truncate(1);
     let mut c = Cube::new(cfg)?;
@@ -216,7 +213,7 @@ pub fn run(o: &BenchOptions) -> Result<Vec<Table>> {
     for d in [1_000u64, 1_000_000, 100_000_000, S, 10 * S] {
         let (mut c, cells) = cube_with(1000, three_levels(), Materialization::Minimal, Vec::new())?;
         let t = feed(&mut c, &cells, n_ev, d)?;
-        rows.push(vec![crate::time::format_duration(d), format!("{:.1}", t * 1e9 / n_ev as f64)]);
+        rows.push(vec![cube::time::format_duration(d), format!("{:.1}", t * 1e9 / n_ev as f64)]);
     }
     tables.push(Table {
         title: format!("Processing time per event vs delay between events ({n_ev} events, 1000 metrics)"),
@@ -226,7 +223,7 @@ pub fn run(o: &BenchOptions) -> Result<Vec<Table>> {
 
     // 4. Materialization.
     let mut rows = Vec::new();
-    let partial = vec![crate::config::CuboidSpec { metric: "events".into(), by: vec!["operation:kind".into(), "cpu:all".into()] }];
+    let partial = vec![CuboidSpec { metric: "events".into(), by: vec!["operation:kind".into(), "cpu:all".into()] }];
     for (name, m, cbs) in [
         ("minimal", Materialization::Minimal, Vec::new()),
         ("partial (1 of 6 higher cuboids)", Materialization::Partial, partial),
@@ -290,7 +287,7 @@ fn degree_table(exact: &Cube, events: u64, delay: u64, quick: bool) -> Result<Ta
             let mut r = Request::new("events", When::Range(end - len, end));
             r.by = vec!["operation:name".into(), "cpu:cpu".into()];
             let (a, b) = (c.query(&r)?, exact.query(&r)?);
-            let map = |w: &crate::query::Window| -> std::collections::HashMap<Vec<String>, f64> { w.rows.iter().map(|r| (r.group.clone(), r.value)).collect() };
+            let map = |w: &cube::query::Window| -> std::collections::HashMap<Vec<String>, f64> { w.rows.iter().map(|r| (r.group.clone(), r.value)).collect() };
             let (ma, mb_) = (map(&a.windows[0]), map(&b.windows[0]));
             err += mb_.iter().map(|(g, v)| (v - ma.get(g).copied().unwrap_or(0.0)).abs()).sum::<f64>();
             err += ma.iter().filter(|(g, _)| !mb_.contains_key(*g)).map(|(_, v)| v.abs()).sum::<f64>();

@@ -1,18 +1,18 @@
 //! The speedup table (B7): every analysis at 1, 2, 4 … N threads.
 
+use analysis::{run, AnalysisError, AnalysisKind, RunOptions};
 use ctf::trace::TraceSet;
-pub use engine::bench::{format_table, thread_ladder, BenchRow};
 
-use crate::{run, AnalysisError, AnalysisKind, RunOptions};
+use crate::speedup::{measure, thread_ladder, BenchRow};
 
 /// Measures each analysis of `which` on `set` at every thread count of
 /// [`thread_ladder`]`(max_threads)`, `reps` runs each, the thread counts taking turns
-/// (see [`engine::bench::measure`]).
+/// (see [`measure`]).
 pub fn bench(set: &TraceSet, which: &[AnalysisKind], max_threads: usize, reps: usize, base: &RunOptions) -> Result<Vec<BenchRow>, AnalysisError> {
     let ladder = thread_ladder(max_threads);
     let mut rows = Vec::new();
     for &k in which {
-        rows.extend(engine::bench::measure(k.name(), &ladder, reps, |t| {
+        rows.extend(measure(k.name(), &ladder, reps, |t| {
             let opts = RunOptions { threads: t, ..base.clone() };
             run(set, k, &opts).map(|_| ())
         })?);
