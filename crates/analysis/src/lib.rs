@@ -4,7 +4,7 @@
 //! Where it sits: above `ctf`, `kernel` (the kernel model: event layouts, threads, fd
 //! tables) and `engine`; the `tracecube` binary calls [`run`] and the formatters in
 //! [`output`]. Modules: [`count`], [`cpu`], [`io`], [`syscall`], [`irq`], [`sched`] and [`block`](mod@block) (latency, with the
-//! pieces of [`latency`]), [`output`] (text, JSON, LAMI 1.0), [`lami`] (the LAMI handshake).
+//! pieces of [`latency`]), [`threads`] (each thread's names and when, for SQL's `threads`), [`output`] (text, JSON, LAMI 1.0), [`lami`] (the LAMI handshake).
 //!
 //! Every result is independent of the thread count, chunk size and partition scheme,
 //! and equal to a serial run (tests sweep them).
@@ -21,6 +21,7 @@ pub mod output;
 pub mod sched;
 pub mod syscall;
 pub mod text;
+pub mod threads;
 
 use ctf::trace::TraceSet;
 pub use engine::{EngineError, Partition};

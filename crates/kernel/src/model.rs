@@ -1,6 +1,7 @@
 //! Kernel facts shared by the analyses, as mergeable pieces: what a thread is called
-//! and which process it belongs to (last writer wins, in time order), and the time span
-//! of the events seen; and a fast hasher for small integer keys.
+//! and which process it belongs to (last writer wins, in time order), optionally every
+//! name it took and from when ([`Info::with_names`]), and the time span of the events
+//! seen; and a fast hasher for small integer keys.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -140,10 +141,31 @@ pub enum Name<'a> {
     Raw(&'a [u8; 16]),
 }
 
+/// A name a thread took ([`Info::names_of`]): from the first event of a run of events
+/// that gave it the same name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    /// Timestamp (ns from origin, the event's [`Version`] order) of that first event.
+    pub since: i64,
+    /// Whether the name begins at that event: a fork naming its child or an exec. Else
+    /// (a switch or the statedump showing it) the thread may have had it before.
+    pub starts: bool,
+    /// The name.
+    pub name: String,
+}
+
 /// tid → [`ThreadInfo`], from `sched_switch`, `sched_process_fork`/`exec` and
 /// `lttng_statedump_process_state`. Inside a chunk the event with the latest
 /// [`Version`] wins, whatever order the streams were read in; merge: the later chunk's
 /// values win.
+///
+/// With [`Info::with_names`] it also keeps each thread's name history: a name is
+/// noted when it differs from the thread's last noted one (or begins: a fork, an
+/// exec), and a merge appends the later chunk's history, dropping its first name
+/// where it only repeats the earlier chunk's last (the same rule at the boundary, so
+/// the merge is associative and the history equals a serial run's). This needs the
+/// events of a chunk in time order (the engine's default, merged order): a run of
+/// equal names is kept as its first event.
 ///
 /// Threads live in a slab indexed by a tid map; each stream remembers the last thread
 /// named there, since the `prev_tid` of a stream's switch is usually the `next_tid`
@@ -156,6 +178,10 @@ pub struct Info {
     threads: Vec<(i32, ThreadInfo)>,
     /// Per stream: the tid last named there and its index (`i32::MIN`: none).
     recent: Vec<(i32, u32)>,
+    /// Whether names are kept ([`Info::with_names`]).
+    keep_names: bool,
+    /// With `keep_names`: per slot, the names in time order (empty otherwise).
+    names: Vec<Vec<Named>>,
 }
 
 impl PartialEq for Info {
@@ -166,6 +192,12 @@ impl PartialEq for Info {
 impl Eq for Info {}
 
 impl Info {
+    /// An empty table that also keeps every thread's names ([`Info::names_of`]; see
+    /// the type's documentation: events must come in time order).
+    pub fn with_names() -> Info {
+        Info { keep_names: true, ..Info::default() }
+    }
+
     /// The slot of `tid` (its index in the slab, stable for the life of this state),
     /// added when new. Analyses may keep per-thread data in vectors indexed by slot
     /// (see [`Info::merge_mapped`]).
@@ -207,11 +239,41 @@ impl Info {
     fn get(&self, tid: i32) -> Option<&ThreadInfo> {
         self.slots.get(tid).map(|i| &self.threads[i as usize].1)
     }
-    /// Names `tid` at version `v`, unless a later event named it already.
+    /// Names `tid` at version `v`, unless a later event named it already; `starts`:
+    /// the name begins there (a fork's child, an exec: see [`Named::starts`]).
     #[inline(never)]
-    fn comm(&mut self, tid: i32, name: Name<'_>, v: Version) {
+    fn comm(&mut self, tid: i32, name: Name<'_>, v: Version, starts: bool) {
         let i = self.slot_on(tid, v.1);
+        if self.keep_names {
+            self.note(i, name, v.0, starts);
+        }
         self.comm_at(i, name, v);
+    }
+    /// Notes name `name` of the thread of slot `i` at `since` in its history, unless
+    /// it repeats the last noted name (and does not begin there).
+    #[cold]
+    fn note(&mut self, i: usize, name: Name<'_>, since: i64, starts: bool) {
+        let b = match &name {
+            Name::Bytes(b) => b,
+            Name::Raw(r) => r.iter().position(|&c| c == 0).map_or(&r[..], |n| &r[..n]),
+        };
+        if self.names.len() <= i {
+            self.names.resize(i + 1, Vec::new());
+        }
+        let h = &mut self.names[i];
+        if !starts && h.last().is_some_and(|l| l.name.as_bytes() == b) {
+            return;
+        }
+        h.push(Named { since, starts, name: text_of(b).into_owned() });
+    }
+    /// The names of `tid` in time order (empty unless [`Info::with_names`]).
+    pub fn names_of(&self, tid: i32) -> &[Named] {
+        self.slots.get(tid).and_then(|i| self.names.get(i as usize)).map_or(&[], Vec::as_slice)
+    }
+    /// Every thread `(tid, pid, names)`, in the order first seen (names empty unless
+    /// [`Info::with_names`]).
+    pub fn threads(&self) -> impl Iterator<Item = (i32, Option<i32>, &[Named])> + '_ {
+        self.threads.iter().enumerate().map(|(i, (tid, t))| (*tid, t.pid, self.names.get(i).map_or(&[][..], Vec::as_slice)))
     }
     /// [`Info::comm`] of the thread in slot `i`.
     #[inline(never)]
@@ -261,13 +323,13 @@ impl Info {
                         self.pid(t as i32, p, v);
                     }
                     if let Some(b) = child_comm.and_then(|n| ev.bytes(n)) {
-                        self.comm(t as i32, Name::Bytes(b), v);
+                        self.comm(t as i32, Name::Bytes(b), v, true);
                     }
                 }
             }
             Kind::Exec { tid: Some(tid), filename: Some(f) } => {
                 if let (Some(t), Some(b)) = (ev.int(tid), ev.bytes(f)) {
-                    self.comm(t as i32, Name::Bytes(comm_of_path(b)), v);
+                    self.comm(t as i32, Name::Bytes(comm_of_path(b)), v, true);
                 }
             }
             Kind::ProcState { tid, pid, name } => {
@@ -276,7 +338,7 @@ impl Info {
                         self.pid(t as i32, p, v);
                     }
                     if let Some(b) = name.and_then(|n| ev.bytes(n)) {
-                        self.comm(t as i32, Name::Bytes(b), v);
+                        self.comm(t as i32, Name::Bytes(b), v, false);
                     }
                 }
             }
@@ -333,9 +395,17 @@ impl Info {
                         }
                         continue;
                     }
+                    if self.keep_names {
+                        self.note(i, Name::Raw(raw), v.0, false);
+                    }
                     self.comm_at(i, Name::Raw(raw), v);
                 }
-                Some(b @ Name::Bytes(_)) => self.comm_at(i, b, v),
+                Some(b @ Name::Bytes(_)) => {
+                    if self.keep_names {
+                        self.note(i, b, v.0, false);
+                    }
+                    self.comm_at(i, b, v)
+                }
                 None => {}
             }
         }
@@ -355,9 +425,13 @@ impl Info {
             return (later, map);
         }
         let mut map = Vec::with_capacity(later.threads.len());
+        let mut later_names = later.names.into_iter();
         for (t, i) in later.threads {
             let k = self.slot(t);
             map.push(k as u32);
+            if let Some(names) = later_names.next().filter(|n| !n.is_empty()) {
+                self.append_names(k, names);
+            }
             let e = &mut self.threads[k].1;
             if i.pid.is_some() {
                 e.pid = i.pid;
@@ -368,6 +442,23 @@ impl Info {
             }
         }
         (self, map)
+    }
+
+    /// Appends `later`, the names of a later chunk, to the history of slot `k`: its
+    /// first name is dropped where it repeats the last one (as [`Info::note`] would).
+    fn append_names(&mut self, k: usize, later: Vec<Named>) {
+        self.keep_names = true;
+        if self.names.len() <= k {
+            self.names.resize(k + 1, Vec::new());
+        }
+        let h = &mut self.names[k];
+        let mut later = later.into_iter().peekable();
+        if let (Some(last), Some(first)) = (h.last(), later.peek()) {
+            if !first.starts && first.name == last.name {
+                later.next();
+            }
+        }
+        h.extend(later);
     }
 
     /// The pid of `tid`, if known.

@@ -4,7 +4,9 @@
 //! - totals: `cpu_usage`, `cpu_usage_per_cpu`, `io_usage`, `io_files`, `syscall_stats`;
 //! - one row per occurrence, from the kernel model's replay in the latency analyses
 //!   (their `--log`): `sched_slices` (cpu's executions), `syscalls`, `wakeups`, `irqs`,
-//!   `block_requests`. These rows are
+//!   `block_requests`;
+//! - `threads`: each thread's names with their validity ranges, from the kernel
+//!   model's thread table ([`analysis::threads`]). These rows are
 //!   held in memory while the query runs (the analysis merges its chunks in time
 //!   order before the table exists); the trace tables stream.
 
@@ -46,11 +48,13 @@ pub enum ReportTable {
     Irqs,
     /// Every block request, issue to completion (`analyze -a block --log`).
     BlockRequests,
+    /// Every name of every thread, with when it held it ([`analysis::threads`]).
+    Threads,
 }
 
 impl ReportTable {
     /// Every report table.
-    pub const ALL: [ReportTable; 10] = [
+    pub const ALL: [ReportTable; 11] = [
         ReportTable::CpuUsage,
         ReportTable::CpuUsagePerCpu,
         ReportTable::IoUsage,
@@ -61,6 +65,7 @@ impl ReportTable {
         ReportTable::Wakeups,
         ReportTable::Irqs,
         ReportTable::BlockRequests,
+        ReportTable::Threads,
     ];
 
     /// The table's name.
@@ -76,19 +81,21 @@ impl ReportTable {
             ReportTable::Wakeups => "wakeups",
             ReportTable::Irqs => "irqs",
             ReportTable::BlockRequests => "block_requests",
+            ReportTable::Threads => "threads",
         }
     }
 
-    /// The analysis behind it.
-    fn analysis(self) -> AnalysisKind {
-        match self {
+    /// The analysis behind it (`None`: [`analysis::threads`], not an [`AnalysisKind`]).
+    fn analysis(self) -> Option<AnalysisKind> {
+        Some(match self {
             ReportTable::CpuUsage | ReportTable::CpuUsagePerCpu | ReportTable::SchedSlices => AnalysisKind::Cpu,
             ReportTable::IoUsage | ReportTable::IoFiles => AnalysisKind::Io,
             ReportTable::SyscallStats | ReportTable::Syscalls => AnalysisKind::Syscall,
             ReportTable::Wakeups => AnalysisKind::Sched,
             ReportTable::Irqs => AnalysisKind::Irq,
             ReportTable::BlockRequests => AnalysisKind::Block,
-        }
+            ReportTable::Threads => return None,
+        })
     }
 
     /// Whether the table lists every occurrence (the analysis' `--log`).
@@ -137,6 +144,7 @@ impl ReportTable {
             ReportTable::BlockRequests => {
                 vec![("disk", Utf8), ("tid", Int32), ("write", Boolean), ("sector", UInt64), ("bytes", UInt64), ("begin_ns", Int64), ("duration_ns", UInt64)]
             }
+            ReportTable::Threads => vec![("tid", Int32), ("pid", Int32), ("name", Utf8), ("valid_from_ns", Int64), ("valid_to_ns", Int64)],
         }
     }
 
@@ -216,10 +224,13 @@ impl ReportProvider {
         let mut out = Vec::new();
         let opts = RunOptions { threads: self.sources.partition_count(), log: self.which.is_log(), top: 0, ..RunOptions::default() };
         for src in &self.sources.sets {
-            let report =
-                analysis::run(&src.set, self.which.analysis(), &opts).map_err(|e| DataFusionError::Execution(format!("{}: {e}", src.path.display())))?;
+            let failed = |e: analysis::AnalysisError| DataFusionError::Execution(format!("{}: {e}", src.path.display()));
+            let rows = match self.which.analysis() {
+                Some(kind) => self.which.rows(&analysis::run(&src.set, kind, &opts).map_err(failed)?),
+                None => erased::Ser::to_values(&analysis::threads::run(&src.set, &opts).map_err(failed)?.threads),
+            };
             let name = src.names.first().cloned().unwrap_or_default();
-            let mut rows = self.which.rows(&report).map_err(|e| DataFusionError::External(Box::new(e)))?;
+            let mut rows = rows.map_err(|e| DataFusionError::External(Box::new(e)))?;
             for r in &mut rows {
                 if let Value::Object(m) = r {
                     m.insert("trace".into(), Value::String(name.clone()));
