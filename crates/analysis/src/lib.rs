@@ -116,7 +116,7 @@ pub struct RunOptions {
     /// Latency analyses: only occurrences at most this long (ns).
     pub max_duration: u64,
     /// List every occurrence (`--log`): the latency analyses' calls, wake-ups, IRQs
-    /// and requests; cpu's executions (in json only).
+    /// and requests; cpu's executions and io's transfers (in json only).
     pub log: bool,
     /// Latency analyses: a latency histogram (`--freq`).
     pub freq: Option<latency::FreqOptions>,
@@ -238,7 +238,12 @@ pub fn run_reporting(
             (Report::Cpu(o.output), o.faults)
         }
         AnalysisKind::Io => {
-            let o = engine::run_reporting(&io::Io::new(set, opts.head).with_workers(e.worker_count()).with_filter(f()), set, &e, progress)?;
+            let o = engine::run_reporting(
+                &io::Io::new(set, opts.head).with_workers(e.worker_count()).with_filter(f()).with_transfers(opts.log),
+                set,
+                &e,
+                progress,
+            )?;
             (Report::Io(o.output), o.faults)
         }
         AnalysisKind::Syscall => {

@@ -205,6 +205,7 @@ mod tests {
                 other_write_bytes: 0,
             }],
             threads: vec![ThreadIoRow { tid: 8, pid: Some(7), comm: "a".into(), read_bytes: 5, write_bytes: 3 }],
+            transfers: Vec::new(),
         });
         let mut out = Vec::new();
         write_text_io(&r, &mut out, TextStyle::default()).expect("writes");

@@ -210,7 +210,8 @@ mod tests {
 
     #[test]
     fn tables_stay_aligned_whatever_the_path() {
-        let mut c = IoReport { analysis: "io", begin_ns: None, end_ns: None, files: Vec::new(), processes: Vec::new(), threads: Vec::new() };
+        let mut c =
+            IoReport { analysis: "io", begin_ns: None, end_ns: None, files: Vec::new(), processes: Vec::new(), threads: Vec::new(), transfers: Vec::new() };
         for (p, r) in [("/a", 1u64), ("/a/very/long/path/that/is/much/longer/than/any/column/width/you/would/expect/in/a/table", 2 << 20)] {
             c.files.push(crate::io::FileIoRow { path: p.into(), read_bytes: r, write_bytes: 0 });
         }

@@ -243,6 +243,37 @@ proptest! {
     }
 }
 
+/// io's transfers (`--log`) at any chunking and thread count are a serial run's, and
+/// each file's bytes summed over them are its row of the file table.
+#[test]
+fn io_transfers_at_any_chunking_equal_serial_and_sum_to_the_files() {
+    for (seed, background) in [(5, 0), (6, 60)] {
+        let (_d, set, _) = synth_trace(3, 20_000, seed, background);
+        let opts = |threads, chunk_size| RunOptions { threads, chunk_size, log: true, ..Default::default() };
+        let Report::Io(expected) = run(&set, AnalysisKind::Io, &opts(1, u64::MAX)).unwrap() else { unreachable!() };
+        assert!(expected.transfers.len() > 100, "{} transfers", expected.transfers.len());
+        assert!(expected.transfers.windows(2).all(|w| w[0].exit_ns <= w[1].exit_ns));
+        let mut per_file: std::collections::BTreeMap<&str, (u64, u64)> = Default::default();
+        for t in &expected.transfers {
+            let e = per_file.entry(t.path.as_deref().unwrap_or("")).or_default();
+            if t.kind == "read" {
+                e.0 += t.bytes;
+            } else {
+                e.1 += t.bytes;
+            }
+        }
+        let files: std::collections::BTreeMap<&str, (u64, u64)> = expected.files.iter().map(|f| (f.path.as_str(), (f.read_bytes, f.write_bytes))).collect();
+        assert_eq!(per_file, files, "seed {seed}");
+        for (threads, chunk) in [(1, 64 * 1024), (2, 32 * 1024), (4, 8 * 1024)] {
+            let Report::Io(got) = run(&set, AnalysisKind::Io, &opts(threads, chunk)).unwrap() else { unreachable!() };
+            assert_eq!(got, expected, "seed {seed}, {threads} threads, slices of {chunk} bytes");
+        }
+        // Without --log, no transfers are kept.
+        let Report::Io(plain) = serial(&set, AnalysisKind::Io) else { unreachable!() };
+        assert!(plain.transfers.is_empty());
+    }
+}
+
 /// The JSON written straight from a report is the text of its `Value` form (keys
 /// sorted), for every analysis, on a real trace and a synthesized one.
 #[test]
@@ -272,7 +303,8 @@ fn taking_over_mid_slice_equals_serial() {
     use engine::Analysis;
     for (seed, background) in [(3, 0), (4, 60)] {
         let (_d, set, _) = synth_trace(3, 20_000, seed, background);
-        let io = analysis::io::Io::new(&set, analysis::HeadPolicy::FromStart);
+        // (With its transfers: stamped logs are taken over and merged as plain ones.)
+        let io = analysis::io::Io::new(&set, analysis::HeadPolicy::FromStart).with_transfers(true);
         let expected = io.finish(
             engine::run_slices(&io, &set, &engine::partition(&set, Partition::Hybrid, u64::MAX), &engine::EngineOptions { threads: 1, ..Default::default() })
                 .unwrap(),

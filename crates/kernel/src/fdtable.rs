@@ -106,6 +106,8 @@ pub struct Transfer {
     pub bytes: u64,
     /// The file (a placeholder from [`FileNames::held`] when its fd was unknown).
     pub file: Option<u32>,
+    /// The fd it was moved on.
+    pub fd: i32,
 }
 
 /// What a file is, as lttng-iousagetop's per-process columns split I/O: disk (a path,
@@ -360,7 +362,7 @@ impl FdTables {
                         self.io_file(t, p.call.a0.into(), names)
                     }
                 };
-                Some(Transfer { read: p.call.sc == Sc::Read, bytes: ret as u64, file: Some(file) })
+                Some(Transfer { read: p.call.sc == Sc::Read, bytes: ret as u64, file: Some(file), fd: p.call.a0 })
             }
             Sc::Read | Sc::Write => None,
             _ => {

@@ -207,7 +207,9 @@ impl PendTable {
     }
 }
 
-/// A chunk's log with what it knows of pending syscalls (see [`Pend`]).
+/// A chunk's log with what it knows of pending syscalls (see [`Pend`]), and, when
+/// [`Log::stamped`], the time of each record (beside the records, not in them: a
+/// record's size is memory traffic, and only a few statistics want times).
 #[derive(Debug, Clone, Default)]
 pub struct Log {
     /// The records, in time order.
@@ -215,13 +217,60 @@ pub struct Log {
     /// Pairing state by tid; refers to `recs` by index, so it is forgotten whenever
     /// records are taken out.
     pend: PendTable,
+    /// Whether records are stamped with their times.
+    stamped: bool,
+    /// When stamped: per record of `recs`, the time of its event ([`Log::at`]); of a
+    /// joined read or write ([`LRec::Rw`]), its exit's once joined.
+    stamps: Vec<i64>,
+    /// The time of the event being logged ([`Log::at`]).
+    now: i64,
+}
+
+/// Records taken out of a [`Log`], with their times when it is stamped (`stamps` is
+/// empty otherwise, else as long as `recs`).
+#[derive(Debug, Clone, Default)]
+pub struct Taken {
+    /// The records, in time order.
+    pub recs: Vec<LRec>,
+    /// Their times, when stamped.
+    pub stamps: Vec<i64>,
+}
+
+impl Taken {
+    /// The time of record `i`, when stamped.
+    #[inline(always)]
+    pub fn stamp(&self, i: usize) -> Option<i64> {
+        self.stamps.get(i).copied()
+    }
 }
 
 impl Log {
     /// An empty log writing into `buf` (its records dropped, its capacity kept).
     pub fn with_buffer(mut buf: Vec<LRec>) -> Log {
         buf.clear();
-        Log { recs: buf, pend: PendTable::default() }
+        Log { recs: buf, ..Log::default() }
+    }
+
+    /// The same log, stamping its records with their times ([`Log::at`]).
+    pub fn stamped(mut self) -> Log {
+        self.stamped = true;
+        self.stamps = vec![self.now; self.recs.len()];
+        self
+    }
+
+    /// The time of the events logged next (used by a stamped log only).
+    #[inline(always)]
+    pub fn at(&mut self, ts: i64) {
+        self.now = ts;
+    }
+
+    /// Appends `r`, stamped with the current time when the log is.
+    #[inline(always)]
+    fn put(&mut self, r: LRec) {
+        if self.stamped {
+            self.stamps.push(self.now);
+        }
+        self.recs.push(r);
     }
 
     /// Makes room for `n` more records. An empty log whose buffer is too small gets a
@@ -234,6 +283,9 @@ impl Log {
         } else {
             self.recs.reserve(n);
         }
+        if self.stamped {
+            self.stamps.reserve(n);
+        }
     }
 
     /// Whether the log holds no record.
@@ -242,16 +294,22 @@ impl Log {
         self.recs.is_empty()
     }
 
-    /// Takes the records out (and forgets the pairing state, which refers to them).
-    pub fn take(&mut self) -> Vec<LRec> {
+    /// Takes the records out, with their stamps (and forgets the pairing state, which
+    /// refers to them).
+    pub fn take(&mut self) -> Taken {
         self.pend.clear();
-        std::mem::take(&mut self.recs)
+        Taken { recs: std::mem::take(&mut self.recs), stamps: std::mem::take(&mut self.stamps) }
     }
 
-    /// Appends records (whose pairing this log does not know).
-    pub fn extend(&mut self, recs: impl IntoIterator<Item = LRec>) {
+    /// Appends records (whose pairing this log does not know) and, for a stamped log,
+    /// their stamps (one per record).
+    pub fn extend(&mut self, recs: impl IntoIterator<Item = LRec>, stamps: impl IntoIterator<Item = i64>) {
         self.pend.clear();
         self.recs.extend(recs);
+        if self.stamped {
+            self.stamps.extend(stamps);
+            debug_assert_eq!(self.stamps.len(), self.recs.len());
+        }
     }
 
     /// Appends `rec`, joining a read/write entry with its exit and dropping records
@@ -260,13 +318,13 @@ impl Log {
     pub fn push(&mut self, rec: Rec) {
         let t = match rec.who() {
             None => {
-                self.recs.push(LRec::R(rec));
+                self.put(LRec::R(rec));
                 return;
             }
             Some(Who::Head(_)) => {
                 // May be any thread: forget everything known.
                 self.pend.clear();
-                self.recs.push(LRec::R(rec));
+                self.put(LRec::R(rec));
                 return;
             }
             Some(Who::Tid(t)) => t,
@@ -275,14 +333,14 @@ impl Log {
             Rec::Entry { sc, a0, a1, a2, path: None, .. } => self.push_entry(t, Call { sc, a0, a1, a2 }),
             Rec::Entry { .. } => {
                 self.pend.remove(t);
-                self.recs.push(LRec::R(rec));
+                self.put(LRec::R(rec));
             }
             Rec::OtherEntry { .. } => self.push_other_entry(t),
             Rec::Exit { sc, ret, .. } => self.push_exit(t, sc, ret),
             Rec::Pair { .. } => {
                 // Ends the thread's pending call, whatever it was.
                 self.pend.insert(t, Pend::Nothing);
-                self.recs.push(LRec::R(rec));
+                self.put(LRec::R(rec));
             }
             _ => unreachable!("only syscall records name a thread"),
         }
@@ -294,7 +352,7 @@ impl Log {
     pub fn push_rw_entry(&mut self, t: i32, sc: Sc, fd: i32) {
         debug_assert!(matches!(sc, Sc::Read | Sc::Write));
         self.pend.insert(t, Pend::Rw(self.recs.len()));
-        self.recs.push(LRec::Rw { t, sc, fd, ret: 0, exited: false });
+        self.put(LRec::Rw { t, sc, fd, ret: 0, exited: false });
     }
 
     /// [`Log::push`] of `Entry { who: Tid(t), path: None }` of `call` (a read or write
@@ -306,14 +364,14 @@ impl Log {
             return self.push_rw_entry(t, sc, a0);
         }
         self.pend.remove(t);
-        self.recs.push(LRec::R(Rec::Entry { who: Who::Tid(t), sc, a0, a1, a2, path: None }));
+        self.put(LRec::R(Rec::Entry { who: Who::Tid(t), sc, a0, a1, a2, path: None }));
     }
 
     /// [`Log::push`] of `OtherEntry { who: Tid(t) }`.
     #[inline(always)]
     pub fn push_other_entry(&mut self, t: i32) {
         if self.pend.insert(t, Pend::Nothing) != NOTHING {
-            self.recs.push(LRec::R(Rec::OtherEntry { who: Who::Tid(t) }));
+            self.put(LRec::R(Rec::OtherEntry { who: Who::Tid(t) }));
         }
     }
 
@@ -326,13 +384,16 @@ impl Log {
             i => match self.recs.get_mut(i as usize) {
                 Some(LRec::Rw { sc: esc, ret: r, exited: e @ false, .. }) if sc.is_none_or(|s| s == *esc) => {
                     (*r, *e) = (ret, true);
+                    if let Some(at) = self.stamps.get_mut(i as usize) {
+                        *at = self.now;
+                    }
                     false
                 }
                 _ => true,
             },
         };
         if unpaired {
-            self.recs.push(LRec::R(Rec::Exit { who: Who::Tid(t), sc, ret }));
+            self.put(LRec::R(Rec::Exit { who: Who::Tid(t), sc, ret }));
         }
     }
 }
@@ -374,7 +435,7 @@ mod tests {
         log.push(Rec::Exec { tid: 7 });
         log.reserve(5000);
         assert!(log.recs.capacity() >= 5001);
-        assert_eq!(log.take(), vec![LRec::R(Rec::Exec { tid: 7 })]);
+        assert_eq!(log.take().recs, vec![LRec::R(Rec::Exec { tid: 7 })]);
     }
 
     #[test]
@@ -389,12 +450,33 @@ mod tests {
         for t in 0..300_000 {
             log.push_exit(t, None, t as i64);
         }
-        let recs = log.take();
+        let recs = log.take().recs;
         assert_eq!(recs.len(), 300_000);
         assert!(recs.iter().enumerate().all(|(t, r)| *r == LRec::R(Rec::Exit { who: Who::Tid(t as i32), sc: None, ret: t as i64 })));
         // Small and empty buffers have no interior: nothing to advise, nothing breaks.
         advise_huge_pages(&Vec::<u8>::new());
         advise_huge_pages(&vec![1u8; 100]);
+    }
+
+    #[test]
+    fn a_stamped_log_keeps_each_records_time_and_a_joined_exits() {
+        let mut log = Log::default().stamped();
+        log.at(5);
+        log.push(Rec::Exec { tid: 7 });
+        log.at(10);
+        log.push_rw_entry(7, Sc::Read, 3);
+        log.at(12);
+        log.push(Rec::Fork { parent_tid: Some(7), parent_pid: None, child_tid: 8, child_pid: None });
+        log.at(20);
+        log.push_exit(7, Some(Sc::Read), 100);
+        let t = log.take();
+        assert_eq!(t.recs.len(), 3);
+        assert_eq!(t.recs[1], LRec::Rw { t: 7, sc: Sc::Read, fd: 3, ret: 100, exited: true });
+        assert_eq!(t.stamps, vec![5, 20, 12]);
+        // Unstamped logs keep no times.
+        let mut plain = Log::default();
+        plain.push(Rec::Exec { tid: 7 });
+        assert!(plain.take().stamps.is_empty());
     }
 
     #[test]

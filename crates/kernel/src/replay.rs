@@ -257,7 +257,7 @@ impl<T: Default> Replay<T> {
                     None => self.held_file(i, fd.into(), sink),
                 };
                 let s = &mut self.slots[i];
-                sink.moved(s.tid, s.pid, &mut s.data, Transfer { read, bytes: ret as u64, file: Some(file) });
+                sink.moved(s.tid, s.pid, &mut s.data, Transfer { read, bytes: ret as u64, file: Some(file), fd });
             }
             return;
         }
@@ -322,7 +322,7 @@ impl<T: Default> Replay<T> {
                 if ret > 0 {
                     let table = table_of(slot, &mut self.fds);
                     let file = self.fds.io_file(table, fd.into(), sink);
-                    sink.moved(slot.tid, slot.pid, &mut slot.data, Transfer { read: sc == Sc::Read, bytes: ret as u64, file: Some(file) });
+                    sink.moved(slot.tid, slot.pid, &mut slot.data, Transfer { read: sc == Sc::Read, bytes: ret as u64, file: Some(file), fd });
                 }
             }
             // (A read or write uses only its fd: the other arguments as if absent.)

@@ -4,7 +4,8 @@
 //! - totals: `cpu_usage`, `cpu_usage_per_cpu`, `io_usage`, `io_files`, `syscall_stats`;
 //! - one row per occurrence, from the kernel model's replay in the latency analyses
 //!   (their `--log`): `sched_slices` (cpu's executions), `syscalls`, `wakeups`, `irqs`,
-//!   `block_requests`;
+//!   `block_requests`, and `io`, each read or write that moved bytes, with its file
+//!   (`analyze -a io`'s replay of the fd tables);
 //! - `threads`: each thread's names with their validity ranges, from the kernel
 //!   model's thread table ([`analysis::threads`]). These rows are
 //!   held in memory while the query runs (the analysis merges its chunks in time
@@ -50,11 +51,14 @@ pub enum ReportTable {
     BlockRequests,
     /// Every name of every thread, with when it held it ([`analysis::threads`]).
     Threads,
+    /// Every read or write that moved bytes, with its fd and file (`analyze -a io
+    /// --log`).
+    Io,
 }
 
 impl ReportTable {
     /// Every report table.
-    pub const ALL: [ReportTable; 11] = [
+    pub const ALL: [ReportTable; 12] = [
         ReportTable::CpuUsage,
         ReportTable::CpuUsagePerCpu,
         ReportTable::IoUsage,
@@ -66,6 +70,7 @@ impl ReportTable {
         ReportTable::Irqs,
         ReportTable::BlockRequests,
         ReportTable::Threads,
+        ReportTable::Io,
     ];
 
     /// The table's name.
@@ -82,6 +87,7 @@ impl ReportTable {
             ReportTable::Irqs => "irqs",
             ReportTable::BlockRequests => "block_requests",
             ReportTable::Threads => "threads",
+            ReportTable::Io => "io",
         }
     }
 
@@ -89,7 +95,7 @@ impl ReportTable {
     fn analysis(self) -> Option<AnalysisKind> {
         Some(match self {
             ReportTable::CpuUsage | ReportTable::CpuUsagePerCpu | ReportTable::SchedSlices => AnalysisKind::Cpu,
-            ReportTable::IoUsage | ReportTable::IoFiles => AnalysisKind::Io,
+            ReportTable::IoUsage | ReportTable::IoFiles | ReportTable::Io => AnalysisKind::Io,
             ReportTable::SyscallStats | ReportTable::Syscalls => AnalysisKind::Syscall,
             ReportTable::Wakeups => AnalysisKind::Sched,
             ReportTable::Irqs => AnalysisKind::Irq,
@@ -100,7 +106,10 @@ impl ReportTable {
 
     /// Whether the table lists every occurrence (the analysis' `--log`).
     fn is_log(self) -> bool {
-        matches!(self, ReportTable::SchedSlices | ReportTable::Syscalls | ReportTable::Wakeups | ReportTable::Irqs | ReportTable::BlockRequests)
+        matches!(
+            self,
+            ReportTable::SchedSlices | ReportTable::Syscalls | ReportTable::Wakeups | ReportTable::Irqs | ReportTable::BlockRequests | ReportTable::Io
+        )
     }
 
     /// Its columns after `trace` (named as the report's JSON fields).
@@ -145,6 +154,9 @@ impl ReportTable {
                 vec![("disk", Utf8), ("tid", Int32), ("write", Boolean), ("sector", UInt64), ("bytes", UInt64), ("begin_ns", Int64), ("duration_ns", UInt64)]
             }
             ReportTable::Threads => vec![("tid", Int32), ("pid", Int32), ("name", Utf8), ("valid_from_ns", Int64), ("valid_to_ns", Int64)],
+            ReportTable::Io => {
+                vec![("tid", Int32), ("pid", Int32), ("comm", Utf8), ("exit_ns", Int64), ("fd", Int32), ("path", Utf8), ("bytes", UInt64), ("kind", Utf8)]
+            }
         }
     }
 
@@ -162,6 +174,7 @@ impl ReportTable {
             (ReportTable::Wakeups, Report::Sched(r)) => v(&r.log),
             (ReportTable::Irqs, Report::Irq(r)) => v(&r.log),
             (ReportTable::BlockRequests, Report::Block(r)) => v(&r.log),
+            (ReportTable::Io, Report::Io(r)) => v(&r.transfers),
             _ => Ok(Vec::new()),
         }
     }

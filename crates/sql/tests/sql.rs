@@ -259,3 +259,31 @@ fn cpu_time_per_thread_from_sched_slices_equals_the_cpu_analysis() {
         }
     }
 }
+
+#[test]
+fn bytes_per_file_from_io_equal_the_io_analysis_at_any_partitioning() {
+    let mut moved = 0;
+    for name in KERNEL {
+        let Some(path) = trace("io", name) else { return };
+        let Report::Io(truth) = report(&path, AnalysisKind::Io) else { unreachable!() };
+        let want: BTreeMap<String, (u64, u64)> = truth.files.iter().map(|f| (f.path.clone(), (f.read_bytes, f.write_bytes))).collect();
+        for parts in [1, 4] {
+            let s = SqlSession::open(std::slice::from_ref(&path), parts).unwrap();
+            let q = "SELECT path, CAST(sum(CASE WHEN kind = 'read' THEN bytes ELSE 0 END) AS BIGINT), \
+                     CAST(sum(CASE WHEN kind = 'write' THEN bytes ELSE 0 END) AS BIGINT) FROM io GROUP BY path";
+            let mut got = BTreeMap::new();
+            for b in s.query(q).unwrap() {
+                let (p, r, w) = (b.column(0).as_string::<i32>(), b.column(1).as_primitive::<Int64Type>(), b.column(2).as_primitive::<Int64Type>());
+                for i in 0..b.num_rows() {
+                    got.insert(p.value(i).to_string(), (r.value(i) as u64, w.value(i) as u64));
+                }
+            }
+            assert_eq!(got, want, "{name} at {parts} partitions");
+            // Every row moved bytes, on an fd, at a time inside the trace.
+            let bad = scalar(&s.query("SELECT count(*) FROM io WHERE bytes = 0 OR fd IS NULL OR exit_ns IS NULL OR kind NOT IN ('read', 'write')").unwrap());
+            assert_eq!(bad, 0, "{name} at {parts} partitions");
+        }
+        moved += want.values().map(|(r, w)| r + w).sum::<u64>();
+    }
+    assert!(moved > 0, "some trace moved bytes");
+}

@@ -34,6 +34,11 @@
 //! is taken as a syscall the analysis does not interpret (its exit then moves no byte),
 //! while every other syscall still updates the fd tables, so that files stay named
 //! right. (The fast path of copied fields, which does not know the CPU, is then off.)
+//!
+//! With [`Io::with_transfers`] (`--log`), the report also lists every read or write
+//! that moved bytes ([`TransferRow`]): chunk logs are then stamped with their events'
+//! times ([`Log::stamped`]), and the replay notes each transfer with the time of the
+//! exit that moved the bytes.
 
 mod replay;
 mod report;
@@ -53,13 +58,13 @@ use kernel::fdtable::Call;
 use kernel::layout::{cpu_of, fd_pair, i32_of, EvClass, Kind, Layout, Sc, O_CLOEXEC};
 use kernel::model::{text_of, Info, Span};
 
-use kernel::log::{LRec, Log};
+use kernel::log::{LRec, Log, Taken};
 pub use kernel::log::{Rec, Who};
 use kernel::replay::{SlotCache, NO_CACHE, NO_SLOT};
 use kernel::running::Running;
 use replay::Replay;
 use report::{rows, thread_io, PARALLEL_ROWS};
-pub use report::{FileIoRow, IoReport, ProcessIoRow, ThreadIoRow};
+pub use report::{FileIoRow, IoReport, ProcessIoRow, ThreadIoRow, TransferRow};
 use syscall::{call_of, int_or, syscall_of, Interpret, Label, Logged, Syscall};
 
 /// Chunk state of [`Io`].
@@ -105,6 +110,13 @@ impl IoState {
     fn running(&self, stream: usize) -> Option<i32> {
         self.cur.running(stream)
     }
+
+    /// The events that come next are at `ts` (for the transfers' times).
+    #[inline(always)]
+    fn at(&mut self, ts: i64) {
+        self.log.at(ts);
+        self.replay.at(ts);
+    }
 }
 
 /// Slots cached while a log is replayed ([`Io::replay_in_order`]).
@@ -122,6 +134,8 @@ pub struct Io {
     /// Emptied chunk log buffers, handed to new chunk states: a log grown from nothing
     /// in fresh memory costs a page fault, a page zeroing and copies as it doubles.
     spare: Mutex<Vec<Vec<LRec>>>,
+    /// Whether every transfer is listed (see the module documentation).
+    transfers: bool,
 }
 
 /// Log buffers kept for reuse (about the chunks in flight).
@@ -130,7 +144,14 @@ const SPARE_LOGS: usize = 16;
 impl Io {
     /// Prepares the io analysis for `set`.
     pub fn new(set: &TraceSet, head: HeadPolicy) -> Io {
-        Io { layout: Layout::new(set), streams: set.streams.len(), head, workers: 1, filter: Filter::default(), spare: Mutex::default() }
+        Io { layout: Layout::new(set), streams: set.streams.len(), head, workers: 1, filter: Filter::default(), spare: Mutex::default(), transfers: false }
+    }
+
+    /// Lists every read or write that moved bytes when `on` ([`IoReport::transfers`];
+    /// see the module documentation).
+    pub fn with_transfers(mut self, on: bool) -> Io {
+        self.transfers = on;
+        self
     }
 
     /// Counts only what `filter` selects (see the module documentation).
@@ -254,7 +275,7 @@ impl Io {
     /// (with [`HeadPolicy::FromStart`] a later switch will name it); that record and
     /// all after it are held back in `a.log`, so that order is kept. `recs` is left
     /// empty (its buffer kept).
-    fn replay_in_order(&self, a: &mut IoState, recs: &mut Vec<LRec>, resolve: impl Fn(LRec) -> LRec) {
+    fn replay_in_order(&self, a: &mut IoState, taken: &mut Taken, resolve: impl Fn(LRec) -> LRec) {
         let may_wait = self.head == HeadPolicy::FromStart;
         // Records before `done` are replayed (those taken out left as a placeholder
         // that owns nothing).
@@ -263,7 +284,11 @@ impl Io {
             // (The threads of a log's read/write records are few at a time: their
             // slots are cached, by tid, as a stream caches its running task's.)
             let mut slots = [NO_CACHE; RW_SLOT_CACHE];
-            for r in recs.iter_mut() {
+            let Taken { recs, stamps } = &mut *taken;
+            for (k, r) in recs.iter_mut().enumerate() {
+                if let Some(&t) = stamps.get(k) {
+                    a.replay.at(t);
+                }
                 if let LRec::Rw { t, sc, fd, ret, exited } = *r {
                     let i = a.replay.slot_cached(&mut slots[t as u32 as usize % RW_SLOT_CACHE], t);
                     a.replay.apply_rw(i, sc, fd, exited.then_some(ret));
@@ -279,8 +304,10 @@ impl Io {
                 done += 1;
             }
         }
-        a.log.extend(recs.drain(done..).map(resolve));
-        recs.clear();
+        let stamped = taken.stamps.len().min(done);
+        a.log.extend(taken.recs.drain(done..).map(resolve), taken.stamps.drain(stamped..));
+        taken.recs.clear();
+        taken.stamps.clear();
     }
 
     /// The record of an event (`None`: the event changes nothing in the replay), its
@@ -357,7 +384,9 @@ impl Analysis for Io {
     type Output = IoReport;
 
     fn new_state(&self) -> IoState {
-        IoState { cur: Running::new(self.streams), log: Log::with_buffer(self.buffer()), ..Default::default() }
+        let log = Log::with_buffer(self.buffer());
+        let log = if self.transfers { log.stamped() } else { log };
+        IoState { cur: Running::new(self.streams), log, ..Default::default() }
     }
 
     fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
@@ -373,7 +402,10 @@ impl Analysis for Io {
     }
 
     #[inline(always)]
-    fn on_copied(&self, st: &mut IoState, c: &Copied<'_>, _ts: i64, ctx: &Ctx) -> bool {
+    fn on_copied(&self, st: &mut IoState, c: &Copied<'_>, ts: i64, ctx: &Ctx) -> bool {
+        if self.transfers {
+            st.at(ts);
+        }
         if c.label() == Label::SWITCH {
             // A complete state holding records back: a first switch releases them
             // (the general path).
@@ -406,6 +438,9 @@ impl Analysis for Io {
         if self.filter.selects_threads() {
             st.replay.keep_files_by_thread();
         }
+        if self.transfers {
+            st.replay.keep_transfers();
+        }
         st
     }
 
@@ -432,6 +467,9 @@ impl Analysis for Io {
     #[inline(always)]
     fn on_event(&self, st: &mut IoState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
         st.span.see(ev.ts());
+        if self.transfers {
+            st.at(ev.ts().unwrap_or(ctx.order));
+        }
         let Some(c) = self.layout.class(ev) else { return };
         if let Some(s) = self.syscall_at(ev, c, ctx.stream) {
             if self.syscall_fast(st, s, ctx.stream) {
@@ -473,9 +511,9 @@ impl Analysis for Io {
             self.replay_in_order(&mut a, &mut held, |r| self.resolve_l(r, &Running::default(), &b_cur, true));
             self.replay_in_order(&mut a, &mut fresh, |r| self.resolve_l(r, &earlier, &b_cur, true));
         } else {
-            a.log.extend(fresh.drain(..).map(|r| self.resolve_l(r, &a.cur, &b_cur, false)));
+            a.log.extend(fresh.recs.drain(..).map(|r| self.resolve_l(r, &a.cur, &b_cur, false)), fresh.stamps.drain(..));
         }
-        self.recycle(fresh);
+        self.recycle(fresh.recs);
         a.cur.append(&b_cur);
         // (The running tasks may have changed.)
         a.run.iter_mut().for_each(|r| *r = NO_CACHE);
@@ -488,7 +526,11 @@ impl Analysis for Io {
         let mut st = if st.complete { st } else { self.merge(self.initial_state(), st) };
         // Held-back records whose stream never switched: their syscalls have no known
         // thread and are dropped, as a serial run drops them.
-        for r in st.log.take() {
+        let rest = st.log.take();
+        for (k, r) in rest.recs.into_iter().enumerate() {
+            if let Some(t) = rest.stamps.get(k) {
+                st.replay.at(*t);
+            }
             st.replay.apply_l(r);
         }
         // Each thread's pid and name are taken as the replay lists its threads, in its
@@ -517,6 +559,7 @@ impl Analysis for Io {
             st.replay.files().map(row).collect()
         };
         files.sort_by(|x, y| (y.read_bytes + y.write_bytes).cmp(&(x.read_bytes + x.write_bytes)).then(x.path.cmp(&y.path)));
-        IoReport { analysis: "io", begin_ns: st.span.begin(), end_ns: st.span.end(), threads, processes, files }
+        let transfers = st.replay.transfer_rows(info, |tid, pid, comm| !selects || self.filter.thread(tid, pid, comm));
+        IoReport { analysis: "io", begin_ns: st.span.begin(), end_ns: st.span.end(), threads, processes, files, transfers }
     }
 }

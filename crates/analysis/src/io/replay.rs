@@ -1,14 +1,14 @@
 //! io's statistic over the kernel's replay ([`kernel::replay::Replay`]): the files
 //! (interned names, each with its bytes read and written) and, per thread, the bytes
-//! by class of file. The replay resolves which thread moved how many bytes on which
-//! file; this module only accumulates ([`Sink`]).
+//! by class of file, and optionally each transfer. The replay resolves which thread
+//! moved how many bytes on which file; this module only accumulates ([`Sink`]).
 
 use std::sync::Arc;
 
 use kernel::fdtable::{Call, FileClass, FileNames, Transfer};
 use kernel::layout::Sc;
 use kernel::log::{LRec, Rec};
-use kernel::model::FxMap;
+use kernel::model::{FxMap, Info};
 use kernel::replay::{self, Sink, SlotCache};
 
 /// Bytes `[read, written]` by [`FileClass`] (disk, net, other).
@@ -44,6 +44,22 @@ struct Files {
     /// Whether `held_by` keeps every file's bytes per thread (for a thread filter:
     /// [`Replay::files_of`]).
     by_thread: bool,
+    /// The time of the record or event being replayed ([`Replay::at`]).
+    now: i64,
+    /// With [`Replay::keep_transfers`]: every transfer, in replay order.
+    transfers: Option<Vec<Moved>>,
+    /// With `transfers`: placeholder → the file the statedump named it as.
+    named_as: FxMap<u32, u32>,
+}
+
+/// One transfer as the replay told it ([`Replay::keep_transfers`]).
+#[derive(Debug, Clone, Copy)]
+struct Moved {
+    /// The time of the exit that moved the bytes.
+    at: i64,
+    tid: i32,
+    pid: Option<i32>,
+    t: Transfer,
 }
 
 /// A file: its name, bytes `[read, written]`, class, and whether it is a placeholder
@@ -54,8 +70,11 @@ impl Sink for Files {
     type Thread = ThreadIo;
 
     #[inline(always)]
-    fn moved(&mut self, tid: i32, _pid: Option<i32>, data: &mut ThreadIo, t: Transfer) {
+    fn moved(&mut self, tid: i32, pid: Option<i32>, data: &mut ThreadIo, t: Transfer) {
         credit(tid, data, self, t.read, t.bytes, t.file);
+        if let Some(v) = &mut self.transfers {
+            v.push(Moved { at: self.now, tid, pid, t });
+        }
     }
 }
 
@@ -81,6 +100,9 @@ impl Files {
     /// The bytes of placeholder `held` are `file`'s (the statedump named its fd):
     /// returns each thread's share `(tid, [read, written])`.
     fn give(&mut self, held: u32, file: u32) -> Vec<(i32, [u64; 2])> {
+        if self.transfers.is_some() {
+            self.named_as.insert(held, file);
+        }
         let b = std::mem::take(&mut self.rows[held as usize].1);
         let f = &mut self.rows[file as usize].1;
         f[0] += b[0];
@@ -103,6 +125,48 @@ impl Replay {
     /// Keeps every file's bytes per thread too, for [`Replay::files_of`].
     pub fn keep_files_by_thread(&mut self) {
         self.files.by_thread = true;
+    }
+
+    /// Keeps every transfer, for [`Replay::transfer_rows`].
+    pub fn keep_transfers(&mut self) {
+        self.files.transfers = Some(Vec::new());
+    }
+
+    /// The records or events replayed next are at `ts`.
+    #[inline(always)]
+    pub fn at(&mut self, ts: i64) {
+        self.files.now = ts;
+    }
+
+    /// The transfers kept ([`Replay::keep_transfers`]) of the threads `keep(tid, pid,
+    /// name)` selects, by time (then replay order), each on the file its fd named (a
+    /// placeholder: the file the statedump named it as, as [`Replay::files`] counts
+    /// it); pids not known at the time and names as `info` knows them last.
+    pub fn transfer_rows(&self, info: &Info, keep: impl Fn(i32, Option<i32>, &str) -> bool) -> Vec<super::TransferRow> {
+        let Some(moved) = &self.files.transfers else { return Vec::new() };
+        let mut rows: Vec<super::TransferRow> = moved
+            .iter()
+            .filter_map(|m| {
+                let (pid, comm) = info.pid_and_comm(m.tid);
+                let pid = m.pid.or(pid);
+                if !keep(m.tid, pid, comm) {
+                    return None;
+                }
+                let file = m.t.file.map(|f| self.files.named_as.get(&f).copied().unwrap_or(f));
+                Some(super::TransferRow {
+                    bytes: m.t.bytes,
+                    comm: comm.to_string(),
+                    exit_ns: m.at,
+                    fd: m.t.fd,
+                    kind: if m.t.read { "read" } else { "write" },
+                    path: file.and_then(|f| self.files.rows.get(f as usize)).map(|r| r.0.to_string()),
+                    pid,
+                    tid: m.tid,
+                })
+            })
+            .collect();
+        rows.sort_by_key(|r| (r.exit_ns, r.tid));
+        rows
     }
 
     /// The slot of `tid`, through `cache` (updated).

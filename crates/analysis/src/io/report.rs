@@ -83,6 +83,33 @@ pub struct IoReport {
     pub processes: Vec<ProcessIoRow>,
     /// Threads with I/O, by decreasing total bytes then tid.
     pub threads: Vec<ThreadIoRow>,
+    /// With `--log` ([`Io::with_transfers`](super::Io::with_transfers)): every read or
+    /// write that moved bytes, by exit time; absent from the JSON when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub transfers: Vec<TransferRow>,
+}
+
+/// One read or write that moved bytes (a syscall of the read or write family whose
+/// entry was seen and whose exit returned `ret > 0`).
+/// (Fields in alphabetical order: see [`crate::output::write_json`].)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TransferRow {
+    /// Bytes moved (the exit's `ret`).
+    pub bytes: u64,
+    /// The thread's latest name.
+    pub comm: String,
+    /// Time of the exit (ns from origin).
+    pub exit_ns: i64,
+    /// The fd.
+    pub fd: i32,
+    /// `"read"` or `"write"` (the syscall's family).
+    pub kind: &'static str,
+    /// The file the fd named at entry, as [`IoReport::files`] names it.
+    pub path: Option<String>,
+    /// Process id (when the transfer happened, else the latest known).
+    pub pid: Option<i32>,
+    /// Thread id.
+    pub tid: i32,
 }
 
 /// Reports with fewer threads than this make their rows on one thread.
