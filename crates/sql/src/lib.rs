@@ -16,7 +16,8 @@
 //! - the analyses' results ([`reports::ReportTable`]): `cpu_usage`,
 //!   `cpu_usage_per_cpu`, `io_usage`, `io_files`, `syscall_stats`, and tables of
 //!   occurrences from the kernel model: `sched_slices`, `syscalls`, `wakeups`, `irqs`,
-//!   `block_requests`.
+//!   `block_requests`, `io` (each read or write that moved bytes, with its fd and
+//!   file), and `threads` (each thread's names with their validity ranges).
 //!
 //! The trace tables are DataFusion table providers over the reader ([`scan`]): no
 //! copy of the trace, record batches streamed by one thread per partition, each
