@@ -1,5 +1,7 @@
 //! Writing query results: an aligned table (Arrow's pretty printer), CSV with a header
 //! line, or JSON lines (one object per row), the last two streamed batch by batch.
+//! ([`Format::Parquet`] is written by the `tracecube` binary, through the `export`
+//! crate's Parquet writer: [`ResultWriter`] refuses it.)
 
 use std::io::Write;
 
@@ -20,6 +22,8 @@ pub enum Format {
     Csv,
     /// JSON lines: one object per row.
     Json,
+    /// An Apache Parquet file (to a file only; not by [`ResultWriter`]).
+    Parquet,
 }
 
 impl std::str::FromStr for Format {
@@ -29,7 +33,8 @@ impl std::str::FromStr for Format {
             "table" => Ok(Format::Table),
             "csv" => Ok(Format::Csv),
             "json" => Ok(Format::Json),
-            _ => Err(format!("unknown format {s:?} (expected table, csv or json)")),
+            "parquet" => Ok(Format::Parquet),
+            _ => Err(format!("unknown format {s:?} (expected table, csv, json or parquet)")),
         }
     }
 }
@@ -68,6 +73,7 @@ impl<W: Write> ResultWriter<W> {
                 w.write(&b).map_err(out_err)?;
                 w.finish().map_err(out_err)?;
             }
+            Format::Parquet => return Err(SqlError::Output("Parquet is written to a file (-o FILE), one query at a time".into())),
         }
         Ok(())
     }

@@ -1,4 +1,5 @@
-//! `tracecube export` and `dump --format parquet`: files read back by independent
+//! `tracecube export`, `dump --format parquet` and `sql --format parquet`: files read
+//! back by independent
 //! readers (serde_json, a CSV split, pyarrow through `scripts/parquet_sums.py`) hold
 //! what the analyses, the cube and `count --by-name` say.
 //!
@@ -140,6 +141,34 @@ fn parquet_analysis_exports_read_back_with_pyarrow_equal_the_analyses() {
     assert_eq!(s("count_summary", "events"), count["events"].as_u64().unwrap());
     assert_eq!(got["cpu_threads"]["types"]["cpu_ns"], "uint64");
     assert_eq!(got["cpu_threads"]["types"]["comm"], "string");
+}
+
+#[test]
+fn sql_parquet_reads_back_with_pyarrow_equal_to_the_analysis() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = synth(dir.path());
+    let out = dir.path().join("pq");
+    std::fs::create_dir(&out).unwrap();
+    // An extension other than .parquet is kept as given.
+    let file = out.join("threads.pq");
+    let q = "SELECT tid, comm, cpu_ns, usage, cpu_ns > 0 AS ran FROM cpu_usage";
+    let o = bin().arg("sql").arg(&trace).args(["-j", "2", "--format", "parquet", "-e", q, "-o"]).arg(&file).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(file.exists() && !out.join("threads.parquet").exists());
+    std::fs::rename(&file, out.join("threads.parquet")).unwrap();
+    let Some(got) = pyarrow_sums(&out) else { return };
+    let cpu = analyze(&trace, "cpu");
+    assert_eq!(got["threads"]["rows"].as_u64().unwrap() as usize, cpu["threads"].as_array().unwrap().len());
+    assert_eq!(got["threads"]["sums"]["cpu_ns"].as_u64().unwrap(), sum(&cpu, "threads", "cpu_ns"));
+    assert_eq!(got["threads"]["sums"]["tid"].as_i64().unwrap(), cpu["threads"].as_array().unwrap().iter().map(|t| t["tid"].as_i64().unwrap()).sum::<i64>());
+    for (col, ty) in [("tid", "int64"), ("comm", "string"), ("cpu_ns", "uint64"), ("usage", "double"), ("ran", "bool")] {
+        assert_eq!(got["threads"]["types"][col], ty, "{col}");
+    }
+    // Parquet needs a file and one query.
+    let bad = bin().arg("sql").arg(&trace).args(["--format", "parquet", "-e", "SELECT 1"]).output().unwrap();
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("-o FILE"), "{}", String::from_utf8_lossy(&bad.stderr));
+    let bad = bin().arg("sql").arg(&trace).args(["--format", "parquet", "-e", "SELECT 1; SELECT 2", "-o"]).arg(out.join("x.parquet")).output().unwrap();
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("one statement"));
 }
 
 /// Event names and counts from `tracecube count --by-name`.

@@ -22,7 +22,8 @@ pub struct SqlArgs {
     /// Run the queries of this file and exit.
     #[arg(short = 'f', long)]
     pub file: Option<PathBuf>,
-    /// Output format: table, csv or json (JSON lines).
+    /// Output format: table, csv, json (JSON lines) or parquet (one query, to the file
+    /// given by `-o`).
     #[arg(long, default_value = "table")]
     pub format: Format,
     /// Write results to this file instead of standard output.
@@ -44,6 +45,13 @@ pub fn run(a: SqlArgs) -> Result<()> {
         (None, Some(f)) => Some(std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?),
         (None, None) => None,
     };
+    if a.format == Format::Parquet {
+        let (Some(text), Some(path)) = (&script, &a.output) else { anyhow::bail!("--format parquet needs a query (-e or -f) and a file (-o FILE)") };
+        let [q] = statements(text)[..] else { anyhow::bail!("--format parquet writes one query's result: give one statement") };
+        let rows = parquet::write(&s, q, path)?;
+        eprintln!("tracecube: {rows} rows written to {}", path.display());
+        return Ok(());
+    }
     let mut out: Box<dyn Write> = match &a.output {
         Some(p) => Box::new(BufWriter::new(File::create(p).with_context(|| format!("creating {}", p.display()))?)),
         None => Box::new(BufWriter::new(std::io::stdout().lock())),
@@ -83,6 +91,94 @@ fn statements(text: &str) -> Vec<&str> {
     }
     out.push(&text[start..]);
     out.into_iter().map(str::trim).filter(|q| !q.is_empty()).collect()
+}
+
+/// `--format parquet`: a result through the `export` crate's Parquet writer.
+mod parquet {
+    use std::path::Path;
+
+    use anyhow::{Context, Result};
+    use export::{Table, TableFile, Value};
+    use sql::arrow::array::{Array, ArrayRef, AsArray};
+    use sql::arrow::compute::cast;
+    use sql::arrow::datatypes::{DataType, Float64Type, Int64Type, UInt64Type};
+    use sql::arrow::record_batch::RecordBatch;
+    use sql::arrow::util::display::array_value_to_string;
+    use sql::SqlSession;
+
+    /// Runs `q` and writes its result to the Parquet file `path`, batch by batch (a
+    /// column's type is its first batch's: integers as 64-bit, floats as doubles,
+    /// booleans, and text for text and every other type). Returns the rows written.
+    pub fn write(s: &SqlSession, q: &str, path: &Path) -> Result<u64> {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let stem = path.file_stem().map_or_else(|| "result".into(), |n| n.to_string_lossy().into_owned());
+        let mut file = TableFile::create(dir, &stem, export::Format::Parquet)?;
+        let written = file.path().to_path_buf();
+        let mut table = Table::new(&stem);
+        s.query_each(q, |b| {
+            table = table.emptied();
+            fill(&mut table, &b).map_err(|e| sql::SqlError::Output(e.to_string()))?;
+            file.write(&table).map_err(|e| sql::SqlError::Output(e.to_string()))
+        })?;
+        let rows = file.rows;
+        let done = file.finish()?;
+        anyhow::ensure!(rows > 0, "the query returned no rows: no Parquet file written");
+        if done.as_path() != path {
+            std::fs::rename(&written, path).with_context(|| format!("renaming {} to {}", written.display(), path.display()))?;
+        }
+        Ok(rows)
+    }
+
+    /// Appends the rows of `b` to `t`.
+    fn fill(t: &mut Table, b: &RecordBatch) -> Result<()> {
+        let schema = b.schema();
+        let cols: Vec<(&str, Column)> = schema.fields().iter().zip(b.columns()).map(|(f, a)| Ok((f.name().as_str(), Column::of(a)?))).collect::<Result<_>>()?;
+        for i in 0..b.num_rows() {
+            t.push_row(cols.iter().map(|(n, c)| (*n, c.value(i))));
+        }
+        Ok(())
+    }
+
+    /// An Arrow column cast to the export's types.
+    enum Column {
+        Int(ArrayRef),
+        UInt(ArrayRef),
+        Float(ArrayRef),
+        Bool(ArrayRef),
+        Text(ArrayRef),
+        Other(ArrayRef),
+    }
+
+    impl Column {
+        fn of(a: &ArrayRef) -> Result<Column> {
+            use DataType::*;
+            Ok(match a.data_type() {
+                Int8 | Int16 | Int32 | Int64 => Column::Int(cast(a, &Int64)?),
+                UInt8 | UInt16 | UInt32 | UInt64 => Column::UInt(cast(a, &UInt64)?),
+                Float16 | Float32 | Float64 => Column::Float(cast(a, &Float64)?),
+                Boolean => Column::Bool(a.clone()),
+                Utf8 | LargeUtf8 | Utf8View => Column::Text(cast(a, &Utf8)?),
+                _ => Column::Other(a.clone()),
+            })
+        }
+
+        fn value(&self, i: usize) -> Value {
+            let a = match self {
+                Column::Int(a) | Column::UInt(a) | Column::Float(a) | Column::Bool(a) | Column::Text(a) | Column::Other(a) => a,
+            };
+            if a.is_null(i) {
+                return Value::Null;
+            }
+            match self {
+                Column::Int(a) => Value::Int(a.as_primitive::<Int64Type>().value(i)),
+                Column::UInt(a) => Value::UInt(a.as_primitive::<UInt64Type>().value(i)),
+                Column::Float(a) => Value::Float(a.as_primitive::<Float64Type>().value(i)),
+                Column::Bool(a) => Value::Bool(a.as_boolean().value(i)),
+                Column::Text(a) => Value::Text(a.as_string::<i32>().value(i).to_string()),
+                Column::Other(a) => array_value_to_string(a, i).map_or(Value::Null, Value::Text),
+            }
+        }
+    }
 }
 
 /// The interactive shell.
