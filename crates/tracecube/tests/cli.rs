@@ -309,3 +309,19 @@ Top events (last 10 s)
     assert_eq!(lines[3..lines.len() - 1].join("\n"), tables);
     assert!(lines[lines.len() - 1].starts_with("replay: 3 packets (768.00 KiB), "), "{err}");
 }
+
+/// The minimum Rust version is one number: README's equals Cargo.toml's
+/// `rust-version`, and the toolchain running this test (the one CI builds with) is
+/// that version or newer (cargo refuses older ones).
+#[test]
+fn the_minimum_rust_version_is_one_number() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let cargo = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let declared = cargo.lines().find_map(|l| l.strip_prefix("rust-version = ")).map(|v| v.trim_matches('"').to_string()).expect("rust-version in Cargo.toml");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.contains(&format!("A Rust toolchain ({declared} or newer")), "README names rust-version {declared}");
+    let rustc = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into())).arg("--version").output().unwrap();
+    let version = String::from_utf8_lossy(&rustc.stdout).split_whitespace().nth(1).unwrap_or("").to_string();
+    let parse = |v: &str| v.split('.').take(2).map(|x| x.parse::<u32>().unwrap_or(0)).collect::<Vec<_>>();
+    assert!(parse(&version) >= parse(&declared), "rustc {version} is at least rust-version {declared}");
+}
