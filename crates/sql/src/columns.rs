@@ -9,7 +9,7 @@ use datafusion::arrow::array::{ArrayRef, BooleanBuilder, Float64Builder, Int64Bu
 use datafusion::arrow::datatypes::{DataType, Field};
 
 /// The type of an event field's column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
     /// Signed integers, enumerations (their integer value) and unsigned integers of
     /// fewer than 64 bits: `Int64`.
@@ -51,7 +51,7 @@ impl Kind {
 }
 
 /// What a column of a trace table holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Col {
     /// The trace's name (`env.hostname`, else its directory's name).
     Trace,

@@ -26,10 +26,12 @@
 
 pub mod columns;
 pub mod output;
+pub mod report_scan;
 pub mod reports;
 pub mod scan;
 pub mod source;
 pub mod table;
+pub mod wire;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -95,11 +97,23 @@ impl SqlSession {
     /// Opens the trace directories `paths`; scans use `partitions` partitions (0: one
     /// per core).
     pub fn open(paths: &[PathBuf], partitions: usize) -> Result<SqlSession, SqlError> {
+        SqlSession::open_with(paths, partitions, |_, config| Ok(SessionContext::new_with_config(config)))
+    }
+
+    /// [`SqlSession::open`] on the context that `context` makes from the session's
+    /// configuration, on the session's runtime: a cluster's client context plans and
+    /// runs the same tables on the cluster (the `fleet` crate).
+    pub fn open_with(
+        paths: &[PathBuf],
+        partitions: usize,
+        context: impl FnOnce(&tokio::runtime::Runtime, SessionConfig) -> Result<SessionContext, SqlError>,
+    ) -> Result<SqlSession, SqlError> {
         let (sources, warnings) = Sources::open(paths, partitions)?;
         let sources = Arc::new(sources);
         let parts = sources.partition_count();
         let config = SessionConfig::new().with_target_partitions(parts).with_information_schema(true);
-        let ctx = SessionContext::new_with_config(config);
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(parts).thread_name("sql").enable_all().build().map_err(SqlError::Runtime)?;
+        let ctx = context(&rt, config)?;
         ctx.register_table("events", Arc::new(table::TraceTable::events(sources.clone())))?;
         for (name, t) in table::TraceTable::per_class(&sources) {
             ctx.register_table(name.as_str(), Arc::new(t))?;
@@ -107,7 +121,6 @@ impl SqlSession {
         for r in reports::ReportTable::ALL {
             ctx.register_table(r.name(), Arc::new(reports::ReportProvider::new(sources.clone(), r)))?;
         }
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(parts).thread_name("sql").enable_time().build().map_err(SqlError::Runtime)?;
         Ok(SqlSession { ctx, rt, sources, warnings })
     }
 

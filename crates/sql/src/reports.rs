@@ -7,9 +7,12 @@
 //!   `block_requests`, and `io`, each read or write that moved bytes, with its file
 //!   (`analyze -a io`'s replay of the fd tables);
 //! - `threads`: each thread's names with their validity ranges, from the kernel
-//!   model's thread table ([`analysis::threads`]). These rows are
-//!   held in memory while the query runs (the analysis merges its chunks in time
-//!   order before the table exists); the trace tables stream.
+//!   model's thread table ([`analysis::threads`]).
+//!
+//! A scan ([`ReportScanExec`]) has one partition per trace set, which runs that set's
+//! analysis when it is executed (so that on a cluster each executor analyses its own
+//! sets). A set's rows are held in memory while the query runs (the analysis merges
+//! its chunks in time order before its rows exist); the trace tables stream.
 
 use std::sync::Arc;
 
@@ -19,12 +22,14 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::json::ReaderBuilder;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::{DataFusionError, Result};
-use datafusion::datasource::MemTable;
 use datafusion::logical_expr::{Expr, TableType};
 use datafusion::physical_plan::ExecutionPlan;
 use serde_json::Value;
 
-use crate::source::Sources;
+use datafusion::arrow::record_batch::RecordBatch;
+
+pub use crate::report_scan::ReportScanExec;
+use crate::source::{Source, Sources};
 
 /// One table of analysis results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +94,11 @@ impl ReportTable {
             ReportTable::Threads => "threads",
             ReportTable::Io => "io",
         }
+    }
+
+    /// The table named `name`.
+    pub fn by_name(name: &str) -> Option<ReportTable> {
+        ReportTable::ALL.into_iter().find(|t| t.name() == name)
     }
 
     /// The analysis behind it (`None`: [`analysis::threads`], not an [`AnalysisKind`]).
@@ -232,28 +242,36 @@ impl ReportProvider {
         ReportProvider { sources, which, schema: Arc::new(Schema::new(fields)) }
     }
 
-    /// Runs the analysis over every trace set and builds the table's rows.
-    fn compute(&self) -> Result<Vec<datafusion::arrow::record_batch::RecordBatch>> {
-        let mut out = Vec::new();
-        let opts = RunOptions { threads: self.sources.partition_count(), log: self.which.is_log(), top: 0, ..RunOptions::default() };
-        for src in &self.sources.sets {
-            let failed = |e: analysis::AnalysisError| DataFusionError::Execution(format!("{}: {e}", src.path.display()));
-            let rows = match self.which.analysis() {
-                Some(kind) => self.which.rows(&analysis::run(&src.set, kind, &opts).map_err(failed)?),
-                None => erased::Ser::to_values(&analysis::threads::run(&src.set, &opts).map_err(failed)?.threads),
-            };
-            let name = src.names.first().cloned().unwrap_or_default();
-            let mut rows = rows.map_err(|e| DataFusionError::External(Box::new(e)))?;
-            for r in &mut rows {
-                if let Value::Object(m) = r {
-                    m.insert("trace".into(), Value::String(name.clone()));
-                }
+    /// Table `which` over `sources`, as [`crate::wire`] carries it.
+    pub fn which(&self) -> ReportTable {
+        self.which
+    }
+
+    /// The trace sets it reads.
+    pub fn sources(&self) -> &Arc<Sources> {
+        &self.sources
+    }
+
+    /// Runs the analysis over trace set `src` and builds its rows of the table, with
+    /// analysis threads `threads` (0: one per core).
+    pub fn batches(&self, src: &Source, threads: usize) -> Result<Vec<RecordBatch>> {
+        let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
+        let opts = RunOptions { threads, log: self.which.is_log(), top: 0, ..RunOptions::default() };
+        let failed = |e: analysis::AnalysisError| DataFusionError::Execution(format!("{}: {e}", src.path.display()));
+        let rows = match self.which.analysis() {
+            Some(kind) => self.which.rows(&analysis::run(&src.set, kind, &opts).map_err(failed)?),
+            None => erased::Ser::to_values(&analysis::threads::run(&src.set, &opts).map_err(failed)?.threads),
+        };
+        let name = src.names.first().cloned().unwrap_or_default();
+        let mut rows = rows.map_err(|e| DataFusionError::External(Box::new(e)))?;
+        for r in &mut rows {
+            if let Value::Object(m) = r {
+                m.insert("trace".into(), Value::String(name.clone()));
             }
-            let mut decoder = ReaderBuilder::new(self.schema.clone()).with_batch_size(rows.len().max(1)).build_decoder()?;
-            decoder.serialize(&rows)?;
-            out.extend(decoder.flush()?);
         }
-        Ok(out)
+        let mut decoder = ReaderBuilder::new(self.schema.clone()).with_batch_size(rows.len().max(1)).build_decoder()?;
+        decoder.serialize(&rows)?;
+        Ok(decoder.flush()?.into_iter().collect())
     }
 }
 
@@ -267,9 +285,8 @@ impl TableProvider for ReportProvider {
         TableType::Base
     }
 
-    async fn scan(&self, state: &dyn Session, projection: Option<&Vec<usize>>, filters: &[Expr], limit: Option<usize>) -> Result<Arc<dyn ExecutionPlan>> {
-        let batches = self.compute()?;
-        let mem = MemTable::try_new(self.schema.clone(), vec![batches])?;
-        mem.scan(state, projection, filters, limit).await
+    async fn scan(&self, _state: &dyn Session, projection: Option<&Vec<usize>>, _filters: &[Expr], limit: Option<usize>) -> Result<Arc<dyn ExecutionPlan>> {
+        let table = ReportProvider::new(self.sources.clone(), self.which);
+        Ok(Arc::new(ReportScanExec::new(table, projection.cloned(), limit)?))
     }
 }

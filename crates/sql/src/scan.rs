@@ -52,9 +52,9 @@ pub struct ScanSpec {
 
 /// The physical scan of a trace table.
 pub struct TraceScanExec {
-    spec: Arc<ScanSpec>,
-    sources: Arc<Sources>,
-    work: Arc<Vec<Vec<(usize, Slice)>>>,
+    pub(crate) spec: Arc<ScanSpec>,
+    pub(crate) sources: Arc<Sources>,
+    pub(crate) work: Arc<Vec<Vec<(usize, Slice)>>>,
     props: Arc<PlanProperties>,
 }
 

@@ -20,11 +20,11 @@ use crate::source::Sources;
 
 /// A table of events: `events` or `ev_<name>`.
 pub struct TraceTable {
-    sources: Arc<Sources>,
-    cols: Vec<Col>,
-    schema: SchemaRef,
+    pub(crate) sources: Arc<Sources>,
+    pub(crate) cols: Vec<Col>,
+    pub(crate) schema: SchemaRef,
     /// The class names of an `ev_` table (None: every class).
-    classes: Option<HashSet<String>>,
+    pub(crate) classes: Option<HashSet<String>>,
 }
 
 impl std::fmt::Debug for TraceTable {
@@ -42,7 +42,7 @@ impl TraceTable {
         TraceTable::new(sources, cols, None)
     }
 
-    fn new(sources: Arc<Sources>, cols: Vec<(String, Col)>, classes: Option<HashSet<String>>) -> TraceTable {
+    pub(crate) fn new(sources: Arc<Sources>, cols: Vec<(String, Col)>, classes: Option<HashSet<String>>) -> TraceTable {
         let schema = Arc::new(Schema::new(cols.iter().map(|(n, c)| c.arrow_field(n)).collect::<Vec<_>>()));
         TraceTable { sources, cols: cols.into_iter().map(|(_, c)| c).collect(), schema, classes }
     }

@@ -72,6 +72,9 @@ pub struct SynthConfig {
     /// and switches are often a minority). It changes no truth but the event counts.
     /// 0 (default): none, and its classes are not declared.
     pub background: u8,
+    /// The trace's `env.hostname` (a fleet of hosts is synthesized with one seed and
+    /// one name per host).
+    pub hostname: String,
 }
 
 /// Which CTF version the `metadata` file is written in.
@@ -95,6 +98,7 @@ impl Default for SynthConfig {
             header: EventHeaderKind::Compact,
             metadata: MetadataKind::Ctf18,
             background: 0,
+            hostname: "synth".into(),
         }
     }
 }

@@ -42,7 +42,7 @@ pub(crate) fn generate(cfg: &SynthConfig, out_dir: &Path) -> Result<Summary> {
         uuid: uuid(),
         clock_uuid: uuid(),
         clock_offset_ns: CLOCK_OFFSET_NS,
-        hostname: "synth".into(),
+        hostname: cfg.hostname.clone(),
         header: cfg.header,
         background: cfg.background > 0,
     };

@@ -49,6 +49,10 @@ enum Command {
     /// event class, `cpu_usage`, `io_usage`...; `-e QUERY`, `-f FILE`, or a shell.
     #[cfg(feature = "sql")]
     Sql(cmd::sql::SqlArgs),
+    /// The processes of a cluster for `sql --cluster` (Apache DataFusion Ballista):
+    /// `cluster scheduler`, `cluster executor --scheduler ADDR`.
+    #[cfg(feature = "cluster")]
+    Cluster(cmd::cluster::ClusterArgs),
     /// Follow a live source into the cube: an LTTng relay daemon's session
     /// (`net://HOST/host/HOSTNAME/SESSION`; `--list net://HOST` lists them) or a trace
     /// directory being written; periodic summary, optional `--serve ADDR`.
@@ -81,6 +85,8 @@ fn main() {
         Command::Serve(a) => cmd::serve::run(a),
         #[cfg(feature = "sql")]
         Command::Sql(a) => cmd::sql::run(a),
+        #[cfg(feature = "cluster")]
+        Command::Cluster(a) => cmd::cluster::run(a),
         Command::Live(a) => cmd::live::run(a),
         Command::Replay(a) => cmd::live::replay(a),
         Command::Synth(a) => cmd::synth::run(a),

@@ -5,6 +5,8 @@
 #![allow(rustdoc::broken_intra_doc_links)]
 
 pub mod analyze;
+#[cfg(feature = "cluster")]
+pub mod cluster;
 pub mod count;
 pub mod cube;
 pub mod demo;

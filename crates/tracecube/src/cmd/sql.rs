@@ -29,14 +29,29 @@ pub struct SqlArgs {
     /// Write results to this file instead of standard output.
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,
-    /// Partitions of a scan, one thread each (0: one per core).
+    /// Partitions of a scan, one thread each (0: one per core; on a cluster, 16).
     #[arg(short = 'j', long, default_value_t = 0)]
     pub jobs: usize,
+    /// Run the queries on the Ballista cluster whose scheduler is at this address
+    /// (`df://HOST:PORT`, see `tracecube cluster`); every executor must read the trace
+    /// directories at the paths given.
+    #[cfg(feature = "cluster")]
+    #[arg(long, value_name = "URL")]
+    pub cluster: Option<String>,
+}
+
+/// The session of `a`: local, or on the cluster it names.
+fn open(a: &SqlArgs) -> Result<SqlSession> {
+    #[cfg(feature = "cluster")]
+    if let Some(url) = &a.cluster {
+        return Ok(fleet::client::open(url, &a.traces, a.jobs)?);
+    }
+    Ok(SqlSession::open(&a.traces, a.jobs)?)
 }
 
 /// Runs `sql`.
 pub fn run(a: SqlArgs) -> Result<()> {
-    let s = SqlSession::open(&a.traces, a.jobs)?;
+    let s = open(&a)?;
     for w in &s.warnings {
         eprintln!("tracecube: warning: {w}");
     }

@@ -34,6 +34,9 @@ pub struct SynthArgs {
     /// Stream time spanned by `--day-rate` traces, s.
     #[arg(long, default_value_t = 86_400)]
     pub span: u64,
+    /// The trace's host name (`env.hostname`: the `trace` column of `sql`).
+    #[arg(long, default_value = "synth")]
+    pub hostname: String,
     /// Output directory (the trace goes to DIR/kernel, the truth to DIR/truth.json).
     #[arg(short, long)]
     pub output: PathBuf,
@@ -48,7 +51,16 @@ pub fn run(a: SynthArgs) -> Result<()> {
         return Ok(());
     }
     let metadata = if a.ctf2 { synth::MetadataKind::Ctf2 } else { synth::MetadataKind::Ctf18 };
-    let cfg = synth::SynthConfig { cpus: a.cpus, events: a.events, seed: a.seed, threads: a.threads, metadata, background: a.background, ..Default::default() };
+    let cfg = synth::SynthConfig {
+        cpus: a.cpus,
+        events: a.events,
+        seed: a.seed,
+        threads: a.threads,
+        metadata,
+        background: a.background,
+        hostname: a.hostname,
+        ..Default::default()
+    };
     let s = synth::generate(&cfg, &a.output).with_context(|| format!("writing {}", a.output.display()))?;
     println!(
         "wrote {} events in {} packets ({:.1} MiB) to {}; truth in {}",

@@ -1,0 +1,201 @@
+//! A fleet on a Ballista cluster: a scheduler and two executors as separate
+//! processes on 127.0.0.1 answer `tracecube sql --cluster` exactly as `tracecube sql`
+//! answers on one machine, over eight synthesized hosts' traces; and still exactly
+//! when an executor is killed during a query (Ballista runs its tasks again on the
+//! other one).
+
+mod support;
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use support::{bin, Server};
+
+/// Hosts of the fleet.
+const HOSTS: u64 = 8;
+
+/// The queries of the comparison: every table kind (the events table, a class table
+/// with a pushed-down filter, analysis tables), aggregations that shuffle, and a join.
+const QUERIES: [&str; 5] = [
+    "SELECT trace, count(*) AS n, min(ts) AS first, max(ts) AS last FROM events GROUP BY trace ORDER BY trace",
+    "SELECT trace, name, count(*) AS n FROM events WHERE name IN ('sched_switch', 'syscall_entry_read') GROUP BY trace, name ORDER BY trace, name",
+    "SELECT comm, sum(cpu_ns) AS cpu_ns FROM cpu_usage GROUP BY comm ORDER BY cpu_ns DESC, comm LIMIT 10",
+    "SELECT trace, name, sum(count) AS calls, max(max_ns) AS longest FROM syscall_stats GROUP BY trace, name ORDER BY trace, name",
+    "SELECT s.trace, s.next_comm, count(*) AS runs, max(u.cpu_ns) AS cpu_ns FROM ev_sched_switch s JOIN cpu_usage u ON s.trace = u.trace AND s.next_tid = u.tid \
+     WHERE s.ts > 0 GROUP BY s.trace, s.next_comm ORDER BY s.trace, runs DESC, s.next_comm",
+];
+
+/// A port `p` with `p` and `p + 1` free on 127.0.0.1 (an executor takes both).
+fn free_port_pair() -> u16 {
+    loop {
+        let p = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        if p < u16::MAX && TcpListener::bind(("127.0.0.1", p)).is_ok() && TcpListener::bind(("127.0.0.1", p + 1)).is_ok() {
+            return p;
+        }
+    }
+}
+
+/// Waits until something listens on `addr`.
+fn wait_listening(addr: SocketAddr, what: &str, child: &mut Server) {
+    let start = Instant::now();
+    while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+        if let Ok(Some(st)) = child.0.try_wait() {
+            panic!("{what} exited with {st} before listening on {addr}");
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "{what} does not listen on {addr}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Eight hosts' traces, each `tracecube synth` with its seed and host name.
+fn fleet(dir: &Path, events: u64) -> Vec<PathBuf> {
+    (1..=HOSTS)
+        .map(|h| {
+            let out = dir.join(format!("host{h}"));
+            let st = bin()
+                .args([
+                    "synth",
+                    "--events",
+                    &events.to_string(),
+                    "--cpus",
+                    "2",
+                    "--background",
+                    "30",
+                    "--seed",
+                    &h.to_string(),
+                    "--hostname",
+                    &format!("host{h}"),
+                    "-o",
+                ])
+                .arg(&out)
+                .stdout(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(st.success());
+            out.join("kernel")
+        })
+        .collect()
+}
+
+/// `tracecube sql TRACES -e QUERY --format csv` (on the cluster at `cluster`, if any).
+fn sql(traces: &[PathBuf], query: &str, cluster: Option<&str>) -> Command {
+    let mut c = bin();
+    c.arg("sql").args(traces).args(["--format", "csv", "-e", query]);
+    if let Some(url) = cluster {
+        c.args(["--cluster", url]);
+    }
+    c
+}
+
+fn stdout_of(o: Output, what: &str) -> String {
+    assert!(o.status.success(), "{what} failed: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// A scheduler and executors on 127.0.0.1.
+struct Cluster {
+    url: String,
+    scheduler: Server,
+    executors: Vec<(Server, PathBuf)>,
+}
+
+impl Cluster {
+    fn start(dir: &Path, executors: usize) -> Cluster {
+        let sched: SocketAddr = format!("127.0.0.1:{}", free_port_pair()).parse().unwrap();
+        let mut scheduler =
+            Server(bin().args(["cluster", "scheduler", "--bind", &sched.to_string(), "--executor-timeout", "3"]).stderr(Stdio::null()).spawn().unwrap());
+        wait_listening(sched, "the scheduler", &mut scheduler);
+        let executors = (0..executors)
+            .map(|k| {
+                let bind: SocketAddr = format!("127.0.0.1:{}", free_port_pair()).parse().unwrap();
+                let work = dir.join(format!("executor{k}"));
+                std::fs::create_dir_all(&work).unwrap();
+                let mut e = Server(
+                    bin()
+                        .args([
+                            "cluster",
+                            "executor",
+                            "--scheduler",
+                            &sched.to_string(),
+                            "--bind",
+                            &bind.to_string(),
+                            "--concurrent-tasks",
+                            "2",
+                            "--heartbeat",
+                            "1",
+                            "--work-dir",
+                        ])
+                        .arg(&work)
+                        .stderr(Stdio::null())
+                        .spawn()
+                        .unwrap(),
+                );
+                wait_listening(bind, "an executor", &mut e);
+                (e, work)
+            })
+            .collect();
+        // Executors register with their first heartbeat.
+        std::thread::sleep(Duration::from_secs(2));
+        Cluster { url: format!("df://{sched}"), scheduler, executors }
+    }
+}
+
+/// Whether anything was written below `dir`.
+fn has_files(dir: &Path) -> bool {
+    std::fs::read_dir(dir).map(|rd| rd.flatten().any(|e| e.path().is_file() || has_files(&e.path()))).unwrap_or(false)
+}
+
+/// The entries of `dir` (an executor's work directory: one per job, and scratch).
+fn entries(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir).map(|rd| rd.flatten().map(|e| e.path()).collect()).unwrap_or_default()
+}
+
+#[test]
+fn a_cluster_answers_as_one_machine_and_survives_a_killed_executor() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = fleet(dir.path(), 40_000);
+    let mut cluster = Cluster::start(dir.path(), 2);
+    for q in QUERIES {
+        let local = stdout_of(sql(&traces, q, None).output().unwrap(), "the local query");
+        assert!(local.lines().count() > 2, "the query selects rows: {q}\n{local}");
+        let remote = stdout_of(sql(&traces, q, Some(&cluster.url)).output().unwrap(), "the cluster query");
+        assert_eq!(remote, local, "{q}");
+    }
+    // Every host is in the answer, by its own name.
+    let per_host = stdout_of(sql(&traces, QUERIES[0], Some(&cluster.url)).output().unwrap(), "the cluster query");
+    for h in 1..=HOSTS {
+        assert!(per_host.contains(&format!("host{h},")), "{per_host}");
+    }
+    assert!(cluster.scheduler.0.try_wait().unwrap().is_none(), "the scheduler is still up");
+
+    // A query long enough to be cut: every event's fields, hashed per host. One
+    // executor is killed as soon as it has written a task's output of this query.
+    let q = "SELECT trace, count(*) AS n, sum(length(fields)) AS text, count(DISTINCT fields) AS kinds FROM events GROUP BY trace ORDER BY trace";
+    let local = stdout_of(sql(&traces, q, None).output().unwrap(), "the local query");
+    let mut running = sql(&traces, q, Some(&cluster.url)).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let (victim, work) = &mut cluster.executors[0];
+    let earlier = entries(work);
+    let start = Instant::now();
+    while !entries(work).iter().any(|e| !earlier.contains(e) && has_files(e)) {
+        assert!(start.elapsed() < Duration::from_secs(120), "executor 0 never wrote a task's output of this query");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(running.try_wait().unwrap().is_none(), "the query was still running when the executor was killed");
+    victim.0.kill().unwrap();
+    victim.0.wait().unwrap();
+    let out = running.wait_with_output().unwrap();
+    assert_eq!(stdout_of(out, "the query during the kill"), local, "the answer after an executor was killed");
+}
+
+#[test]
+fn an_unreachable_scheduler_is_a_clear_error() {
+    let port = free_port_pair();
+    let dir = tempfile::tempdir().unwrap();
+    let traces = fleet(dir.path(), 2_000);
+    let o = sql(&traces[..1], "SELECT count(*) FROM events", Some(&format!("df://127.0.0.1:{port}"))).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
+}
