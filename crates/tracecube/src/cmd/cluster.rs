@@ -54,8 +54,19 @@ pub enum Role {
     },
 }
 
+/// Network processes write to sockets that peers may close (a probe, a killed
+/// executor): that must be an error of the write, not `SIGPIPE`, which `main` restores
+/// to its default (death) for pipelines like `tracecube dump T | head`.
+pub fn ignore_sigpipe() {
+    // SAFETY: setting a signal's disposition to "ignore" has no handler to race with.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}
+
 /// Runs `cluster`: the process serves until it is stopped.
 pub fn run(a: ClusterArgs) -> Result<()> {
+    ignore_sigpipe();
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the runtime")?;
     match a.role {
         Role::Scheduler { bind, executor_timeout } => {

@@ -44,6 +44,7 @@ pub struct SqlArgs {
 fn open(a: &SqlArgs) -> Result<SqlSession> {
     #[cfg(feature = "cluster")]
     if let Some(url) = &a.cluster {
+        super::cluster::ignore_sigpipe();
         return Ok(fleet::client::open(url, &a.traces, a.jobs)?);
     }
     Ok(SqlSession::open(&a.traces, a.jobs)?)
