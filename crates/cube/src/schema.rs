@@ -502,8 +502,7 @@ mod tests {
     /// again by its members, and a reindexed copy finds the same cells and targets.
     #[test]
     fn colliding_hashes_keep_cells_apart() {
-        let mut cfg = CubeConfig::default();
-        cfg.materialize = Materialization::Full;
+        let cfg = CubeConfig { materialize: Materialization::Full, ..Default::default() };
         let mut s = Schema::new(&cfg).unwrap();
         let m = s.metric("events").unwrap();
         let ops: Vec<NodeId> = (0..50).map(|i| s.dims[4].member(&["k", &format!("op{i}")])).collect();
