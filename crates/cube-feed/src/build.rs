@@ -189,8 +189,9 @@ impl Analysis for CubeBuild {
     }
 }
 
-/// Trace bytes of all slices in flight in a build at most (bounds its memory).
-pub const IN_FLIGHT_BYTES: u64 = 64 << 20;
+/// Trace bytes of all slices in flight in a build at most (bounds its memory: a
+/// slice's log takes about three times its trace bytes, ~80 bytes per fact).
+pub const IN_FLIGHT_BYTES: u64 = 16 << 20;
 
 /// Builds an in-memory cube from the trace (set) at `trace`.
 pub fn build_from_trace(trace: &Path, opts: &BuildOptions) -> Result<(Cube, BuildReport)> {

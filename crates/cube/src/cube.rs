@@ -223,7 +223,7 @@ impl Cube {
 
     /// Bytes of memory held by the histories, running totals and the schema's cells.
     pub fn memory(&self) -> u64 {
-        self.levels.iter().map(Level::memory).sum::<u64>() + (self.cum.capacity() * 8) as u64 + self.schema.cell_count() as u64 * 48
+        self.levels.iter().map(Level::memory).sum::<u64>() + (self.cum.capacity() * 8 + self.kinds.capacity()) as u64 + self.schema.cell_memory()
     }
 
     /// Records written, per level.

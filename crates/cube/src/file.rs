@@ -52,7 +52,20 @@ struct HistoryMeta {
     records: u64,
 }
 
-#[derive(Serialize, Deserialize)]
+/// The catalog as written: [`Catalog`] borrowing the cube's configuration and schema
+/// (a copy of a schema of millions of cells would double the memory of a save).
+#[derive(Serialize)]
+struct CatalogRef<'a> {
+    version: u32,
+    history: HistoryMeta,
+    config: &'a CubeConfig,
+    schema: &'a Schema,
+    levels: Vec<LevelMeta>,
+    span: Option<(u64, u64)>,
+    updates: u64,
+}
+
+#[derive(Deserialize)]
 struct Catalog {
     version: u32,
     history: HistoryMeta,
@@ -95,10 +108,19 @@ fn sync_dir(dir: &Path) {
     }
 }
 
-/// Length and CRC-32 of a file.
+/// Length and CRC-32 of a file (read in pieces: a history may be large).
 fn crc_of(path: &Path) -> Result<(u64, u32)> {
-    let bytes = std::fs::read(path).map_err(io(path))?;
-    Ok((bytes.len() as u64, crc32fast::hash(&bytes)))
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(io(path))?;
+    let (mut h, mut len, mut buf) = (crc32fast::Hasher::new(), 0u64, vec![0u8; 1 << 20]);
+    loop {
+        let n = f.read(&mut buf).map_err(io(path))?;
+        if n == 0 {
+            return Ok((len, h.finalize()));
+        }
+        h.update(&buf[..n]);
+        len += n as u64;
+    }
 }
 
 /// Writes `cube` (flushed) to the directory `dir` (created if needed). An existing
@@ -112,7 +134,11 @@ pub fn save(cube: &mut Cube, dir: &Path) -> Result<()> {
     let gdir = dir.join(&gen);
     std::fs::create_dir(&gdir).map_err(io(&gdir))?;
     let hist = gdir.join("history.tcs");
-    let mut out = HistoryStore::open(&hist, store::Config::default())?;
+    // Written without an index, committed every `COMMIT_KEYS` keys: a save holds one
+    // key's records and a bounded directory whatever the cube's size.
+    const COMMIT_KEYS: usize = 1 << 16;
+    let mut out = HistoryStore::create_unindexed(&hist, store::Config::default())?;
+    let mut copied = 0usize;
     let mut levels = Vec::new();
     let mut records = 0u64;
     for (li, l) in cube.levels.iter().enumerate() {
@@ -131,6 +157,10 @@ pub fn save(cube: &mut Cube, dir: &Path) -> Result<()> {
                     out.append_parts(Key(prefix(li, si) | (k.0 & 0xffff_ffff)), rec.value, rec.start, rec.end)?;
                     records += 1;
                 }
+                copied += 1;
+                if copied.is_multiple_of(COMMIT_KEYS) {
+                    out.commit()?;
+                }
             }
             segments.push(SegmentMeta { start: seg.start, end: seg.end, base: seg.base.clone() });
         }
@@ -139,11 +169,11 @@ pub fn save(cube: &mut Cube, dir: &Path) -> Result<()> {
     out.commit()?;
     drop(out);
     let (bytes, crc32) = crc_of(&hist)?;
-    let cat = Catalog {
+    let cat = CatalogRef {
         version: CATALOG_VERSION,
         history: HistoryMeta { bytes, crc32, records },
-        config: cube.config.clone(),
-        schema: cube.schema.clone(),
+        config: &cube.config,
+        schema: &cube.schema,
         levels,
         span: cube.span,
         updates: cube.updates,

@@ -70,6 +70,11 @@ pub struct Cuboid {
 }
 
 /// Metrics, cuboids and the cells created so far.
+///
+/// Per-cell tables are flat (a cube may hold millions of cells): the members of all
+/// cells in one list, the targets of all finest cells in another, and the index from
+/// members to cells keyed by a hash of them (equal hashes of different members, rare,
+/// go to a small map of their own).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Schema {
     /// Dimensions with their members.
@@ -80,16 +85,91 @@ pub struct Schema {
     pub cuboids: Vec<Cuboid>,
     /// Per cell: its cuboid.
     cell_cuboid: Vec<u32>,
-    /// Per cell: its members, one per dimension of its metric (flattened).
-    cell_nodes: Vec<Vec<u32>>,
+    /// Per cell: its members, one per dimension of its metric.
+    cell_nodes: CellNodes,
     /// Per cuboid: its cells.
     cuboid_cells: Vec<Vec<u32>>,
     #[serde(skip)]
-    index: HashMap<(u32, Vec<u32>), u32>,
+    index: CellIndex,
     /// Per finest cell: the cells an update adds to (itself first).
     #[serde(skip)]
-    targets: Vec<Box<[u32]>>,
+    targets: CellNodes,
 }
+
+/// Lists of `u32`, one per cell, stored flat (written as a list of lists).
+#[derive(Debug, Clone, Default)]
+struct CellNodes {
+    /// Every list, one after the other.
+    flat: Vec<u32>,
+    /// Where list `i` starts in `flat`; it ends where list `i + 1` starts.
+    start: Vec<u64>,
+}
+
+impl CellNodes {
+    fn len(&self) -> usize {
+        self.start.len()
+    }
+
+    fn get(&self, i: usize) -> &[u32] {
+        let a = self.start[i] as usize;
+        let b = self.start.get(i + 1).map_or(self.flat.len(), |&e| e as usize);
+        &self.flat[a..b]
+    }
+
+    fn push(&mut self, list: &[u32]) {
+        self.start.push(self.flat.len() as u64);
+        self.flat.extend_from_slice(list);
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &[u32]> {
+        (0..self.len()).map(|i| self.get(i))
+    }
+}
+
+impl Serialize for CellNodes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for CellNodes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = CellNodes;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of lists of members")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<CellNodes, A::Error> {
+                let mut out = CellNodes::default();
+                while let Some(list) = seq.next_element::<Vec<u32>>()? {
+                    out.push(&list);
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+/// The index from `(cuboid, members)` to cells: by a 64-bit hash of them, checked
+/// against the cell's members; a cell whose hash another cell already holds is kept
+/// in `collided`, by its members.
+#[derive(Debug, Clone, Default)]
+struct CellIndex {
+    by_hash: rustc_hash::FxHashMap<u64, u32>,
+    collided: HashMap<(u32, Vec<u32>), u32>,
+}
+
+fn cell_hash(cuboid: u32, nodes: &[u32]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    (cuboid, nodes).hash(&mut h);
+    h.finish()
+}
+
+/// Dimensions of a metric at most (the built-in dimensions; checked on open).
+const MAX_DIMS: usize = 8;
 
 /// The metric a companion (`X.count`, `X.min`, `X.max`) belongs to (`X`).
 fn companion_base(name: &str) -> &str {
@@ -121,12 +201,15 @@ impl Schema {
             metrics: Vec::new(),
             cuboids: Vec::new(),
             cell_cuboid: Vec::new(),
-            cell_nodes: Vec::new(),
+            cell_nodes: CellNodes::default(),
             cuboid_cells: Vec::new(),
-            index: HashMap::new(),
-            targets: Vec::new(),
+            index: CellIndex::default(),
+            targets: CellNodes::default(),
         };
         for m in &cfg.metrics {
+            if m.by.len() > MAX_DIMS {
+                return Err(CubeError::Config(format!("metric {}: {} dimensions (at most {MAX_DIMS})", m.name, m.by.len())));
+            }
             let mut dims = Vec::new();
             let mut leaf = Vec::new();
             for b in &m.by {
@@ -223,6 +306,18 @@ impl Schema {
             .collect()
     }
 
+    /// Bytes held by the per-cell tables (members, cuboid, targets, index).
+    pub fn cell_memory(&self) -> u64 {
+        let n = |v: &CellNodes| v.flat.capacity() * 4 + v.start.capacity() * 8;
+        let slot = std::mem::size_of::<(u64, u32)>() + 1;
+        (self.cell_cuboid.capacity() * 4
+            + n(&self.cell_nodes)
+            + n(&self.targets)
+            + self.cuboid_cells.iter().map(|c| c.capacity() * 4).sum::<usize>()
+            + self.index.by_hash.capacity() * slot
+            + self.index.collided.len() * 64) as u64
+    }
+
     /// Number of cells.
     pub fn cell_count(&self) -> usize {
         self.cell_cuboid.len()
@@ -233,48 +328,82 @@ impl Schema {
     /// that knows no host), created with its materialized ancestors if new.
     pub fn leaf_cell(&mut self, metric: MetricId, nodes: &[NodeId]) -> CellId {
         let m = &self.metrics[metric.0 as usize];
-        let leaf_cuboid = m.cuboids[0];
-        let mut key: Vec<u32> = nodes.iter().map(|n| n.0).collect();
-        key.resize(m.dims.len(), 0);
-        if let Some(&c) = self.index.get(&(leaf_cuboid, key.clone())) {
+        let (leaf_cuboid, n) = (m.cuboids[0], m.dims.len());
+        let mut key = [0u32; MAX_DIMS];
+        for (k, v) in key.iter_mut().zip(nodes) {
+            *k = v.0;
+        }
+        let key = &key[..n.min(MAX_DIMS)];
+        if let Some(c) = self.find(leaf_cuboid, key) {
             return CellId(c);
         }
-        let leaf = self.insert_cell(leaf_cuboid, key.clone());
+        let leaf = self.insert_cell(leaf_cuboid, key);
         let mut targets = vec![leaf];
         for &cb in &self.metrics[metric.0 as usize].cuboids.clone()[1..] {
-            let levels = self.cuboids[cb as usize].levels.clone();
-            let anc: Vec<u32> = key
-                .iter()
-                .zip(&self.metrics[metric.0 as usize].dims)
-                .zip(&levels)
-                .map(|((&n, &d), &l)| self.dims[d as usize].ancestor(NodeId(n), l).0)
-                .collect();
-            let c = match self.index.get(&(cb, anc.clone())) {
-                Some(&c) => c,
-                None => self.insert_cell(cb, anc),
+            let anc = self.ancestors(metric.0 as usize, cb, key);
+            let c = match self.find(cb, &anc) {
+                Some(c) => c,
+                None => self.insert_cell(cb, &anc),
             };
             targets.push(c);
         }
-        if self.targets.len() <= leaf as usize {
-            self.targets.resize(leaf as usize + 1, Box::from([]));
-        }
-        self.targets[leaf as usize] = targets.into();
+        self.set_targets(leaf, &targets);
         CellId(leaf)
     }
 
-    fn insert_cell(&mut self, cuboid: u32, nodes: Vec<u32>) -> u32 {
+    /// The members of cuboid `cb` (of metric `m`) above the finest members `key`.
+    fn ancestors(&self, m: usize, cb: u32, key: &[u32]) -> Vec<u32> {
+        let levels = &self.cuboids[cb as usize].levels;
+        key.iter().zip(&self.metrics[m].dims).zip(levels).map(|((&n, &d), &l)| self.dims[d as usize].ancestor(NodeId(n), l).0).collect()
+    }
+
+    /// The cell of `cuboid` at `nodes`, if it exists.
+    fn find(&self, cuboid: u32, nodes: &[u32]) -> Option<u32> {
+        match self.index.by_hash.get(&cell_hash(cuboid, nodes)) {
+            Some(&c) if self.cell_cuboid[c as usize] == cuboid && self.cell_nodes.get(c as usize) == nodes => Some(c),
+            Some(_) => self.index.collided.get(&(cuboid, nodes.to_vec())).copied(),
+            None => None,
+        }
+    }
+
+    /// Indexes cell `id` of `cuboid` at `nodes`.
+    fn index_cell(&mut self, cuboid: u32, nodes: &[u32], id: u32) {
+        use std::collections::hash_map::Entry;
+        match self.index.by_hash.entry(cell_hash(cuboid, nodes)) {
+            Entry::Vacant(e) => {
+                e.insert(id);
+            }
+            Entry::Occupied(_) => {
+                self.index.collided.insert((cuboid, nodes.to_vec()), id);
+            }
+        }
+    }
+
+    /// Sets the targets of finest cell `leaf` (created last but for its ancestors).
+    fn set_targets(&mut self, leaf: u32, targets: &[u32]) {
+        while self.targets.len() < leaf as usize {
+            self.targets.push(&[]);
+        }
+        self.targets.push(targets);
+    }
+
+    fn insert_cell(&mut self, cuboid: u32, nodes: &[u32]) -> u32 {
         let id = self.cell_cuboid.len() as u32;
         self.cell_cuboid.push(cuboid);
-        self.cell_nodes.push(nodes.clone());
+        self.cell_nodes.push(nodes);
         self.cuboid_cells[cuboid as usize].push(id);
-        self.index.insert((cuboid, nodes), id);
+        self.index_cell(cuboid, nodes, id);
         id
     }
 
     /// The cells an update of finest cell `c` adds to (itself first).
     #[inline]
     pub fn targets(&self, c: CellId) -> &[u32] {
-        &self.targets[c.0 as usize]
+        if (c.0 as usize) < self.targets.len() {
+            self.targets.get(c.0 as usize)
+        } else {
+            &[]
+        }
     }
 
     /// How the updates of a cell combine.
@@ -290,7 +419,7 @@ impl Schema {
 
     /// The members of a cell, one per dimension of its metric.
     pub fn nodes_of(&self, c: CellId) -> &[u32] {
-        &self.cell_nodes[c.0 as usize]
+        self.cell_nodes.get(c.0 as usize)
     }
 
     /// The cells of a cuboid.
@@ -324,7 +453,7 @@ impl Schema {
         if self.cell_nodes.len() != ncells || self.cuboid_cells.len() != nc {
             return Err("cell tables of different lengths".into());
         }
-        for (c, (&cb, nodes)) in self.cell_cuboid.iter().zip(&self.cell_nodes).enumerate() {
+        for (c, (&cb, nodes)) in self.cell_cuboid.iter().zip(self.cell_nodes.iter()).enumerate() {
             let m = self.cuboids.get(cb as usize).map(|x| &self.metrics[x.metric.0 as usize]).ok_or(format!("cell {c}: no cuboid {cb}"))?;
             if nodes.len() != m.dims.len() || nodes.iter().zip(&m.dims).any(|(&n, &d)| n as usize >= self.dims[d as usize].len()) {
                 return Err(format!("cell {c}: bad members"));
@@ -343,23 +472,61 @@ impl Schema {
         for d in &mut self.dims {
             d.reindex();
         }
-        self.index = self.cell_cuboid.iter().zip(&self.cell_nodes).enumerate().map(|(i, (&cb, n))| ((cb, n.clone()), i as u32)).collect();
-        self.targets = vec![Box::from([]); self.cell_cuboid.len()];
-        for m in 0..self.metrics.len() {
-            let cbs = self.metrics[m].cuboids.clone();
-            for &leaf in &self.cuboid_cells[cbs[0] as usize].clone() {
-                let key = self.cell_nodes[leaf as usize].clone();
-                let mut t = vec![leaf];
-                for &cb in &cbs[1..] {
-                    let levels = &self.cuboids[cb as usize].levels;
-                    let anc: Vec<u32> =
-                        key.iter().zip(&self.metrics[m].dims).zip(levels).map(|((&n, &d), &l)| self.dims[d as usize].ancestor(NodeId(n), l).0).collect();
-                    if let Some(&c) = self.index.get(&(cb, anc)) {
-                        t.push(c);
-                    }
-                }
-                self.targets[leaf as usize] = t.into();
-            }
+        self.index = CellIndex::default();
+        for i in 0..self.cell_cuboid.len() {
+            let nodes = self.cell_nodes.get(i).to_vec();
+            self.index_cell(self.cell_cuboid[i], &nodes, i as u32);
         }
+        let mut leaves: Vec<(u32, usize)> =
+            self.metrics.iter().enumerate().flat_map(|(m, x)| self.cuboid_cells[x.cuboids[0] as usize].iter().map(move |&c| (c, m))).collect();
+        leaves.sort_unstable();
+        self.targets = CellNodes::default();
+        for (leaf, m) in leaves {
+            let key = self.cell_nodes.get(leaf as usize).to_vec();
+            let mut t = vec![leaf];
+            for &cb in &self.metrics[m].cuboids[1..] {
+                if let Some(c) = self.find(cb, &self.ancestors(m, cb, &key)) {
+                    t.push(c);
+                }
+            }
+            self.set_targets(leaf, &t);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Members whose hash another cell holds still get a cell of their own, found
+    /// again by its members, and a reindexed copy finds the same cells and targets.
+    #[test]
+    fn colliding_hashes_keep_cells_apart() {
+        let cfg = CubeConfig { materialize: Materialization::Full, ..Default::default() };
+        let mut s = Schema::new(&cfg).unwrap();
+        let m = s.metric("events").unwrap();
+        let ops: Vec<NodeId> = (0..50).map(|i| s.dims[4].member(&["k", &format!("op{i}")])).collect();
+        let cpu = s.dims[1].member(&["3"]);
+        let first = s.leaf_cell(m, &[ops[0], cpu]);
+        // The next cell's hash already names `first`: a forced collision.
+        let (cb, n) = (s.metrics[m.0 as usize].cuboids[0], s.metrics[m.0 as usize].dims.len());
+        let mut key = vec![ops[1].0, cpu.0];
+        key.resize(n, 0);
+        s.index.by_hash.insert(cell_hash(cb, &key), first.0);
+        let second = s.leaf_cell(m, &[ops[1], cpu]);
+        assert_ne!(first, second);
+        assert_eq!(s.leaf_cell(m, &[ops[1], cpu]), second);
+        assert_eq!(s.index.collided.len(), 1);
+        let cells: Vec<CellId> = ops.iter().map(|&o| s.leaf_cell(m, &[o, cpu])).collect();
+        assert_eq!(cells[..2], [first, second]);
+        let mut copy: Schema = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        copy.reindex();
+        for (&o, &c) in ops.iter().zip(&cells) {
+            assert_eq!(copy.leaf_cell(m, &[o, cpu]), c);
+            assert_eq!(copy.targets(c), s.targets(c));
+            assert!(s.targets(c).len() > 1, "full materialization: ancestors");
+            assert_eq!(copy.nodes_of(c), s.nodes_of(c));
+        }
+        assert_eq!(copy.cell_count(), s.cell_count());
     }
 }

@@ -30,7 +30,7 @@ use crate::schema::Combine;
 /// Where a segment's records live.
 pub(crate) enum Hist {
     /// Being written, in memory.
-    Mem(HistoryStore),
+    Mem(Box<HistoryStore>),
     /// In a cube file: the keys are `prefix | cell`.
     File { reader: Reader, prefix: u64 },
 }
@@ -250,7 +250,7 @@ impl Level {
             }
         }
         let start = idx / self.seg_frames * self.seg_frames;
-        let hist = Hist::Mem(HistoryStore::in_memory(segment_store_config())?);
+        let hist = Hist::Mem(Box::new(HistoryStore::in_memory(segment_store_config())?));
         self.segs.push_back(Segment { start, end: start + self.seg_frames, base: self.last.clone(), hist });
         Ok(())
     }

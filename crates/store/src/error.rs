@@ -100,6 +100,15 @@ pub enum Error {
         /// End of the key's previous record.
         prev_end: Timestamp,
     },
+    /// A store written without an index ([`crate::HistoryStore::create_unindexed`])
+    /// was given a key lower than one it already took.
+    #[error("key {key} after key {after}: a store written without an index takes its keys in increasing order")]
+    KeyOrder {
+        /// The rejected key.
+        key: Key,
+        /// The latest key taken.
+        after: Key,
+    },
     /// A record's value kind differs from the key's kind.
     #[error("value kind mismatch for {key}: key holds {expected:?}, record has {found:?}")]
     KindMismatch {

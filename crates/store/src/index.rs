@@ -24,13 +24,51 @@ pub struct ChunkRef {
     pub offset: LogOffset,
 }
 
+/// The chunks of one key in time order: most keys of a cube's segment have one, held
+/// inline (no allocation of its own); a slice of them by [`std::ops::Deref`].
+#[derive(Debug, Clone)]
+pub enum Chunks {
+    /// A single chunk.
+    One(ChunkRef),
+    /// Two or more.
+    Many(Vec<ChunkRef>),
+}
+
+impl Chunks {
+    /// Adds a chunk after the others.
+    pub fn push(&mut self, c: ChunkRef) {
+        match self {
+            Chunks::One(a) => *self = Chunks::Many(vec![*a, c]),
+            Chunks::Many(v) => v.push(c),
+        }
+    }
+
+    /// Heap bytes held (none for a single chunk).
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            Chunks::One(_) => 0,
+            Chunks::Many(v) => v.capacity() * std::mem::size_of::<ChunkRef>(),
+        }
+    }
+}
+
+impl std::ops::Deref for Chunks {
+    type Target = [ChunkRef];
+    fn deref(&self) -> &[ChunkRef] {
+        match self {
+            Chunks::One(c) => std::slice::from_ref(c),
+            Chunks::Many(v) => v,
+        }
+    }
+}
+
 /// Index of one key.
 #[derive(Debug, Clone)]
 pub struct KeyIndex {
     /// Summary.
     pub info: KeyInfo,
     /// Chunks in time order.
-    pub chunks: Vec<ChunkRef>,
+    pub chunks: Chunks,
 }
 
 /// Index of all keys.
@@ -62,7 +100,7 @@ impl Index {
                     last_value,
                     records: e.count,
                 };
-                self.keys.insert(e.key, KeyIndex { info, chunks: vec![chunk] });
+                self.keys.insert(e.key, KeyIndex { info, chunks: Chunks::One(chunk) });
             }
             Some(k) => {
                 if k.info.kind != e.kind {

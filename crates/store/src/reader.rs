@@ -150,8 +150,8 @@ impl Reader {
     pub fn stats(&self) -> StoreStats {
         let index = self.shared.index();
         let chunks: usize = index.keys.values().map(|k| k.chunks.len()).sum();
-        let index_bytes = index.keys.capacity() * std::mem::size_of::<(Key, crate::index::KeyIndex)>()
-            + index.keys.values().map(|k| k.chunks.capacity() * std::mem::size_of::<ChunkRef>()).sum::<usize>();
+        let index_bytes =
+            index.keys.capacity() * std::mem::size_of::<(Key, crate::index::KeyIndex)>() + index.keys.values().map(|k| k.chunks.heap_bytes()).sum::<usize>();
         StoreStats {
             keys: index.keys.len() as u64,
             records: index.records,

@@ -89,7 +89,7 @@ impl HistoryStore {
                 if t.0 < state.last_end {
                     return Err(Error::OutOfOrder { key, start: t, end: t, prev_end: Timestamp(state.last_end) });
                 }
-                state.sampler = Some(Sampler::start(t.0, bits));
+                state.sampler = Some(Box::new(Sampler::start(t.0, bits)));
                 None
             }
             Some(s) => {

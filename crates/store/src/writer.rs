@@ -16,14 +16,25 @@ use std::path::Path;
 /// Bytes of a chunk payload header at most (key, kind, count, first start).
 const MAX_CHUNK_HEADER: usize = 31;
 
-/// Writer-side state of one key.
+/// Writer-side state of one key, kept only while the key has something pending (an
+/// open chunk, a sealed chunk not yet published, or a sampler): once published, the
+/// shared index holds its kind and last end, and [`HistoryStore::flush`] drops it, so
+/// the writer's memory follows the keys written since the last flush, not all keys.
+/// The rare parts are boxed: a state is 32 bytes.
 #[derive(Debug)]
 pub(crate) struct KeyState {
     pub kind: ValueKind,
     /// End of the key's last appended record (0 before the first).
     pub last_end: u64,
-    pub chunk: Option<ChunkBuilder>,
-    pub sampler: Option<Sampler>,
+    pub chunk: Option<Box<ChunkBuilder>>,
+    pub sampler: Option<Box<Sampler>>,
+}
+
+impl KeyState {
+    /// Whether the state may be dropped after a flush (the index then knows it all).
+    fn idle(&self) -> bool {
+        self.chunk.is_none() && self.sampler.is_none()
+    }
 }
 
 /// The single writer of a store; dereferences to a [`Reader`] for queries.
@@ -51,6 +62,9 @@ pub struct HistoryStore {
     published: usize,
     superblock: Superblock,
     records: u64,
+    /// Written without an index (see [`HistoryStore::create_unindexed`]): the latest
+    /// key taken, if any.
+    unindexed: Option<Option<Key>>,
 }
 
 impl HistoryStore {
@@ -88,14 +102,13 @@ impl HistoryStore {
         let mut tail = vec![0u8; superblock.committed.in_block(bs)];
         let pos = HEADER_SIZE + tail_start.0;
         backend.read_at(pos, &mut tail).map_err(|e| Error::io("read tail", pos, e))?;
-        let keys = index.keys.iter().map(|(&k, ki)| (k, KeyState { kind: ki.info.kind, last_end: ki.info.last_end.0, chunk: None, sampler: None })).collect();
         let records = index.records;
         let shared = Shared::new(backend, bs, config.cache_blocks, index);
         Ok(HistoryStore {
             reader: Reader { shared },
             config,
             block_size: bs,
-            keys,
+            keys: KeyMap::default(),
             tail_written: tail.len(),
             tail,
             tail_start,
@@ -104,7 +117,22 @@ impl HistoryStore {
             published: 0,
             superblock,
             records,
+            unindexed: None,
         })
+    }
+
+    /// Creates the store file at `path` (truncating what it held) for writing only:
+    /// the records appended are not indexed in memory, so they are not visible to
+    /// this handle's queries, and the writer holds one key's open chunk and the
+    /// directory entries not yet committed, whatever the number of keys (commit
+    /// now and then to bound the latter). Keys must come in increasing order, each
+    /// key's records in time order; the file is an ordinary store ([`Reader::open`]).
+    pub fn create_unindexed(path: &Path, config: Config) -> Result<Self> {
+        let backend = FileBackend::open(path, true).map_err(|e| Error::io("open", 0, e))?;
+        backend.set_len(0).map_err(|e| Error::io("truncate", 0, e))?;
+        let mut st = Self::with_backend(Box::new(backend), config)?;
+        st.unindexed = Some(None);
+        Ok(st)
     }
 
     /// A query handle that other threads may keep.
@@ -122,10 +150,10 @@ impl HistoryStore {
     /// key's value kind.
     pub fn append(&mut self, record: Record) -> Result<()> {
         let Record { key, value, start, end } = record;
-        let state = self.keys.entry(key).or_insert_with(|| KeyState { kind: value.kind(), last_end: 0, chunk: None, sampler: None });
-        if state.kind != value.kind() {
-            return Err(Error::KindMismatch { key, expected: state.kind, found: value.kind() });
+        if let Some(last) = self.unindexed {
+            self.next_unindexed_key(key, last)?;
         }
+        let state = Self::state_of(&mut self.keys, &self.reader, key, value.kind())?;
         if start.0 < state.last_end || end < start {
             return Err(Error::OutOfOrder { key, start, end, prev_end: Timestamp(state.last_end) });
         }
@@ -141,13 +169,40 @@ impl HistoryStore {
         Ok(())
     }
 
+    /// Checks `key` against `last`, the latest key of an unindexed store; at a new
+    /// key, seals the previous one's chunk and forgets its state (it cannot return).
+    fn next_unindexed_key(&mut self, key: Key, last: Option<Key>) -> Result<()> {
+        match last {
+            Some(l) if key < l => Err(Error::KeyOrder { key, after: l }),
+            Some(l) if key == l => Ok(()),
+            _ => {
+                if let Some(l) = last {
+                    let chunk = self.keys.remove(&l).and_then(|s| s.chunk);
+                    self.seal(l, chunk)?;
+                }
+                self.unindexed = Some(Some(key));
+                Ok(())
+            }
+        }
+    }
+
     /// Shorthand for [`append`](Self::append).
     pub fn append_parts(&mut self, key: Key, value: Value, start: Timestamp, end: Timestamp) -> Result<()> {
         self.append(Record { key, value, start, end })
     }
 
     pub(crate) fn key_state(&mut self, key: Key, kind: ValueKind) -> Result<&mut KeyState> {
-        let state = self.keys.entry(key).or_insert_with(|| KeyState { kind, last_end: 0, chunk: None, sampler: None });
+        Self::state_of(&mut self.keys, &self.reader, key, kind)
+    }
+
+    /// The writer state of `key`, made from the index (or new) when the key has none,
+    /// checked to hold values of `kind`.
+    #[inline]
+    fn state_of<'k>(keys: &'k mut KeyMap<KeyState>, reader: &Reader, key: Key, kind: ValueKind) -> Result<&'k mut KeyState> {
+        let state = keys.entry(key).or_insert_with(|| match reader.shared.index().keys.get(&key) {
+            Some(k) => KeyState { kind: k.info.kind, last_end: k.info.last_end.0, chunk: None, sampler: None },
+            None => KeyState { kind, last_end: 0, chunk: None, sampler: None },
+        });
         if state.kind != kind {
             return Err(Error::KindMismatch { key, expected: state.kind, found: kind });
         }
@@ -159,7 +214,7 @@ impl HistoryStore {
     }
 
     /// Seals the open chunk of `key` into the tail block.
-    fn seal(&mut self, key: Key, chunk: Option<ChunkBuilder>) -> Result<()> {
+    fn seal(&mut self, key: Key, chunk: Option<Box<ChunkBuilder>>) -> Result<()> {
         let Some(chunk) = chunk else { return Ok(()) };
         self.buffered -= chunk.body.len();
         let mut header = Vec::with_capacity(MAX_CHUNK_HEADER);
@@ -182,7 +237,7 @@ impl HistoryStore {
 
     /// Seals every open chunk (in key order, so files are reproducible).
     fn seal_all(&mut self) -> Result<()> {
-        let mut open: Vec<(Key, ChunkBuilder)> = self.keys.iter_mut().filter_map(|(&k, s)| s.chunk.take().map(|c| (k, c))).collect();
+        let mut open: Vec<(Key, Box<ChunkBuilder>)> = self.keys.iter_mut().filter_map(|(&k, s)| s.chunk.take().map(|c| (k, c))).collect();
         open.sort_unstable_by_key(|(k, _)| *k);
         for (k, c) in open {
             self.seal(k, Some(c))?;
@@ -227,13 +282,21 @@ impl HistoryStore {
         self.write_tail()?;
         let end = self.end();
         let mut index = self.reader.shared.index_mut();
-        for e in &self.uncommitted[self.published..] {
+        for e in self.uncommitted[self.published..].iter().filter(|_| self.unindexed.is_none()) {
             // The writer validated every record, so this cannot fail; an error
             // here would be a bug, reported rather than panicking.
             index.add(e).map_err(|reason| Corruption::Invariant { offset: e.offset, reason })?;
         }
         index.visible = end;
+        drop(index);
         self.published = self.uncommitted.len();
+        // Published keys need no writer state: the index holds their kind and end.
+        // (An unindexed store keeps its current key's state: it has no index to ask.)
+        let current = self.unindexed.flatten();
+        self.keys.retain(|k, s| !s.idle() || Some(*k) == current);
+        if self.keys.capacity() > 4 * self.keys.len().max(64) {
+            self.keys.shrink_to(2 * self.keys.len());
+        }
         Ok(())
     }
 
@@ -287,10 +350,13 @@ impl HistoryStore {
         self.end().0
     }
 
-    /// Writer memory in bytes: open chunks, tail block and pending entries.
+    /// Writer memory in bytes: the states of keys with something pending (their open
+    /// chunks and samplers), tail block and pending entries.
     pub fn writer_memory(&self) -> usize {
         let per_key = std::mem::size_of::<(Key, KeyState)>();
-        self.keys.values().map(|s| s.chunk.as_ref().map_or(0, |c| c.body.capacity())).sum::<usize>()
+        let chunk = std::mem::size_of::<ChunkBuilder>();
+        let sampler = std::mem::size_of::<Sampler>();
+        self.keys.values().map(|s| s.chunk.as_ref().map_or(0, |c| chunk + c.body.capacity()) + s.sampler.as_ref().map_or(0, |_| sampler)).sum::<usize>()
             + self.keys.capacity() * per_key
             + self.tail.capacity()
             + self.uncommitted.capacity() * std::mem::size_of::<DirEntry>()
@@ -302,7 +368,7 @@ impl HistoryStore {
 pub(crate) fn push_record(state: &mut KeyState, buffered: &mut usize, start: u64, end: u64, bits: u64) {
     // Start small: with many keys most chunks hold a few records before a commit
     // seals them; the body grows by doubling up to the chunk size.
-    let chunk = state.chunk.get_or_insert_with(|| ChunkBuilder::new(state.kind, start, 16));
+    let chunk = state.chunk.get_or_insert_with(|| Box::new(ChunkBuilder::new(state.kind, start, 16)));
     let before = chunk.body.len();
     chunk.push(start, end, bits);
     *buffered += chunk.body.len() - before;
