@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::Stdio;
 
-mod support;
+use crate::support;
 use support::{bin, Server};
 
 /// `GET target` → (status, body), HTTP/1.1 with `Connection: close`.
