@@ -10,6 +10,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+pub mod http;
+
 /// Whether tests must run rather than skip: in CI (`CI` set and not `false`/`0`) or
 /// with `TRACECUBE_REQUIRE_ALL=1`.
 pub fn skipping_refused() -> bool {
