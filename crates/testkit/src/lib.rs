@@ -1,6 +1,7 @@
 //! What tracecube's tests share (a dev-dependency of every crate's tests, never of a
-//! library): where the shared real traces are, whether a peer tool is installed, and
-//! one rule for tests that cannot run here.
+//! library): the committed fixture traces ([`fixture`]), where the shared real traces
+//! are, whether a peer tool is installed, a small HTTP client ([`http`]), and one rule
+//! for tests that cannot run here.
 //!
 //! The rule: a test that needs something this machine lacks (`../shared`, Babeltrace,
 //! lttng-analyses, Chromium…) says so on stderr and returns, on a developer's machine;
