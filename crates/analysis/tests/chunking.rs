@@ -279,11 +279,7 @@ fn io_transfers_at_any_chunking_equal_serial_and_sum_to_the_files() {
 #[test]
 fn direct_json_equals_value_json() {
     let (_d, set, _) = synth_trace(3, 20_000, 11, 0);
-    let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/many-threads");
-    let real = shared.exists().then(|| ctf::trace::TraceSet::open(&shared).unwrap());
-    if real.is_none() {
-        testkit::skip("direct_json_equals_value_json on many-threads", &format!("{} absent", shared.display()));
-    }
+    let real = testkit::shared_trace("direct_json_equals_value_json", "many-threads").map(|p| ctf::trace::TraceSet::open(&p).unwrap());
     for set in std::iter::once(&set).chain(real.as_ref()) {
         for k in [AnalysisKind::Count, AnalysisKind::Cpu, AnalysisKind::Io] {
             let r = serial(set, k);

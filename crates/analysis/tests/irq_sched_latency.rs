@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use analysis::{run, AnalysisKind, HeadPolicy, IrqReport, Partition, Report, RunOptions, SchedReport};
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 fn opts() -> RunOptions {
     RunOptions { threads: 2, chunk_size: 64 << 10, head: HeadPolicy::Ignore, ..Default::default() }

@@ -2,23 +2,15 @@
 //! on the real kernel traces under `shared/traces` (skipped when absent).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use analysis::{run, AnalysisKind, HeadPolicy, Report, RunOptions};
 use serde_json::Value;
 
-fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
-}
-
 /// An expected output of lttng-analyses, or `None` (after `testkit::skip`, which fails
 /// in CI) when `../shared` lacks it.
 fn load(name: &str) -> Option<Value> {
-    let p = shared().join("expected/lttng-analyses").join(name);
-    let Ok(text) = std::fs::read_to_string(&p) else {
-        testkit::skip("lttng_analyses", &format!("{} absent", p.display()));
-        return None;
-    };
+    let p = testkit::shared_path("lttng_analyses", &format!("expected/lttng-analyses/{name}"))?;
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     Some(serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
 }
 
@@ -29,11 +21,7 @@ fn opts(head: HeadPolicy) -> RunOptions {
 /// Analysis `kind` of shared trace `trace` (2 threads, 256 KiB chunks), when the trace is
 /// present.
 fn report(trace: &str, kind: AnalysisKind, head: HeadPolicy) -> Option<Report> {
-    let dir = shared().join("traces").join(trace);
-    if !dir.exists() {
-        testkit::skip("lttng_analyses", &format!("{} absent", dir.display()));
-        return None;
-    }
+    let dir = testkit::shared_trace("lttng_analyses", trace)?;
     let set = ctf::trace::TraceSet::open(&dir).unwrap();
     Some(run(&set, kind, &opts(head)).unwrap())
 }

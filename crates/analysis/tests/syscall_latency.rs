@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use analysis::{run, AnalysisKind, HeadPolicy, Partition, Report, RunOptions};
 
-mod common;
+use crate::common;
 
 fn syscall(set: &ctf::trace::TraceSet, opts: &RunOptions) -> analysis::SyscallReport {
     let Report::Syscall(r) = run(set, AnalysisKind::Syscall, opts).unwrap() else { unreachable!() };

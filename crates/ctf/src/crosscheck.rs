@@ -3,7 +3,7 @@
 //! tests on synthesized traces, intact and damaged.
 //!
 //! The general decoder is [`StreamCursor::next`] on a set whose compiled LTTng headers
-//! are turned off ([`general`]): every event decoded field by field. The fast paths are
+//! are turned off ([`TraceSet::without_compiled_headers`]): every event decoded field by field. The fast paths are
 //! those of a set as [`crate::trace::TraceSet`] compiles it: headers read by word
 //! loads, events passed over by their sizes ([`StreamCursor::next_wanted`] skimming,
 //! with packets read in pairs or in turn), events read ahead with their fields copied
@@ -32,12 +32,6 @@ pub struct Reading {
     pub items: Vec<Seen>,
     /// The error (as displayed: cause, file and offset), if the reading ended on one.
     pub error: Option<String>,
-}
-
-/// `set` with its compiled event headers turned off: every event then goes through the
-/// general decoder ([`TraceSet::without_compiled_headers`]).
-pub fn general(set: TraceSet) -> TraceSet {
-    set.without_compiled_headers()
 }
 
 fn seen(item: &mut Item<'_, '_>) -> Seen {
@@ -79,7 +73,7 @@ fn record(r: &mut Reading, mask: u64, next: crate::error::Result<Option<Item<'_,
 }
 
 /// Stream `s` read by the general path ([`StreamCursor::next`]; on a set from
-/// [`general`], the general decoder), keeping the events of the classes whose bit
+/// [`TraceSet::without_compiled_headers`], the general decoder), keeping the events of the classes whose bit
 /// (class index mod 64) is set in `mask`, and every notice.
 pub fn read_general(set: &TraceSet, s: usize, mask: u64) -> Reading {
     let mut c = StreamCursor::new(set, s);
@@ -206,7 +200,7 @@ fn count_agrees(all: &Reading, counted: &(Vec<u64>, Result<(u64, u64), String>))
 }
 
 /// Checks every fast path on every stream of `fast` against the general decoder on
-/// `slow` (the same trace, through [`general`]), keeping the classes of `mask` and
+/// `slow` (the same trace, [`TraceSet::without_compiled_headers`]), keeping the classes of `mask` and
 /// turning between ways of reading as `turns` says (see [`read_fast`]): `Err` describes
 /// the first difference.
 pub fn fast_paths_agree(fast: &TraceSet, slow: &TraceSet, mask: u64, turns: &[u8]) -> Result<(), String> {

@@ -2,7 +2,7 @@
 //! whole gives (the property parallel analysis relies on), and hostile bytes never
 //! panic the decoder.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
@@ -212,11 +212,7 @@ proptest! {
 /// event still ends on that error.
 #[test]
 fn a_stream_error_is_not_passed_over_by_a_range() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/invalid/bt-invalid-packet-size");
-    if !dir.exists() {
-        testkit::skip("bt-invalid-packet-size", &format!("{} absent", dir.display()));
-        return;
-    }
+    let Some(dir) = testkit::shared_trace("bt-invalid-packet-size", "invalid/bt-invalid-packet-size") else { return };
     let set = TraceSet::open(&dir).expect("the index holds the good part");
     let s = (0..set.streams.len()).find(|&s| set.stream_error(&set.streams[s]).is_some()).expect("a stream with an error");
     let mut c = StreamCursor::new(&set, s);

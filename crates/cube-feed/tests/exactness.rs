@@ -5,7 +5,7 @@
 //! `analyze --end B1-1` (a restricted run cannot know fd paths or pids from before its
 //! begin, so its bytes per file are not the bytes of the range; prefixes are exact).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
@@ -123,11 +123,7 @@ fn cube_ranges_equal_analyze() {
 
 #[test]
 fn real_kernel_traces_ranges_equal_analyze() {
-    let traces = common::shared_kernel_traces();
-    if traces.is_empty() {
-        testkit::skip("real_kernel_traces_ranges_equal_analyze", "../shared/traces absent");
-        return;
-    }
+    let Some(traces) = common::shared_kernel_traces("real_kernel_traces_ranges_equal_analyze") else { return };
     for t in traces {
         let set = ctf::trace::TraceSet::open(&t).unwrap();
         check(&set, 4, &t.display().to_string());

@@ -4,7 +4,7 @@
 //! syscall|sched|irq|block` print per thread, call, handler kind and disk (the same
 //! rules, `kernel::latency`, fed in time order instead of chunk by chunk).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
@@ -105,11 +105,7 @@ fn check(set: &ctf::trace::TraceSet, what: &str) -> [usize; 4] {
 
 #[test]
 fn latency_metrics_equal_the_latency_analyses_on_real_traces() {
-    let traces = common::shared_kernel_traces();
-    if traces.is_empty() {
-        testkit::skip("latency_metrics_equal_the_latency_analyses_on_real_traces", "../shared/traces absent");
-        return;
-    }
+    let Some(traces) = common::shared_kernel_traces("latency_metrics_equal_the_latency_analyses_on_real_traces") else { return };
     let mut measured = [0; 4];
     for t in traces {
         let set = ctf::trace::TraceSet::open(&t).unwrap();

@@ -3,7 +3,7 @@
 //! first, so frame boundaries (which credit running threads) move nothing between
 //! names.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -2,7 +2,7 @@
 //! chunk size and partition scheme (compared through query answers, which name
 //! members by label: cell numbering may differ with the chunking).
 
-mod common;
+use crate::common;
 
 use std::sync::OnceLock;
 
@@ -96,11 +96,7 @@ fn slice_logs_concatenate() {
 
 #[test]
 fn real_kernel_traces_any_chunking() {
-    let traces = common::shared_kernel_traces();
-    if traces.is_empty() {
-        testkit::skip("real_kernel_traces_any_chunking", "../shared/traces absent");
-        return;
-    }
+    let Some(traces) = common::shared_kernel_traces("real_kernel_traces_any_chunking") else { return };
     for t in traces {
         let set = ctf::trace::TraceSet::open(&t).unwrap();
         let (c, _) = build_from_set(&set, &BuildOptions { config: config(), threads: 1, chunk_size: u64::MAX, ..Default::default() }).unwrap();

@@ -71,7 +71,7 @@ fn a_killed_save_leaves_the_old_or_the_new_cube() {
     let mut seen = [0usize; 2];
     for trial in 0..20 {
         let mut p = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "a_killed_save_leaves_the_old_or_the_new_cube", "--nocapture", "--test-threads", "1"])
+            .args(["--exact", "file::a_killed_save_leaves_the_old_or_the_new_cube", "--nocapture", "--test-threads", "1"])
             .env("CUBE_SAVE_CHILD", &dir)
             .stdout(Stdio::piped())
             .spawn()

@@ -126,7 +126,7 @@ pub fn run_slices_reporting<A: Analysis>(
 ) -> Result<Outcome<A::State>, EngineError> {
     let mut slices = Cow::Borrowed(slices);
     let mut progress = progress;
-    let (output, faults) = loop {
+    let (output, mut faults) = loop {
         let mut faults = Vec::new();
         let output = run_collecting(a, set, &slices, opts, progress, &mut faults)?;
         match without_packets_after_damage(&slices, &faults) {
@@ -139,7 +139,6 @@ pub fn run_slices_reporting<A: Analysis>(
             None => break (output, faults.into_iter().map(|(_, f)| f).collect::<Vec<_>>()),
         }
     };
-    let mut faults = faults;
     // Streams whose indexing error no slice reported (a stream without a readable
     // packet is in no slice; a time range may leave out a stream's end).
     for (i, s) in set.streams.iter().enumerate() {

@@ -2,7 +2,6 @@
 //! server on a loopback port: every endpoint, answers equal to `tracecube query`'s
 //! (both go through `cube::cli::QueryArgs`), and bad inputs refused with a message.
 
-use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, OnceLock, RwLock};
 
@@ -33,30 +32,8 @@ fn fixture() -> &'static Fixture {
 
 /// One HTTP/1.1 request; returns (status, content type, body).
 fn request(addr: SocketAddr, method: &str, target: &str) -> (u16, String, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(s, "{method} {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").expect("a complete HTTP answer");
-    let status: u16 = head.split(' ').nth(1).unwrap().parse().unwrap();
-    let ct = head.lines().find_map(|l| l.to_ascii_lowercase().strip_prefix("content-type: ").map(str::to_string)).unwrap_or_default();
-    // Bodies here are small enough to come unchunked, or chunked: undo chunking.
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(body) } else { body.to_string() };
-    (status, ct, body)
-}
-
-fn dechunk(mut s: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = s.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap();
-        if n == 0 {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        s = &rest[n + 2..];
-    }
-    out
+    let a = testkit::http::request(addr, method, target, None);
+    (a.status, a.content_type, a.body)
 }
 
 fn get(target: &str) -> (u16, Value) {

@@ -24,12 +24,8 @@ fn cpu_seconds() -> f64 {
 
 /// Sends `GET target` and reads the whole answer: (status, body).
 fn get(addr: SocketAddr, target: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(s, "GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").expect("a complete answer");
-    (head.split(' ').nth(1).unwrap().parse().unwrap(), body.to_string())
+    let a = testkit::http::get(addr, target);
+    (a.status, a.body)
 }
 
 /// How long until the server closes `s` (reads until end of stream), at most `limit`.

@@ -12,9 +12,7 @@ use std::sync::{Arc, RwLock};
 
 use cube::{CellId, Cube, CubeConfig};
 
-mod support {
-    pub mod browser;
-}
+use crate::support;
 
 /// The `cpu_time` cell of thread `tid` of process `pid` on CPU 0.
 fn thread_cell(c: &mut Cube, pid: &str, tid: &str) -> CellId {

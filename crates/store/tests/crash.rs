@@ -11,7 +11,7 @@
 //! * `damaged_bytes_are_errors_not_panics`: flipped bytes inside committed
 //!   data are reported by `open` or `verify`.
 
-mod common;
+use crate::common;
 
 use common::{check_stream_prefix, stream_record, SharedMem};
 use rand::{Rng, SeedableRng};
@@ -58,7 +58,7 @@ fn sigkill_at_random_points() {
     for round in 0..6 {
         let batch = rng.gen_range(50..3000u64);
         let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "crash_child_writer", "--nocapture", "--test-threads=1"])
+            .args(["--exact", "crash::crash_child_writer", "--nocapture", "--test-threads=1"])
             .env(CHILD_ENV, &path)
             .env("STORE_CRASH_BATCH", batch.to_string())
             .stdout(std::process::Stdio::null())

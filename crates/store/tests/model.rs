@@ -1,7 +1,7 @@
 //! Property tests: for random record streams, interleaved with flushes,
 //! commits and reopenings, every query answer equals a brute-force scan.
 
-mod common;
+use crate::common;
 
 use common::{make_value, value_at, window, SharedMem};
 use proptest::prelude::*;

@@ -1,6 +1,7 @@
 //! What tracecube's tests share (a dev-dependency of every crate's tests, never of a
-//! library): where the shared real traces are, whether a peer tool is installed, and
-//! one rule for tests that cannot run here.
+//! library): the committed fixture traces ([`fixture`]), where the shared real traces
+//! are, whether a peer tool is installed, a small HTTP client ([`http`]), and one rule
+//! for tests that cannot run here.
 //!
 //! The rule: a test that needs something this machine lacks (`../shared`, Babeltrace,
 //! lttng-analyses, Chromium…) says so on stderr and returns, on a developer's machine;
@@ -9,6 +10,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+pub mod http;
 
 /// Whether tests must run rather than skip: in CI (`CI` set and not `false`/`0`) or
 /// with `TRACECUBE_REQUIRE_ALL=1`.
@@ -44,13 +47,33 @@ pub fn shared(test: &str) -> Option<PathBuf> {
 
 /// A trace of `../shared/traces` by its relative name, or `None` after [`skip`].
 pub fn shared_trace(test: &str, name: &str) -> Option<PathBuf> {
-    let dir = shared(test)?.join("traces").join(name);
-    if dir.exists() {
-        Some(dir)
+    shared_path(test, &format!("traces/{name}"))
+}
+
+/// A file or folder of `../shared` by its relative path (`expected/…`, `oracle/…`), or
+/// `None` after [`skip`].
+pub fn shared_path(test: &str, rel: &str) -> Option<PathBuf> {
+    let path = shared(test)?.join(rel);
+    if path.exists() {
+        Some(path)
     } else {
-        skip(test, &format!("{} absent", dir.display()));
+        skip(test, &format!("{} absent", path.display()));
         None
     }
+}
+
+/// A committed fixture of `crates/testkit/fixtures` by its name (its README says how
+/// each was made): always there, so that the tests using it never skip.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name)
+}
+
+/// The text of a gzip-compressed file (expected outputs are committed compressed),
+/// through `gzip -dc`; panics naming the file when it cannot be read.
+pub fn gunzip(path: &Path) -> String {
+    let out = Command::new("gzip").arg("-dc").arg(path).output().unwrap_or_else(|e| panic!("gzip -dc {}: {e}", path.display()));
+    assert!(out.status.success(), "gzip -dc {}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap_or_else(|e| panic!("{}: not UTF-8: {e}", path.display()))
 }
 
 /// Whether `cmd --version` runs and succeeds.
@@ -72,4 +95,34 @@ pub fn require_commands(test: &str, cmds: &[&str], install: &str) -> bool {
     }
     skip(test, &format!("{} not installed ({install})", missing.join(", ")));
     false
+}
+
+#[cfg(test)]
+mod tests {
+    /// A crate that gathers its integration tests into one binary (`autotests = false`,
+    /// `tests/main.rs`) must declare every file of `tests/` there: Cargo would not build
+    /// a file left out, and its tests would never run.
+    #[test]
+    fn every_integration_test_file_is_a_module_of_its_binary() {
+        let crates = super::repo_root().join("crates");
+        let mut checked = 0;
+        for krate in std::fs::read_dir(&crates).unwrap().map(|e| e.unwrap().path()) {
+            let manifest = std::fs::read_to_string(krate.join("Cargo.toml")).unwrap_or_default();
+            if !manifest.contains("autotests = false") {
+                continue;
+            }
+            let tests = krate.join("tests");
+            let main = std::fs::read_to_string(tests.join("main.rs"))
+                .unwrap_or_else(|e| panic!("{}: autotests = false but {e} reading tests/main.rs", krate.display()));
+            let declared: Vec<&str> = main.lines().filter_map(|l| l.trim().strip_prefix("mod ")).map(|l| l.trim_end_matches([';', '{', ' '])).collect();
+            for file in std::fs::read_dir(&tests).unwrap().map(|e| e.unwrap().path()) {
+                let name = file.file_stem().unwrap().to_str().unwrap();
+                if file.extension().is_some_and(|x| x == "rs") && name != "main" {
+                    assert!(declared.contains(&name), "{} is not a module of {} (add `mod {name};`)", file.display(), tests.join("main.rs").display());
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 0, "no integration test file found under {}", crates.display());
+    }
 }

@@ -12,10 +12,9 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-#[path = "../../serve/tests/support/browser.rs"]
-mod browser_support;
+use crate::browser_support;
 
-mod support;
+use crate::support;
 use support::{bin, Server};
 
 #[test]

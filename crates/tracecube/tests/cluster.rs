@@ -7,14 +7,12 @@
 //! expiry does not give the killed executor's tasks to the other one); see
 //! docs/cluster.md, "Faults".
 
-mod support;
-
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{bin, Server};
+use crate::support::{bin, Server};
 
 /// Hosts of the fleet.
 const HOSTS: u64 = 8;

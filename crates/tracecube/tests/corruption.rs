@@ -11,21 +11,6 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-mod support;
-
-/// `../shared/traces/NAME`; panics when it is missing and CI or
-/// TRACECUBE_REQUIRE_SHARED is set, else `None` (the test then checks nothing more).
-fn shared_trace(name: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces").join(name);
-    if p.is_dir() {
-        return Some(p);
-    }
-    let required = std::env::var_os("CI").is_some() || std::env::var_os("TRACECUBE_REQUIRE_SHARED").is_some();
-    assert!(!required, "{} is missing (CI or TRACECUBE_REQUIRE_SHARED is set)", p.display());
-    eprintln!("skipping: {} is missing", p.display());
-    None
-}
-
 /// A small seeded generator (xorshift64*).
 struct Rng(u64);
 
@@ -259,7 +244,7 @@ fn damaged_traces_fail_cleanly_or_read_as_intact() {
     let mut rng = Rng(0x7eac_ec0b_e046);
     let mut variants = 0;
     for name in names {
-        let Some(src) = shared_trace(name) else { continue };
+        let Some(src) = testkit::shared_trace("corruption", name) else { continue };
         let tmp = tempfile::tempdir().unwrap();
         let intact_root = tmp.path().join("intact");
         copy_dir(&src, &intact_root);

@@ -2,7 +2,7 @@
 //! SIGKILL at random points 20 times; after each kill `query` answers as the old cube
 //! or as the new one, never as an empty or a mixed one.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-mod support;
+use crate::support;
 use support::bin;
 
 fn run(cmd: &mut Command) -> Vec<u8> {
@@ -187,13 +187,8 @@ fn counts_by_name(trace: &Path) -> BTreeMap<String, u64> {
 fn dump_parquet_has_one_table_per_event_class_with_count_s_rows() {
     let dir = tempfile::tempdir().unwrap();
     let mut traces = vec![synth(dir.path())];
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
     for t in ["lttng-recorded/kemu-small", "ust-small"] {
-        if shared.join(t).is_dir() {
-            traces.push(shared.join(t));
-        } else {
-            testkit::skip("dump_parquet on shared traces", &format!("{t} absent"));
-        }
+        traces.extend(testkit::shared_trace("dump_parquet on shared traces", t));
     }
     for (i, trace) in traces.iter().enumerate() {
         let out = dir.path().join(format!("dump{i}"));

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-mod support;
+use crate::support;
 use support::bin;
 
 /// `tracecube analyze TRACE -a ANALYSIS --format json --limit 0 ARGS`, at three

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod support;
+use crate::support;
 use support::bin;
 
 fn golden_dir() -> PathBuf {

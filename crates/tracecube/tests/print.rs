@@ -5,21 +5,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod support;
+use crate::support;
 use support::bin;
 
 /// `../shared`, or `None` after `testkit::skip` (which fails in CI).
 fn shared() -> Option<PathBuf> {
     testkit::shared("print")
-}
-
-/// Whether `babeltrace2` runs here; `false` after `testkit::skip` (which fails in CI).
-fn have_bt2() -> bool {
-    let ok = testkit::have_command("babeltrace2");
-    if !ok {
-        testkit::skip("print", "babeltrace2 not installed");
-    }
-    ok
 }
 
 fn print(args: &[&str], trace: &Path) -> Vec<u8> {
@@ -105,7 +96,7 @@ fn print_equals_stored_babeltrace2_texts() {
 #[test]
 fn print_equals_live_babeltrace2_on_every_shared_trace() {
     let Some(shared) = shared() else { return };
-    if !have_bt2() {
+    if !testkit::require_commands("print", &["babeltrace2"], "apt-get install babeltrace2") {
         return;
     }
     let mut dirs = Vec::new();
@@ -141,7 +132,7 @@ fn print_equals_live_babeltrace2_on_every_shared_trace() {
 #[test]
 fn print_options_equal_babeltrace2() {
     let Some(shared) = shared() else { return };
-    if !have_bt2() {
+    if !testkit::require_commands("print", &["babeltrace2"], "apt-get install babeltrace2") {
         return;
     }
     let t = shared.join("traces/lttng-recorded/kemu-small");

@@ -1,22 +1,17 @@
 //! `tracecube serve` answers what `tracecube query --format json` prints, and
 //! refuses bad queries with a 400 and a message.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 
-mod support;
+use crate::support;
 use support::{bin, Server};
 
-/// `GET target` → (status, body), HTTP/1.1 with `Connection: close`.
+/// `GET target` → (status, body); small answers come whole (not chunked).
 fn get(addr: &str, target: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(s, "GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap();
-    assert!(!head.to_ascii_lowercase().contains("chunked"), "small answers come whole");
-    (head.split(' ').nth(1).unwrap().parse().unwrap(), body.to_string())
+    let a = testkit::http::get(addr, target);
+    assert!(!a.chunked, "small answers come whole");
+    (a.status, a.body)
 }
 
 #[test]
@@ -105,32 +100,8 @@ fn query_help_names_the_built_in_metrics() {
 
 /// `POST target` with a JSON body → (status, body).
 fn post(addr: &str, target: &str, body: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "POST {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap();
-    let body = if head.to_ascii_lowercase().contains("chunked") { dechunk(body) } else { body.to_string() };
-    (head.split(' ').nth(1).unwrap().parse().unwrap(), body)
-}
-
-/// The payload of a chunked HTTP/1.1 body.
-fn dechunk(mut body: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = body.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap();
-        if n == 0 {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        body = &rest[n + 2..];
-    }
-    out
+    let a = testkit::http::post_json(addr, target, body);
+    (a.status, a.body)
 }
 
 /// Starts `tracecube serve CUBE --addr ADDR args...` and returns the address it

@@ -24,11 +24,8 @@ pub fn items(set: &TraceSet, stream: usize, range: std::ops::Range<usize>) -> Ve
 /// The directories of the shared real traces, the invalid ones too; `None` (said on
 /// stderr) when `../shared` is absent.
 pub fn shared_trace_dirs() -> Option<Vec<std::path::PathBuf>> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
-    let Ok(entries) = std::fs::read_dir(&root) else {
-        testkit::skip("shared_trace_dirs", &format!("{} absent", root.display()));
-        return None;
-    };
+    let root = testkit::shared("shared_trace_dirs")?.join("traces");
+    let entries = std::fs::read_dir(&root).unwrap_or_else(|e| panic!("{}: {e}", root.display()));
     let mut dirs: Vec<_> = entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
     if let Ok(inv) = std::fs::read_dir(root.join("invalid")) {
         dirs.extend(inv.flatten().map(|e| e.path()).filter(|p| p.is_dir()));

@@ -13,13 +13,11 @@ pub fn config() -> CubeConfig {
     }
 }
 
-/// The real kernel traces of `../shared` (absent outside the project's checkout).
-#[allow(dead_code)]
-pub fn shared_kernel_traces() -> Vec<std::path::PathBuf> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
-    ["many-threads", "scimark2-all-events-cpu3", "bug446190-arm", "synctraces-scp-src", "lttng-modules-2.0.0-ref", "flipping-endianness"]
-        .iter()
-        .map(|n| root.join(n))
-        .filter(|p| p.exists())
-        .collect()
+/// The real kernel traces of `../shared` for test `test`, or `None` after
+/// `testkit::skip` (a failure in CI) when `../shared` is absent; a missing trace is
+/// skipped the same way.
+pub fn shared_kernel_traces(test: &str) -> Option<Vec<std::path::PathBuf>> {
+    testkit::shared(test)?;
+    let names = ["many-threads", "scimark2-all-events-cpu3", "bug446190-arm", "synctraces-scp-src", "lttng-modules-2.0.0-ref", "flipping-endianness"];
+    Some(names.iter().filter_map(|n| testkit::shared_trace(test, n)).collect())
 }

@@ -27,6 +27,10 @@ pub struct SynthArgs {
     /// Write CTF 2 metadata (JSON text sequence, as LTTng 2.15 does) instead of CTF 1.8.
     #[arg(long)]
     pub ctf2: bool,
+    /// Bytes per packet, a power of two from 4096 (small packets keep small traces
+    /// small: the test fixtures are written with 4096).
+    #[arg(long, default_value_t = 256 * 1024)]
+    pub packet_size: usize,
     /// Instead: a sparse UST-like trace of RATE events/s spanning `--span` seconds
     /// (default a day), for `tracecube replay` tests of long streams (written to DIR).
     #[arg(long)]
@@ -59,6 +63,7 @@ pub fn run(a: SynthArgs) -> Result<()> {
         metadata,
         background: a.background,
         hostname: a.hostname,
+        packet_size: a.packet_size,
         ..Default::default()
     };
     let s = synth::generate(&cfg, &a.output).with_context(|| format!("writing {}", a.output.display()))?;

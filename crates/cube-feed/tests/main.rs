@@ -1,0 +1,8 @@
+//! The crate's integration tests, one binary (one link) for all of them: each
+//! file of `tests/` is a module here, and its tests are named `FILE::TEST`.
+
+mod common;
+mod exactness;
+mod latency;
+mod names;
+mod parallel;
