@@ -253,7 +253,8 @@ impl Syscall {
     /// calls ended on an fd that are no longer among the longest (a call once out of
     /// them never comes back: those of later chunks are only longer), when they are
     /// many: each longest call is known by its thread and exit time, those of streams
-    /// whose thread is not known yet (tid 0) by their exit time.
+    /// whose thread is not known yet (tid 0) by their exit time; each thread's first
+    /// exit is kept too (it may complete a head's pending call in `finish`).
     fn forget_files(&self, st: &mut SyscallState) {
         let Some(io) = &self.io else { return };
         let o = &self.opts.lat;
@@ -267,6 +268,13 @@ impl Syscall {
         }
         for s in &st.streams {
             head_ends.extend(s.head.top.top.iter().map(|l| l.end));
+        }
+        // A thread's first exit may still complete the call a stream's head left
+        // pending (joined in `finish`).
+        for (tid, seg) in &st.threads {
+            if let First::Exit(ts, _) = seg.first {
+                known.insert((*tid, ts));
+            }
         }
         io.retain_ends(&mut st.files, |tid, at| known.contains(&(tid, at)) || head_ends.contains(&at));
     }
