@@ -46,7 +46,7 @@ fn table_classes(kind: AnalysisKind) -> Value {
             "total": {"title": "Per-TID system call statistics", "column-descriptions": [col("Process", "process"), number("Count", "calls")]},
             "top-syscall": {"title": "Top system call latencies", "column-descriptions": [
                 col("Call time range", "time-range"), col("Call duration", "duration"), col("System call", "syscall"), col("Process", "process"),
-                col("Return value", "number")]},
+                col("File path", "path"), col("File descriptor", "fd"), col("Return value", "number")]},
         }),
         AnalysisKind::Irq => {
             let raise = [

@@ -142,6 +142,10 @@ impl<T: Ord> Top<T> {
     pub fn map_in_place(&mut self, f: impl FnMut(&mut T)) {
         self.items.iter_mut().for_each(f);
     }
+    /// The items, largest first.
+    pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
+        self.items.iter()
+    }
 }
 
 /// Linux (asm-generic) errno names, by number (index 0 unused).

@@ -339,3 +339,26 @@ fn taking_over_mid_slice_equals_serial() {
         }
     }
 }
+
+/// The longest syscalls name the same fd and file at any chunking, whether every call's
+/// file is kept (`--log`) or the replay forgets those of calls no longer among the
+/// longest as it goes (a trace with more calls on fds than it keeps before forgetting);
+/// every read or write that moved bytes names the file io's transfer names.
+#[test]
+fn syscall_files_at_any_chunking_equal_serial_and_io() {
+    let (_d, set, _) = synth_trace(3, 120_000, 9, 0);
+    let opts = |threads, chunk_size, log| RunOptions { threads, chunk_size, log, top: 50, ..Default::default() };
+    let Report::Syscall(all) = run(&set, AnalysisKind::Syscall, &opts(1, u64::MAX, true)).unwrap() else { unreachable!() };
+    let with_fd = all.log.iter().filter(|l| l.fd.is_some()).count();
+    assert!(with_fd > 10_000, "{with_fd} calls on an fd");
+    assert!(all.longest.iter().filter(|l| l.path.is_some()).count() > 10, "{:?}", all.longest);
+    for (threads, chunk) in [(1, u64::MAX), (2, 64 * 1024), (4, 8 * 1024)] {
+        let Report::Syscall(r) = run(&set, AnalysisKind::Syscall, &opts(threads, chunk, false)).unwrap() else { unreachable!() };
+        assert_eq!(r.longest, all.longest, "{threads} threads, slices of {chunk} bytes");
+    }
+    let Report::Io(io) = run(&set, AnalysisKind::Io, &opts(2, 16 * 1024, true)).unwrap() else { unreachable!() };
+    let calls: std::collections::HashMap<_, _> = all.log.iter().map(|l| ((l.tid, l.end_ns), (l.fd, l.path.as_deref()))).collect();
+    for t in &io.transfers {
+        assert_eq!(calls.get(&(t.tid, t.exit_ns)), Some(&(Some(t.fd), t.path.as_deref())), "{t:?}");
+    }
+}

@@ -325,3 +325,87 @@ fn execve_exit_without_sched_process_exec() {
     ev.extend(write(3, 8));
     assert_eq!(by_file(&io_of(&ev)), BTreeMap::from([("anon_inode:[eventfd]", (0, 8))]));
 }
+
+/// `(syscall, fd, path)` of every call of `events` (`analyze -a syscall --log`), in
+/// order, checked to be the same serially and in parallel with tiny chunks; the longest
+/// calls carry the same fd and path as their log rows.
+fn call_files_of(events: &[Ev<'_>]) -> Vec<(String, Option<i32>, Option<String>)> {
+    let dir = tempfile::tempdir().unwrap();
+    write_trace(dir.path(), events);
+    let set = ctf::trace::TraceSet::open(dir.path()).unwrap();
+    let opts = |threads, chunk_size, partition| RunOptions { threads, chunk_size, partition, log: true, top: 3, ..Default::default() };
+    let serial = run(&set, AnalysisKind::Syscall, &opts(1, u64::MAX, Partition::Hybrid)).unwrap();
+    for partition in [Partition::Hybrid, Partition::Time] {
+        assert_eq!(run(&set, AnalysisKind::Syscall, &opts(3, 1, partition)).unwrap(), serial, "{partition:?} with tiny chunks");
+    }
+    // Without --log (the longest only: the replay forgets the others' files as it goes).
+    let top = |threads, chunk_size| {
+        let Report::Syscall(r) = run(&set, AnalysisKind::Syscall, &RunOptions { log: false, ..opts(threads, chunk_size, Partition::Time) }).unwrap() else {
+            unreachable!()
+        };
+        r.longest
+    };
+    let Report::Syscall(r) = serial else { unreachable!() };
+    assert_eq!(top(3, 1), top(1, u64::MAX));
+    assert_eq!(top(1, u64::MAX), r.longest);
+    for l in &r.longest {
+        assert!(r.log.contains(l), "{l:?} in the log");
+    }
+    r.log.iter().map(|l| (l.name.clone(), l.fd, l.path.clone())).collect()
+}
+
+/// The fd and file each call worked on, as the longest calls and the log list them
+/// (lttng-iolatencytop's `Filename (fd=N)`), worked out from the fd rules:
+/// - read (fd 5) before the statedump, moving bytes: fd 5 is unknown then, and the
+///   statedump later names it /var/log/syslog: the call's file is that one (as its bytes
+///   are); a read of fd 6 that fails before the statedump names 6: no file;
+/// - openat returns fd 3 for /data/a: fd 3, /data/a; a read of 3 returning 0 moved
+///   nothing and still names /data/a; close(3) names the file it closed;
+/// - a failed openat works on no fd; socket returns 4: `socket`;
+/// - pipe2 makes two fds (no single one); a write to 7, which nothing names, moving
+///   bytes: fd 7 and no file; fcntl(4, F_SETFD) names the socket;
+/// - after fork and exec, the child's close-on-exec fd 4 is closed: its read of 4 names
+///   no file, while 5 (kept) is /var/log/syslog.
+///
+/// lttng-iolatencytop 0.6.1 lists only reads, writes, opens and syncs; for those it
+/// names the same files, except that it knows no statedump file for bytes moved before
+/// the statedump (`unknown`).
+#[test]
+fn each_call_names_the_fd_and_file_it_worked_on() {
+    let pipe_fds = [Value::I(8), Value::I(9)];
+    let mut ev = vec![proc_state(100, 100, "app"), switch(0, 100)];
+    ev.extend(read(5, 10));
+    ev.extend(read(6, -9));
+    ev.push(fd_dump(100, 5, "/var/log/syslog"));
+    ev.extend(open("/data/a", 0, 3));
+    ev.extend(read(3, 0));
+    ev.extend(close(3));
+    ev.extend(open("/nope", 0, -2));
+    ev.extend(socket(4));
+    ev.extend(fcntl(4, F_SETFD, 1, 0));
+    ev.extend(pipe2(&pipe_fds));
+    ev.extend(write(7, 3));
+    ev.push(fork(100, 200));
+    ev.push(switch(100, 200));
+    ev.push(exec(200, "/bin/child"));
+    ev.extend(read(4, -9));
+    ev.extend(read(5, 1));
+    let s = |n: &str, fd: Option<i32>, p: Option<&str>| (n.to_string(), fd, p.map(str::to_string));
+    assert_eq!(
+        call_files_of(&ev),
+        vec![
+            s("read", Some(5), Some("/var/log/syslog")),
+            s("read", Some(6), None),
+            s("openat", Some(3), Some("/data/a")),
+            s("read", Some(3), Some("/data/a")),
+            s("close", Some(3), Some("/data/a")),
+            s("openat", None, None),
+            s("socket", Some(4), Some("socket")),
+            s("fcntl", Some(4), Some("socket")),
+            s("pipe2", None, None),
+            s("write", Some(7), None),
+            s("read", Some(4), None),
+            s("read", Some(5), Some("/var/log/syslog")),
+        ]
+    );
+}

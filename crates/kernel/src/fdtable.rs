@@ -93,8 +93,43 @@ pub struct PendingCall {
     pub call: Call,
     /// Open: the interned path argument.
     pub path: Option<u32>,
-    /// Read/write/dup: the fd's file at entry.
+    /// Read/write/dup/fcntl/close: the fd's file at entry.
     pub file: Option<u32>,
+}
+
+/// What a call ended worked on (for [`crate::replay::Sink::ended`]): the fd and its
+/// file, as lttng-iolatencytop's `Filename (fd=N)` column shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ended {
+    /// The fd: the fd argument of a call that takes one (read/write families, fcntl,
+    /// close, a failed dup), or the fd an open, a dup or a call making one returned
+    /// (dups as lttng-iolatencytop: the new fd).
+    pub fd: i32,
+    /// The file that fd named when the call entered (a placeholder from
+    /// [`FileNames::held`] when bytes moved on an fd nothing names), the path an open
+    /// named, or the kind of object a call made (`socket` …); `None`: unknown.
+    pub file: Option<u32>,
+}
+
+impl PendingCall {
+    /// What this call worked on, ended by an exit returning `ret`: `None` for calls that
+    /// work on no single fd (pipes, socketpairs, close_range, exec, failed opens).
+    pub fn ended(&self, ret: i64, names: &mut impl FileNames) -> Option<Ended> {
+        let sc = self.call.sc;
+        if let (Sc::Dup | Sc::Dup2 | Sc::Dup3, Ok(fd @ 0..)) = (sc, i32::try_from(ret)) {
+            return Some(Ended { fd, file: self.file });
+        }
+        if takes_fd(sc) {
+            return Some(Ended { fd: self.call.a0, file: self.file });
+        }
+        let fd = i32::try_from(ret).ok().filter(|r| *r >= 0)?;
+        match sc {
+            Sc::Open => Some(Ended { fd, file: self.path }),
+            Sc::Pipe | Sc::Socketpair => None,
+            Sc::Signalfd if self.call.a0 != -1 => Some(Ended { fd: self.call.a0, file: None }),
+            _ => sc.fd_kind().map(|k| Ended { fd, file: Some(names.named(k)) }),
+        }
+    }
 }
 
 /// Bytes a read or write moved, as its exit reports them.
@@ -253,7 +288,7 @@ impl FdTables {
     }
 
     /// The file a syscall's fd argument names when it enters (the kernel resolves it
-    /// then): for read/write-family and dup-family calls; `None` otherwise.
+    /// then): for read/write-family, dup-family, fcntl and close calls; `None` otherwise.
     #[inline]
     pub fn file_at_entry(&self, pid: i32, sc: Sc, a0: i64) -> Option<u32> {
         if takes_fd(sc) {
@@ -462,7 +497,7 @@ impl FdTables {
 /// Whether the kernel resolves the first argument of `sc` as an fd at entry.
 #[inline]
 fn takes_fd(sc: Sc) -> bool {
-    matches!(sc, Sc::Read | Sc::Write | Sc::Dup | Sc::Dup2 | Sc::Dup3 | Sc::Fcntl)
+    matches!(sc, Sc::Read | Sc::Write | Sc::Dup | Sc::Dup2 | Sc::Dup3 | Sc::Fcntl | Sc::Close)
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@
 //! caller may cache the slot of the task running on each stream: [`SlotCache`]), and a
 //! thread remembers its process's fd table, so a read or write costs no hash look-up.
 
-use crate::fdtable::{Call, FdTables, FileNames, PendingCall, TableId, Transfer};
+use crate::fdtable::{Call, Ended, FdTables, FileNames, PendingCall, TableId, Transfer};
 use crate::layout::Sc;
 use crate::log::{LRec, Rec, Who};
 use crate::model::FxMap;
@@ -30,6 +30,19 @@ pub trait Sink: FileNames {
     /// The thread `tid` (process `pid`, when known; `data` its slot's data) moved
     /// `t.bytes` bytes, read when `t.read`, on `t.file` (an id from [`FileNames`]).
     fn moved(&mut self, tid: i32, pid: Option<i32>, data: &mut Self::Thread, t: Transfer);
+
+    /// Whether the statistic wants [`Sink::ended`] (it costs a look-up of the fd of
+    /// reads and writes that moved nothing). Default: no.
+    #[inline(always)]
+    fn wants_ends(&self) -> bool {
+        false
+    }
+
+    /// The thread `tid` ended its pending call, which worked on `e` (see
+    /// [`PendingCall::ended`]); only when [`Sink::wants_ends`], and after the call's
+    /// [`Sink::moved`]. (An exit of another call also ends the pending one.)
+    #[inline(always)]
+    fn ended(&mut self, _tid: i32, _e: Ended) {}
 }
 
 /// What the replay knows of one thread.
@@ -248,16 +261,20 @@ impl<T: Default> Replay<T> {
             // The common case, without the tables' general exit (and without copying
             // the pending call out): as there, an exit of another call ends the
             // pending one and credits nothing.
-            let (read, file, fd) = (e.call.sc == Sc::Read, e.file, e.call.a0);
+            let (read, mut file, fd) = (e.call.sc == Sc::Read, e.file, e.call.a0);
             let matches = sc.is_none_or(|s| s == e.call.sc);
             slot.pending = None;
             if matches && ret > 0 {
-                let file = match file {
+                let f = match file {
                     Some(f) => f,
                     None => self.held_file(i, fd.into(), sink),
                 };
+                file = Some(f);
                 let s = &mut self.slots[i];
-                sink.moved(s.tid, s.pid, &mut s.data, Transfer { read, bytes: ret as u64, file: Some(file), fd });
+                sink.moved(s.tid, s.pid, &mut s.data, Transfer { read, bytes: ret as u64, file, fd });
+            }
+            if sink.wants_ends() {
+                sink.ended(self.slots[i].tid, Ended { fd, file });
             }
             return;
         }
@@ -279,9 +296,16 @@ impl<T: Default> Replay<T> {
     fn exit_other<S: Sink<Thread = T>>(&mut self, i: usize, sc: Option<Sc>, ret: i64, fds: Option<[i32; 2]>, sink: &mut S) {
         let Some(e) = self.slots[i].pending.take() else { return };
         let pid = self.slots[i].pid();
-        if let Some(x) = self.fds.exit(pid, e, sc, ret, fds, sink) {
-            let s = &mut self.slots[i];
+        let ended = if sink.wants_ends() { e.ended(ret, sink) } else { None };
+        let moved = self.fds.exit(pid, e, sc, ret, fds, sink);
+        let s = &mut self.slots[i];
+        if let Some(x) = moved {
             sink.moved(s.tid, s.pid, &mut s.data, x);
+        }
+        if let Some(mut end) = ended {
+            // (Bytes moved on an fd nothing named went to a placeholder.)
+            end.file = moved.and_then(|x| x.file).or(end.file);
+            sink.ended(s.tid, end);
         }
     }
 
@@ -323,6 +347,12 @@ impl<T: Default> Replay<T> {
                     let table = table_of(slot, &mut self.fds);
                     let file = self.fds.io_file(table, fd.into(), sink);
                     sink.moved(slot.tid, slot.pid, &mut slot.data, Transfer { read: sc == Sc::Read, bytes: ret as u64, file: Some(file), fd });
+                    if sink.wants_ends() {
+                        sink.ended(slot.tid, Ended { fd, file: Some(file) });
+                    }
+                } else if sink.wants_ends() {
+                    let table = table_of(slot, &mut self.fds);
+                    sink.ended(slot.tid, Ended { fd, file: self.fds.file_in(table, fd.into()) });
                 }
             }
             // (A read or write uses only its fd: the other arguments as if absent.)
@@ -409,10 +439,12 @@ mod tests {
         assert_eq!(r.tids.len(), 4);
     }
 
-    /// A sink that counts bytes per thread and names files by a list.
+    /// A sink that counts bytes per thread and names files by a list (and, with
+    /// `ends`, lists each call ended with its fd and file name).
     #[derive(Default)]
     struct Bytes {
         names: Vec<String>,
+        ends: Option<Vec<(i32, i32, Option<String>)>>,
     }
 
     impl FileNames for Bytes {
@@ -430,6 +462,49 @@ mod tests {
         fn moved(&mut self, _tid: i32, _pid: Option<i32>, data: &mut [u64; 2], t: Transfer) {
             data[usize::from(!t.read)] += t.bytes;
         }
+        fn wants_ends(&self) -> bool {
+            self.ends.is_some()
+        }
+        fn ended(&mut self, tid: i32, e: Ended) {
+            let name = e.file.map(|f| self.names[f as usize].clone());
+            self.ends.as_mut().unwrap().push((tid, e.fd, name));
+        }
+    }
+
+    #[test]
+    fn a_replay_tells_its_sink_the_fd_and_file_of_each_call_ended() {
+        let (mut r, mut sink) = (Replay::<[u64; 2]>::default(), Bytes { ends: Some(Vec::new()), ..Default::default() });
+        let who = Who::Tid(10);
+        let call = |r: &mut Replay<[u64; 2]>, sink: &mut Bytes, sc: Sc, a0: i32, path: Option<&str>, ret: i64| {
+            r.apply(Rec::Entry { who, sc, a0, a1: 0, a2: 0, path }, None, sink);
+            r.apply::<&str, _>(Rec::Exit { who, sc: Some(sc), ret }, None, sink);
+        };
+        r.apply::<&str, _>(Rec::ProcState { tid: 10, pid: 9 }, None, &mut sink);
+        call(&mut r, &mut sink, Sc::Open, -1, Some("/etc/x"), 3);
+        // A failed open works on no fd; a read that moved nothing still names its file.
+        call(&mut r, &mut sink, Sc::Open, -1, Some("/nope"), -2);
+        call(&mut r, &mut sink, Sc::Read, 3, None, 0);
+        call(&mut r, &mut sink, Sc::Socket, 2, None, 4);
+        call(&mut r, &mut sink, Sc::Close, 3, None, 0);
+        // After the close, fd 3 names nothing: a read that fails on it names no file; bytes
+        // moved on it go to a placeholder.
+        call(&mut r, &mut sink, Sc::Read, 3, None, -9);
+        call(&mut r, &mut sink, Sc::Write, 3, None, 5);
+        // The log's joined read/write records too.
+        r.apply_l(LRec::Rw { t: 10, sc: Sc::Write, fd: 4, ret: -11, exited: true }, &mut sink);
+        let s = |x: &str| Some(x.to_string());
+        assert_eq!(
+            sink.ends.unwrap(),
+            vec![
+                (10, 3, s("/etc/x")),
+                (10, 3, s("/etc/x")),
+                (10, 4, s("socket")),
+                (10, 3, s("/etc/x")),
+                (10, 3, None),
+                (10, 3, s("unknown (fd 3)")),
+                (10, 4, s("socket")),
+            ]
+        );
     }
 
     #[test]

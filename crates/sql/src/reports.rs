@@ -154,6 +154,8 @@ impl ReportTable {
                     ("end_ns", Int64),
                     ("duration_ns", UInt64),
                     ("ret", Int64),
+                    ("fd", Int32),
+                    ("path", Utf8),
                 ]
             }
             ReportTable::Wakeups => {
@@ -165,7 +167,18 @@ impl ReportTable {
             }
             ReportTable::Threads => vec![("tid", Int32), ("pid", Int32), ("name", Utf8), ("valid_from_ns", Int64), ("valid_to_ns", Int64)],
             ReportTable::Io => {
-                vec![("tid", Int32), ("pid", Int32), ("comm", Utf8), ("exit_ns", Int64), ("fd", Int32), ("path", Utf8), ("bytes", UInt64), ("kind", Utf8)]
+                vec![
+                    ("tid", Int32),
+                    ("pid", Int32),
+                    ("comm", Utf8),
+                    ("exit_ns", Int64),
+                    ("fd", Int32),
+                    ("path", Utf8),
+                    ("bytes", UInt64),
+                    ("kind", Utf8),
+                    ("entry_ns", Int64),
+                    ("name", Utf8),
+                ]
             }
         }
     }
@@ -205,6 +218,22 @@ fn syscall_stats(r: &analysis::SyscallReport) -> Vec<Value> {
         }
     }
     rows
+}
+
+/// Gives each row of the `io` table (a transfer, as JSON) the entry time and name of
+/// its system call: the call of the syscall analysis' log that the same thread ended at
+/// the transfer's exit time (the two analyses follow the same calls: a transfer is the
+/// exit of a pending read or write). `NULL`s should none match.
+fn with_calls(rows: &mut [Value], calls: &analysis::SyscallReport) {
+    let by_exit: std::collections::HashMap<(i64, i64), (i64, &str)> =
+        calls.log.iter().map(|l| ((i64::from(l.tid), l.end_ns), (l.begin_ns, l.name.as_str()))).collect();
+    for r in rows {
+        let key = (r["tid"].as_i64().unwrap_or_default(), r["exit_ns"].as_i64().unwrap_or_default());
+        if let (Value::Object(m), Some(&(entry, name))) = (r, by_exit.get(&key)) {
+            m.insert("entry_ns".into(), entry.into());
+            m.insert("name".into(), name.into());
+        }
+    }
 }
 
 /// Serialising rows of any report type to JSON values.
@@ -261,6 +290,14 @@ impl ReportProvider {
         let rows = match self.which.analysis() {
             Some(kind) => self.which.rows(&analysis::run(&src.set, kind, &opts).map_err(failed)?),
             None => erased::Ser::to_values(&analysis::threads::run(&src.set, &opts).map_err(failed)?.threads),
+        };
+        let rows = match (self.which, rows) {
+            (ReportTable::Io, Ok(mut rows)) => {
+                let Report::Syscall(calls) = analysis::run(&src.set, AnalysisKind::Syscall, &opts).map_err(failed)? else { unreachable!() };
+                with_calls(&mut rows, &calls);
+                Ok(rows)
+            }
+            (_, rows) => rows,
         };
         let name = src.names.first().cloned().unwrap_or_default();
         let mut rows = rows.map_err(|e| DataFusionError::External(Box::new(e)))?;

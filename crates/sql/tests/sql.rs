@@ -287,3 +287,77 @@ fn bytes_per_file_from_io_equal_the_io_analysis_at_any_partitioning() {
     }
     assert!(moved > 0, "some trace moved bytes");
 }
+
+/// The rows of a query as text, cell by cell (`NULL` for nulls), through the table
+/// writer's CSV form.
+fn text_rows(s: &SqlSession, q: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for b in s.query(q).unwrap() {
+        for i in 0..b.num_rows() {
+            let cells: Vec<String> = (0..b.num_columns())
+                .map(|c| {
+                    let col = b.column(c);
+                    if col.is_null(i) {
+                        "NULL".to_string()
+                    } else {
+                        sql::arrow::util::display::array_value_to_string(col, i).unwrap()
+                    }
+                })
+                .collect();
+            out.push(cells.join(","));
+        }
+    }
+    out
+}
+
+/// `syscalls` has each call's fd and file, `io` each transfer's entry time and exact
+/// call name: exact rows on bug446190-arm at 1, 3 and 8 partitions (the same calls,
+/// files and fds as `lttng-iolatencytop` lists: sh's two longest reads of /dev/pts/1,
+/// sshd's 100-byte write on socket:[8995]); on many-threads, io's rows per call name
+/// (`pread64`, `pwrite64`, `writev`, `recvmsg` among them) are the read and write calls of
+/// `syscalls` that moved bytes, with the same fd and path (io's `unknown (fd N)`, a
+/// file never named, being `syscalls`' NULL).
+#[test]
+fn syscalls_name_their_files_and_io_its_calls_at_any_partitioning() {
+    let Some(arm) = trace("syscall_files", "bug446190-arm") else { return };
+    let Some(many) = trace("syscall_files", "many-threads") else { return };
+    for parts in [1, 3, 8] {
+        let s = SqlSession::open(std::slice::from_ref(&arm), parts).unwrap();
+        let longest = "SELECT tid, name, begin_ns, end_ns, fd, path FROM syscalls WHERE tid = 407 AND name = 'read' ORDER BY duration_ns DESC LIMIT 2";
+        assert_eq!(
+            text_rows(&s, longest),
+            ["407,read,1412670961314578139,1412670962824323739,0,/dev/pts/1", "407,read,1412670963206773639,1412670964384404539,0,/dev/pts/1"],
+            "at {parts} partitions"
+        );
+        let io = "SELECT tid, name, entry_ns, exit_ns, fd, path, bytes, kind FROM io WHERE tid = 403 ORDER BY exit_ns LIMIT 3";
+        assert_eq!(
+            text_rows(&s, io),
+            [
+                "403,read,1412670961314182739,1412670961314201239,9,/dev/ptmx,50,read",
+                "403,write,1412670961314294239,1412670961314393539,4,socket:[8995],100,write",
+                "403,read,1412670961314651339,1412670961314665539,9,/dev/ptmx,24,read",
+            ],
+            "at {parts} partitions"
+        );
+        // A call on no fd has none, nor a file.
+        let q = "SELECT count(*) FROM syscalls WHERE name IN ('epoll_wait', 'nanosleep') AND (fd IS NOT NULL OR path IS NOT NULL)";
+        assert_eq!(text_rows(&s, q), ["0"]);
+    }
+    let per_name = |s: &SqlSession, q: &str| text_rows(s, q);
+    for parts in [1, 4] {
+        let s = SqlSession::open(std::slice::from_ref(&many), parts).unwrap();
+        let io = per_name(&s, "SELECT name, count(*), CAST(sum(bytes) AS BIGINT) FROM io GROUP BY name ORDER BY name");
+        let calls = per_name(
+            &s,
+            "SELECT name, count(*), sum(ret) FROM syscalls WHERE ret > 0 AND name IN ('read', 'pread64', 'readv', 'preadv', 'recvfrom', 'recvmsg', \
+             'write', 'pwrite64', 'writev', 'pwritev', 'sendto', 'sendmsg') GROUP BY name ORDER BY name",
+        );
+        assert_eq!(io, calls, "at {parts} partitions");
+        assert!(["pread64,1,", "pwrite64,1,", "writev,37,", "recvmsg,47,"].iter().all(|p| io.iter().any(|r| r.starts_with(p))), "{io:?}");
+        let q = "SELECT count(*) FROM io JOIN syscalls ON io.tid = syscalls.tid AND io.exit_ns = syscalls.end_ns \
+                 WHERE io.entry_ns = syscalls.begin_ns AND io.name = syscalls.name AND io.fd = syscalls.fd \
+                 AND (io.path = syscalls.path OR (syscalls.path IS NULL AND io.path = concat('unknown (fd ', io.fd, ')')))";
+        let all = text_rows(&s, "SELECT count(*) FROM io");
+        assert_eq!(text_rows(&s, q), all, "at {parts} partitions");
+    }
+}

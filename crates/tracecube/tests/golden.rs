@@ -57,6 +57,12 @@ fn outputs_equal_their_golden_files() {
                 check(&format!("{short}.{a}.{ext}"), &["analyze", t, "-a", a, "--format", format, "--limit", "20"], &trace, &cube, &mut failures);
             }
         }
+        for (format, ext) in [("text", "txt"), ("json", "json"), ("lami", "lami.json")] {
+            // (Per-thread tables of every call: 5 threads, and the 10 longest calls with
+            // their files.)
+            let args = ["analyze", t, "-a", "syscall", "--format", format, "--limit", "5", "--top", "10"];
+            check(&format!("{short}.syscall.{ext}"), &args, &trace, &cube, &mut failures);
+        }
         let out = bin().args(["cube", "build", t, "-o", c]).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         check(&format!("{short}.query.txt"), &["query", c, "--metric", "cpu_time", "--by", "process:tid", "--top", "5"], &trace, &cube, &mut failures);

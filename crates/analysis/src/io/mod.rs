@@ -56,7 +56,7 @@ use crate::cpu::HeadPolicy;
 use crate::filter::Filter;
 use kernel::fdtable::Call;
 use kernel::layout::{cpu_of, fd_pair, i32_of, EvClass, Kind, Layout, Sc, O_CLOEXEC};
-use kernel::model::{text_of, Info, Span};
+use kernel::model::{text_of, FxMap, Info, Span};
 
 use kernel::log::{LRec, Log, Taken};
 pub use kernel::log::{Rec, Who};
@@ -136,6 +136,8 @@ pub struct Io {
     spare: Mutex<Vec<Vec<LRec>>>,
     /// Whether every transfer is listed (see the module documentation).
     transfers: bool,
+    /// Whether the replay keeps every call ended on an fd ([`Io::with_ends`]).
+    ends: bool,
 }
 
 /// Log buffers kept for reuse (about the chunks in flight).
@@ -144,7 +146,16 @@ const SPARE_LOGS: usize = 16;
 impl Io {
     /// Prepares the io analysis for `set`.
     pub fn new(set: &TraceSet, head: HeadPolicy) -> Io {
-        Io { layout: Layout::new(set), streams: set.streams.len(), head, workers: 1, filter: Filter::default(), spare: Mutex::default(), transfers: false }
+        Io {
+            layout: Layout::new(set),
+            streams: set.streams.len(),
+            head,
+            workers: 1,
+            filter: Filter::default(),
+            spare: Mutex::default(),
+            transfers: false,
+            ends: false,
+        }
     }
 
     /// Lists every read or write that moved bytes when `on` ([`IoReport::transfers`];
@@ -152,6 +163,20 @@ impl Io {
     pub fn with_transfers(mut self, on: bool) -> Io {
         self.transfers = on;
         self
+    }
+
+    /// Keeps every call ended on an fd, with its file, when `on` (for the syscall
+    /// analysis: [`Io::call_files`]); chunk logs are then stamped as for
+    /// [`Io::with_transfers`].
+    pub fn with_ends(mut self, on: bool) -> Io {
+        self.ends = on;
+        self
+    }
+
+    /// Whether chunk logs and the replay know their events' times.
+    #[inline(always)]
+    fn timed(&self) -> bool {
+        self.transfers || self.ends
     }
 
     /// Counts only what `filter` selects (see the module documentation).
@@ -269,6 +294,47 @@ impl Io {
 }
 
 impl Io {
+    /// The whole trace's state `st` with everything replayed: made complete (merged into
+    /// the initial state) if it was not, and the records held back replayed. (Those
+    /// whose stream never switched have no known thread and are dropped, as a serial
+    /// run drops them.)
+    fn completed(&self, st: IoState) -> IoState {
+        let mut st = if st.complete { st } else { self.merge(self.initial_state(), st) };
+        let rest = st.log.take();
+        for (k, r) in rest.recs.into_iter().enumerate() {
+            if let Some(t) = rest.stamps.get(k) {
+                st.replay.at(*t);
+            }
+            st.replay.apply_l(r);
+        }
+        st
+    }
+
+    /// The calls ended on an fd ([`Io::with_ends`]) of the whole trace's state `st`, by
+    /// `(tid, exit time)`: `(fd, file)` (the first, should a thread end two calls at one
+    /// time).
+    pub(crate) fn call_files(&self, st: IoState) -> FxMap<(i32, i64), (i32, Option<String>)> {
+        let st = self.completed(st);
+        let mut m = FxMap::default();
+        for (tid, at, fd, file) in st.replay.call_files() {
+            m.entry((tid, at)).or_insert_with(|| (fd, file.map(str::to_string)));
+        }
+        m
+    }
+
+    /// In a complete state (others have replayed nothing yet), forgets the calls ended
+    /// that `keep(tid, exit time)` does not keep.
+    pub(crate) fn retain_ends(&self, st: &mut IoState, keep: impl FnMut(i32, i64) -> bool) {
+        if st.complete {
+            st.replay.retain_ends(keep);
+        }
+    }
+
+    /// How many calls ended `st`'s replay keeps.
+    pub(crate) fn ends_kept(&self, st: &IoState) -> usize {
+        st.replay.ends_kept()
+    }
+
     /// Replays records `recs` into the complete state `a`, in order, each resolved by
     /// `resolve` (read/write records name a known thread: they need none), up to the
     /// first one still naming the unknown task of a stream that has not switched yet
@@ -385,7 +451,7 @@ impl Analysis for Io {
 
     fn new_state(&self) -> IoState {
         let log = Log::with_buffer(self.buffer());
-        let log = if self.transfers { log.stamped() } else { log };
+        let log = if self.timed() { log.stamped() } else { log };
         IoState { cur: Running::new(self.streams), log, ..Default::default() }
     }
 
@@ -403,7 +469,7 @@ impl Analysis for Io {
 
     #[inline(always)]
     fn on_copied(&self, st: &mut IoState, c: &Copied<'_>, ts: i64, ctx: &Ctx) -> bool {
-        if self.transfers {
+        if self.timed() {
             st.at(ts);
         }
         if c.label() == Label::SWITCH {
@@ -441,6 +507,9 @@ impl Analysis for Io {
         if self.transfers {
             st.replay.keep_transfers();
         }
+        if self.ends {
+            st.replay.keep_ends();
+        }
         st
     }
 
@@ -467,7 +536,7 @@ impl Analysis for Io {
     #[inline(always)]
     fn on_event(&self, st: &mut IoState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
         st.span.see(ev.ts());
-        if self.transfers {
+        if self.timed() {
             st.at(ev.ts().unwrap_or(ctx.order));
         }
         let Some(c) = self.layout.class(ev) else { return };
@@ -523,16 +592,7 @@ impl Analysis for Io {
     }
 
     fn finish(&self, st: IoState) -> IoReport {
-        let mut st = if st.complete { st } else { self.merge(self.initial_state(), st) };
-        // Held-back records whose stream never switched: their syscalls have no known
-        // thread and are dropped, as a serial run drops them.
-        let rest = st.log.take();
-        for (k, r) in rest.recs.into_iter().enumerate() {
-            if let Some(t) = rest.stamps.get(k) {
-                st.replay.at(*t);
-            }
-            st.replay.apply_l(r);
-        }
+        let st = self.completed(st);
         // Each thread's pid and name are taken as the replay lists its threads, in its
         // slot order (the thread table, filled in much the same order, is then read
         // mostly in order, not in the rows' order), then the rows are sorted before any

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use kernel::fdtable::{Call, FileClass, FileNames, Transfer};
+use kernel::fdtable::{Call, Ended, FileClass, FileNames, Transfer};
 use kernel::layout::Sc;
 use kernel::log::{LRec, Rec};
 use kernel::model::{FxMap, Info};
@@ -48,8 +48,19 @@ struct Files {
     now: i64,
     /// With [`Replay::keep_transfers`]: every transfer, in replay order.
     transfers: Option<Vec<Moved>>,
-    /// With `transfers`: placeholder → the file the statedump named it as.
+    /// With `transfers` or `ends`: placeholder → the file the statedump named it as.
     named_as: FxMap<u32, u32>,
+    /// With [`Replay::keep_ends`]: every call ended on an fd, in replay order.
+    ends: Option<Vec<CallEnd>>,
+}
+
+/// A call ended on an fd ([`Replay::keep_ends`]).
+#[derive(Debug, Clone, Copy)]
+struct CallEnd {
+    /// The time of its exit.
+    at: i64,
+    tid: i32,
+    e: Ended,
 }
 
 /// One transfer as the replay told it ([`Replay::keep_transfers`]).
@@ -76,6 +87,18 @@ impl Sink for Files {
             v.push(Moved { at: self.now, tid, pid, t });
         }
     }
+
+    #[inline(always)]
+    fn wants_ends(&self) -> bool {
+        self.ends.is_some()
+    }
+
+    #[inline(always)]
+    fn ended(&mut self, tid: i32, e: Ended) {
+        if let Some(v) = &mut self.ends {
+            v.push(CallEnd { at: self.now, tid, e });
+        }
+    }
 }
 
 impl FileNames for Files {
@@ -100,7 +123,7 @@ impl Files {
     /// The bytes of placeholder `held` are `file`'s (the statedump named its fd):
     /// returns each thread's share `(tid, [read, written])`.
     fn give(&mut self, held: u32, file: u32) -> Vec<(i32, [u64; 2])> {
-        if self.transfers.is_some() {
+        if self.transfers.is_some() || self.ends.is_some() {
             self.named_as.insert(held, file);
         }
         let b = std::mem::take(&mut self.rows[held as usize].1);
@@ -130,6 +153,35 @@ impl Replay {
     /// Keeps every transfer, for [`Replay::transfer_rows`].
     pub fn keep_transfers(&mut self) {
         self.files.transfers = Some(Vec::new());
+    }
+
+    /// Keeps every call ended on an fd, for [`Replay::call_files`].
+    pub fn keep_ends(&mut self) {
+        self.files.ends = Some(Vec::new());
+    }
+
+    /// Forgets the calls ended (kept by [`Replay::keep_ends`]) that `keep(tid, exit
+    /// time)` does not keep.
+    pub fn retain_ends(&mut self, mut keep: impl FnMut(i32, i64) -> bool) {
+        if let Some(v) = &mut self.files.ends {
+            v.retain(|c| keep(c.tid, c.at));
+        }
+    }
+
+    /// How many calls ended are kept ([`Replay::keep_ends`]).
+    pub fn ends_kept(&self) -> usize {
+        self.files.ends.as_ref().map_or(0, Vec::len)
+    }
+
+    /// The calls ended on an fd (kept by [`Replay::keep_ends`]), in replay order:
+    /// `(tid, exit time, fd, file)`, the file as [`Replay::files`] names it (a
+    /// placeholder the statedump named: that file; one it did not: `None`).
+    pub fn call_files(&self) -> impl Iterator<Item = (i32, i64, i32, Option<&str>)> + '_ {
+        self.files.ends.iter().flatten().map(|c| {
+            let file = c.e.file.map(|f| self.files.named_as.get(&f).copied().unwrap_or(f));
+            let row = file.and_then(|f| self.files.rows.get(f as usize)).filter(|r| !r.3);
+            (c.tid, c.at, c.e.fd, row.map(|r| &*r.0))
+        })
     }
 
     /// The records or events replayed next are at `ts`.

@@ -24,6 +24,18 @@
 //! latest name (see [`crate::filter`]), so the per-process table and the total sum only
 //! their calls, and the longest calls are chosen among theirs (every call is then kept
 //! until `finish`: [`crate::RunOptions::latency`]).
+//!
+//! Files ([`SyscallOptions::files`], on in `analyze -a syscall`): each of the longest
+//! calls (and of the log) names the fd it worked on and that fd's file, as
+//! lttng-iolatencytop's `Filename (fd=N)`: the io analysis runs alongside, its replay of
+//! the kernel model's fd tables (`kernel::fdtable`, exact at any chunking) noting every
+//! call that ends on an fd by `(tid, exit time)` ([`kernel::replay::Sink::ended`]); the
+//! report joins on that key. A call on an fd argument names the file the fd named at
+//! entry; an open, dup or call making an fd names the fd it returned and the path or
+//! kind of object; calls outside the model's fd rules (`fsync`, `lseek`, `poll` …)
+//! name none. As the complete state grows, the replay forgets the calls no longer among
+//! the longest, so it keeps about `--top` of them plus a few thousand (with `--log`,
+//! `--freq` or a thread filter, every call is kept).
 
 use kernel::running::Running;
 use std::collections::BTreeMap;
@@ -33,8 +45,13 @@ use ctf::trace::TraceSet;
 use engine::{Analysis, Ctx};
 use serde::Serialize;
 
+mod output;
+
+pub use output::{lami, write_text};
+
 use crate::cpu::HeadPolicy;
 use crate::filter::Filter;
+use crate::io::{Io, IoState};
 use crate::latency::{return_key, Bucket, DurationRow, Durations, LatencyOptions, Sink};
 use kernel::latency::{call_name, raw_call, CallId};
 use kernel::layout::{Kind, Layout};
@@ -47,6 +64,9 @@ pub struct SyscallOptions {
     pub head: HeadPolicy,
     /// The longest listed, the filter, every call kept.
     pub lat: LatencyOptions,
+    /// Whether the longest calls (and the log) name the fd and file each call worked on
+    /// (see the module documentation).
+    pub files: bool,
 }
 
 /// The syscall analysis.
@@ -55,6 +75,8 @@ pub struct Syscall {
     opts: SyscallOptions,
     streams: usize,
     filter: Filter,
+    /// With [`SyscallOptions::files`]: the io analysis, which replays the fd tables.
+    io: Option<Io>,
 }
 
 /// Statistics of one call name of one thread.
@@ -74,6 +96,8 @@ struct Long {
     tid: std::cmp::Reverse<i32>,
     call: std::cmp::Reverse<CallId>,
     ret: i64,
+    /// The exit's time (`begin + dur` unless time went back).
+    end: i64,
 }
 
 /// How a segment's syscall events begin.
@@ -117,6 +141,9 @@ pub struct SyscallState {
     top: Sink<Long>,
     info: Info,
     span: Span,
+    /// With [`SyscallOptions::files`]: io's state, whose replay keeps the calls ended
+    /// on an fd.
+    files: IoState,
 }
 
 impl Seg {
@@ -138,7 +165,7 @@ impl Seg {
         };
         acc.d.add(dur);
         *acc.rets.entry(ret.min(0)).or_insert(0) += 1;
-        top.offer(Long { dur, begin: std::cmp::Reverse(begin), tid: std::cmp::Reverse(tid), call: std::cmp::Reverse(call), ret });
+        top.offer(Long { dur, begin: std::cmp::Reverse(begin), tid: std::cmp::Reverse(tid), call: std::cmp::Reverse(call), ret, end });
     }
     fn entry(&mut self, call: CallId, ts: i64) {
         if self.first == First::Nothing {
@@ -199,7 +226,8 @@ impl Seg {
 impl Syscall {
     /// Prepares the syscall analysis for `set`.
     pub fn new(set: &TraceSet, opts: SyscallOptions) -> Syscall {
-        Syscall { layout: Layout::new(set), opts, streams: set.streams.len(), filter: Filter::default() }
+        let io = opts.files.then(|| Io::new(set, opts.head).with_ends(true));
+        Syscall { layout: Layout::new(set), opts, streams: set.streams.len(), filter: Filter::default(), io }
     }
 
     /// Counts only what `filter` selects (see the module documentation).
@@ -220,7 +248,40 @@ impl Syscall {
         }
         threads.entry(tid).or_default().append(seg, &self.opts, top, tid);
     }
+
+    /// In a state `st` of a prefix of the trace (whose io replay has run), forgets the
+    /// calls ended on an fd that are no longer among the longest (a call once out of
+    /// them never comes back: those of later chunks are only longer), when they are
+    /// many: each longest call is known by its thread and exit time, those of streams
+    /// whose thread is not known yet (tid 0) by their exit time; each thread's first
+    /// exit is kept too (it may complete a head's pending call in `finish`).
+    fn forget_files(&self, st: &mut SyscallState) {
+        let Some(io) = &self.io else { return };
+        let o = &self.opts.lat;
+        if o.keep_all || io.ends_kept(&st.files) <= 4096 + 2 * o.top * (1 + self.streams) {
+            return;
+        }
+        let mut known: FxSet<(i32, i64)> = FxSet::default();
+        let mut head_ends: FxSet<i64> = FxSet::default();
+        for l in st.top.top.iter() {
+            known.insert((l.tid.0, l.end));
+        }
+        for s in &st.streams {
+            head_ends.extend(s.head.top.top.iter().map(|l| l.end));
+        }
+        // A thread's first exit may still complete the call a stream's head left
+        // pending (joined in `finish`).
+        for (tid, seg) in &st.threads {
+            if let First::Exit(ts, _) = seg.first {
+                known.insert((*tid, ts));
+            }
+        }
+        io.retain_ends(&mut st.files, |tid, at| known.contains(&(tid, at)) || head_ends.contains(&at));
+    }
 }
+
+/// A hash set of the kernel model's hasher.
+type FxSet<K> = std::collections::HashSet<K, std::hash::BuildHasherDefault<kernel::model::FxHasher>>;
 
 /// Per-call statistics of the result.
 /// (Fields in alphabetical order: see [`crate::output::write_json`].)
@@ -262,8 +323,13 @@ pub struct LongCallRow {
     pub duration_ns: u64,
     /// Exit, ns from origin.
     pub end_ns: i64,
+    /// The fd it worked on (its fd argument, or the fd an open returned), when it
+    /// worked on one that the kernel model follows.
+    pub fd: Option<i32>,
     /// Syscall name.
     pub name: String,
+    /// The file that fd named (the path an open named), when known.
+    pub path: Option<String>,
     /// Process id of the thread, when known (as in the per-thread table).
     pub pid: Option<i32>,
     /// Return value.
@@ -303,6 +369,10 @@ impl Analysis for Syscall {
     type Output = SyscallReport;
 
     fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
+        if let Some(io) = &self.io {
+            // (It reads every event this analysis reads, and the statedump's fds.)
+            return io.interest(trace, stream_class);
+        }
         self.layout.mask(trace, stream_class, |k| !matches!(k, Kind::Other | Kind::Migrate { .. } | Kind::FdDump { .. }))
     }
 
@@ -320,11 +390,29 @@ impl Analysis for Syscall {
             streams: (0..self.streams).map(|_| StreamSeg { head: Seg::new(o) }).collect(),
             running: Running::new(self.streams),
             top: Sink::new(o),
+            files: self.io.as_ref().map(|io| io.new_state()).unwrap_or_default(),
             ..Default::default()
         }
     }
 
+    fn initial_state(&self) -> SyscallState {
+        SyscallState { files: self.io.as_ref().map(|io| io.initial_state()).unwrap_or_default(), ..self.new_state() }
+    }
+
+    fn reserve(&self, st: &mut SyscallState, bytes: u64) {
+        if let Some(io) = &self.io {
+            io.reserve(&mut st.files, bytes);
+        }
+    }
+
+    fn max_auto_slice_bytes(&self) -> u64 {
+        self.io.as_ref().map_or(u64::MAX, |io| io.max_auto_slice_bytes())
+    }
+
     fn on_event(&self, st: &mut SyscallState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
+        if let Some(io) = &self.io {
+            io.on_event(&mut st.files, ev, ctx);
+        }
         st.span.see(ev.ts());
         let Some(c) = self.layout.class(ev) else { return };
         let Some(ts) = ev.ts() else { return };
@@ -343,6 +431,8 @@ impl Analysis for Syscall {
             // an exit dropped leaves its entry pending, forgotten at the next entry.)
             Kind::Exit { .. } | Kind::RawExit { .. } if !self.filter.on_cpu(&self.layout, ev, ctx.stream) => return,
             Kind::Exit { ret, .. } | Kind::RawExit { ret, .. } => (None, Some(ret.and_then(|h| ev.int(h)).unwrap_or(0))),
+            // (Read for the io replay only.)
+            Kind::FdDump { .. } => return,
             _ => return st.info.on_event(ev, c, v),
         };
         let SyscallState { streams, running, threads, top, .. } = st;
@@ -380,10 +470,15 @@ impl Analysis for Syscall {
         top.merge(b.top);
         a.top = top;
         a.span = a.span.merge(b.span);
+        if let Some(io) = &self.io {
+            a.files = io.merge(std::mem::take(&mut a.files), b.files);
+            self.forget_files(&mut a);
+        }
         a
     }
 
     fn finish(&self, mut st: SyscallState) -> SyscallReport {
+        let files = self.io.as_ref().map(|io| io.call_files(std::mem::take(&mut st.files))).unwrap_or_default();
         let mut top = std::mem::take(&mut st.top);
         if self.opts.head == HeadPolicy::FromStart {
             for (k, s) in std::mem::take(&mut st.streams).into_iter().enumerate() {
@@ -452,12 +547,15 @@ impl Analysis for Syscall {
         let (longest, all) = top.finish(|l| (l.begin.0, l.tid.0, l.call.0, l.dur, l.ret));
         let call_row = |l: Long| {
             let (pid, comm) = st.info.pid_and_comm(l.tid.0);
+            let (fd, path) = files.get(&(l.tid.0, l.end)).cloned().map_or((None, None), |(fd, p)| (Some(fd), p));
             LongCallRow {
                 begin_ns: l.begin.0,
                 comm: comm.to_string(),
                 duration_ns: l.dur,
                 end_ns: l.begin.0 + l.dur as i64,
+                fd,
                 name: self.name(l.call.0),
+                path,
                 pid,
                 ret: l.ret,
                 tid: l.tid.0,
@@ -468,98 +566,4 @@ impl Analysis for Syscall {
         let count = threads.iter().map(|t| t.count).sum();
         SyscallReport { analysis: "syscall", begin_ns: st.span.begin(), count, end_ns: st.span.end(), freq: Vec::new(), log, longest, processes, threads }
     }
-}
-
-/// The `returns` map as lttng-analyses prints it: `{'success': N, 'EAGAIN': M}`.
-fn returns_text(r: &BTreeMap<String, u64>) -> String {
-    let parts: Vec<String> = r.iter().map(|(k, n)| format!("'{k}': {n}")).collect();
-    format!("{{{}}}", parts.join(", "))
-}
-
-/// LAMI 1.0 results in the manner of `lttng-syscallstats-mi`: one per-tid table per
-/// thread, then the total per thread, then the longest calls (`top-syscall`).
-pub fn lami(r: &SyscallReport) -> Vec<serde_json::Value> {
-    use serde_json::json;
-    let tr = crate::output::range(r.begin_ns, r.end_ns);
-    let dur = |v: f64| json!({"class":"duration","value":v});
-    let mut out: Vec<serde_json::Value> = r
-        .threads
-        .iter()
-        .map(|t| {
-            let tid = t.tid.unwrap_or(0);
-            let title = format!("System call statistics [{} ({}, TID: {tid})]", t.comm, t.pid.unwrap_or(tid));
-            let data: Vec<_> = t
-                .calls
-                .iter()
-                .map(|c| {
-                    let l = &c.latency;
-                    json!([{"class":"syscall","name":c.name},{"class":"number","value":l.count},dur(l.min_ns as f64),dur(l.mean_ns),dur(l.max_ns as f64),
-                        l.stdev_ns.map_or(json!({"class":"unknown"}), dur),{"class":"string","value":returns_text(&c.returns)}])
-                })
-                .collect();
-            json!({"class":{"inherit":"per-tid","title":title},"time-range":tr,"data":data})
-        })
-        .collect();
-    let total: Vec<_> =
-        r.threads.iter().map(|t| json!([{"class":"process","name":t.comm,"pid":t.pid,"tid":t.tid},{"class":"number","value":t.count}])).collect();
-    out.push(json!({"class":"total","time-range":tr,"data":total}));
-    // The longest calls, as lttng-iolatencytop-mi's `top-syscall` table (its size, path
-    // and fd columns apart), with the return value.
-    let top: Vec<_> = r
-        .longest
-        .iter()
-        .map(|l| {
-            json!([crate::output::range(Some(l.begin_ns), Some(l.end_ns)),dur(l.duration_ns as f64),{"class":"syscall","name":l.name},
-                {"class":"process","name":l.comm,"pid":l.pid,"tid":l.tid},{"class":"number","value":l.ret}])
-        })
-        .collect();
-    out.push(json!({"class":"top-syscall","time-range":tr,"data":top}));
-    out
-}
-
-/// Readable tables in the manner of `lttng-syscallstats` (durations in µs), per thread
-/// then per process, and the longest calls.
-pub fn write_text(r: &SyscallReport, w: &mut impl std::fmt::Write) -> std::fmt::Result {
-    let us = |ns: f64| ns / 1000.0;
-    let owners = |w: &mut dyn std::fmt::Write, title: &str, rows: &[SyscallOwnerRow]| -> std::fmt::Result {
-        writeln!(w, "{title} (usec)")?;
-        for o in rows {
-            let who = match o.tid {
-                Some(t) => format!("{} ({}, TID: {t})", o.comm, o.pid.unwrap_or(t)),
-                None => format!("{} (PID: {})", o.comm, o.pid.unwrap_or(0)),
-            };
-            writeln!(w, "{who:<40} {:>12} {:>14} {:>14} {:>14} {:>10}  Return values", "Count", "Min", "Average", "Max", "Stdev")?;
-            for c in &o.calls {
-                let l = &c.latency;
-                let sd = l.stdev_ns.map_or("?".to_string(), |s| format!("{:.3}", us(s)));
-                let name = format!(" - {}", c.name);
-                writeln!(
-                    w,
-                    "{name:<40} {:>12} {:>14.3} {:>14.3} {:>14.3} {sd:>10}  {}",
-                    l.count,
-                    us(l.min_ns as f64),
-                    us(l.mean_ns),
-                    us(l.max_ns as f64),
-                    returns_text(&c.returns)
-                )?;
-            }
-            writeln!(w, "{:<40} {:>12}", "Total:", o.count)?;
-            writeln!(w, "{}", "-".repeat(113))?;
-        }
-        Ok(())
-    };
-    owners(w, "Per-TID syscalls statistics", &r.threads)?;
-    owners(w, "\nPer-process syscalls statistics", &r.processes)?;
-    writeln!(w, "\nTotal syscalls: {}", r.count)?;
-    for (title, rows) in [("Longest syscalls", &r.longest), ("Log", &r.log)] {
-        if rows.is_empty() {
-            continue;
-        }
-        writeln!(w, "\n{title} (usec)\n{:<20} {:<40} {:>14}  {:<20} {:>8}", "Begin (ns)", "Thread", "Duration", "Syscall", "Return")?;
-        for l in rows.iter() {
-            let who = format!("{} ({}, TID: {})", l.comm, l.pid.unwrap_or(l.tid), l.tid);
-            writeln!(w, "{:<20} {who:<40} {:>14.3}  {:<20} {:>8}", l.begin_ns, us(l.duration_ns as f64), l.name, l.ret)?;
-        }
-    }
-    crate::output::write_freq(w, &r.freq)
 }
