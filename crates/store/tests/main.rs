@@ -4,3 +4,4 @@
 mod common;
 mod crash;
 mod model;
+mod writer_memory;
