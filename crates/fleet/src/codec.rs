@@ -18,15 +18,9 @@ use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use datafusion_proto::physical_plan::PhysicalExtensionCodec;
 
 /// The logical codec: trace and analysis tables, then Ballista's.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct LogicalCodec {
     ballista: BallistaLogicalExtensionCodec,
-}
-
-impl Default for LogicalCodec {
-    fn default() -> LogicalCodec {
-        LogicalCodec { ballista: BallistaLogicalExtensionCodec::default() }
-    }
 }
 
 impl LogicalExtensionCodec for LogicalCodec {

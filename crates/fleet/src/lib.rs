@@ -21,6 +21,8 @@ pub mod client;
 pub mod codec;
 pub mod process;
 
+pub use log::LevelFilter;
+
 /// A failure to start or reach a cluster.
 #[derive(Debug, thiserror::Error)]
 pub enum FleetError {

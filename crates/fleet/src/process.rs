@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use ballista_core::config::TaskSchedulingPolicy;
 use ballista_executor::executor_process::{start_executor_process, ExecutorProcessConfig};
 use ballista_scheduler::cluster::BallistaCluster;
 use ballista_scheduler::config::SchedulerConfig;
@@ -19,6 +20,45 @@ pub struct SchedulerOptions {
     /// An executor without a heartbeat for this long is dead: its tasks run again
     /// elsewhere.
     pub executor_timeout_s: u64,
+    /// Whether executors ask for tasks (pull) or are given them (push); executors must
+    /// use the same.
+    pub pull: bool,
+}
+
+/// Ballista's policy for `pull`.
+fn policy(pull: bool) -> TaskSchedulingPolicy {
+    if pull {
+        TaskSchedulingPolicy::PullStaged
+    } else {
+        TaskSchedulingPolicy::PushStaged
+    }
+}
+
+/// Sends Ballista's log records of `level` and above to standard error, one line each
+/// (`[LEVEL module] message`).
+pub fn init_logging(level: log::LevelFilter) {
+    if log::set_logger(&StderrLog).is_ok() {
+        log::set_max_level(level);
+    }
+}
+
+/// The processes' logger. (A logging crate such as env_logger needs `log`'s `std`
+/// feature, which would rebuild every crate that logs, DataFusion's included, for a
+/// few lines.)
+struct StderrLog;
+
+impl log::Log for StderrLog {
+    fn enabled(&self, m: &log::Metadata<'_>) -> bool {
+        m.level() <= log::max_level()
+    }
+
+    fn log(&self, r: &log::Record<'_>) {
+        if self.enabled(r.metadata()) {
+            eprintln!("[{} {}] {}", r.level(), r.target(), r.args());
+        }
+    }
+
+    fn flush(&self) {}
 }
 
 /// Runs a scheduler until the process ends.
@@ -29,6 +69,7 @@ pub async fn run_scheduler(opts: &SchedulerOptions) -> Result<(), FleetError> {
         bind_port: opts.bind.port(),
         external_host: opts.bind.ip().to_string(),
         executor_timeout_seconds: opts.executor_timeout_s,
+        scheduling_policy: policy(opts.pull),
         expire_dead_executor_interval_seconds: opts.executor_timeout_s.clamp(1, 15),
         override_logical_codec: Some(logical),
         override_physical_codec: Some(physical),
@@ -54,6 +95,8 @@ pub struct ExecutorOptions {
     pub concurrent_tasks: usize,
     /// Seconds between heartbeats to the scheduler.
     pub heartbeat_s: u64,
+    /// Asks for tasks (pull) instead of being given them (push), as its scheduler.
+    pub pull: bool,
 }
 
 /// Runs an executor until the process ends.
@@ -69,6 +112,7 @@ pub async fn run_executor(opts: &ExecutorOptions) -> Result<(), FleetError> {
         scheduler_port: opts.scheduler.port(),
         work_dir: opts.work_dir.clone(),
         executor_heartbeat_interval_seconds: opts.heartbeat_s,
+        task_scheduling_policy: policy(opts.pull),
         override_logical_codec: Some(logical),
         override_physical_codec: Some(physical),
         ..ExecutorProcessConfig::default()

@@ -126,7 +126,7 @@ impl HistoryStore {
     /// this handle's queries, and the writer holds one key's open chunk and the
     /// directory entries not yet committed, whatever the number of keys (commit
     /// now and then to bound the latter). Keys must come in increasing order, each
-    /// key's records in time order; the file is an ordinary store ([`Reader::open`]).
+    /// key's records in time order; the file is an ordinary store ([`Reader::open_read_only`]).
     pub fn create_unindexed(path: &Path, config: Config) -> Result<Self> {
         let backend = FileBackend::open(path, true).map_err(|e| Error::io("open", 0, e))?;
         backend.set_len(0).map_err(|e| Error::io("truncate", 0, e))?;

@@ -166,7 +166,7 @@ impl Io {
     }
 
     /// Keeps every call ended on an fd, with its file, when `on` (for the syscall
-    /// analysis: [`Io::call_files`]); chunk logs are then stamped as for
+    /// analysis: `Io::call_files`); chunk logs are then stamped as for
     /// [`Io::with_transfers`].
     pub fn with_ends(mut self, on: bool) -> Io {
         self.ends = on;

@@ -12,6 +12,20 @@ use fleet::process::{ExecutorOptions, SchedulerOptions};
 pub struct ClusterArgs {
     #[command(subcommand)]
     pub role: Role,
+    /// Log Ballista's records of this level and above to stderr (off, error, warn,
+    /// info, debug, trace).
+    #[arg(long, global = true, default_value = "warn", value_parser = log_level)]
+    pub log: fleet::LevelFilter,
+    /// The scheduler pushes tasks to the executors instead of their asking for them
+    /// (Ballista's push-staged policy: lower latency, but with Ballista 54.1 a query
+    /// whose executor dies never ends); give it to the scheduler and every executor.
+    #[arg(long, global = true)]
+    pub push: bool,
+}
+
+/// `--log`'s level.
+fn log_level(s: &str) -> Result<fleet::LevelFilter, String> {
+    s.parse().map_err(|_| format!("{s}: not a level (off, error, warn, info, debug, trace)"))
 }
 
 /// A process of the cluster.
@@ -67,15 +81,16 @@ pub fn ignore_sigpipe() {
 /// Runs `cluster`: the process serves until it is stopped.
 pub fn run(a: ClusterArgs) -> Result<()> {
     ignore_sigpipe();
+    fleet::process::init_logging(a.log);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the runtime")?;
     match a.role {
         Role::Scheduler { bind, executor_timeout } => {
             eprintln!("tracecube: scheduler on {bind}");
-            rt.block_on(fleet::process::run_scheduler(&SchedulerOptions { bind, executor_timeout_s: executor_timeout }))?;
+            rt.block_on(fleet::process::run_scheduler(&SchedulerOptions { bind, executor_timeout_s: executor_timeout, pull: !a.push }))?;
         }
         Role::Executor { scheduler, bind, external_host, work_dir, concurrent_tasks, heartbeat } => {
             eprintln!("tracecube: executor on {bind}, scheduler {scheduler}");
-            let opts = ExecutorOptions { scheduler, bind, external_host, work_dir, concurrent_tasks, heartbeat_s: heartbeat };
+            let opts = ExecutorOptions { scheduler, bind, external_host, work_dir, concurrent_tasks, heartbeat_s: heartbeat, pull: !a.push };
             rt.block_on(fleet::process::run_executor(&opts))?;
         }
     }
