@@ -3,6 +3,8 @@
 //! answers on one machine, over eight synthesized hosts' traces; and still exactly
 //! when an executor is killed during a query (the scheduler notices the missing
 //! heartbeats and the other executor, asking for work, runs the lost tasks again).
+//! A host whose trace is damaged fails the query as on one machine, with the file,
+//! offset and cause, and the cluster stays up.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -75,6 +77,27 @@ fn fleet(dir: &Path, events: u64) -> Vec<PathBuf> {
             out.join("kernel")
         })
         .collect()
+}
+
+/// A ninth host whose first stream file is damaged where its second packet begins
+/// (the packet magic overwritten): readable metadata and index, so the client plans
+/// the query and the executor that reads the packet meets the damage.
+fn damaged_host(dir: &Path) -> (PathBuf, PathBuf) {
+    let out = dir.join("damaged");
+    let st = bin()
+        .args(["synth", "--events", "40000", "--cpus", "2", "--seed", "99", "--hostname", "damaged", "-o"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let stream = out.join("kernel").join("channel0_0");
+    let mut bytes = std::fs::read(&stream).unwrap();
+    let second_packet = 262_144; // synth's default packet size
+    assert!(bytes.len() > second_packet + 4, "the stream has a second packet");
+    bytes[second_packet..second_packet + 4].copy_from_slice(&[0xff; 4]);
+    std::fs::write(&stream, bytes).unwrap();
+    (out.join("kernel"), stream)
 }
 
 /// `tracecube sql TRACES -e QUERY --format csv` (on the cluster at `cluster`, if any).
@@ -165,6 +188,18 @@ fn a_cluster_answers_as_one_machine_and_survives_a_killed_executor() {
     let per_host = stdout_of(sql(&traces, QUERIES[0], Some(&cluster.url)).output().unwrap(), "the cluster query");
     for h in 1..=HOSTS {
         assert!(per_host.contains(&format!("host{h},")), "{per_host}");
+    }
+    // A damaged host: the query fails as it fails on one machine (exit 2), naming
+    // the file, the offset and the cause, and the cluster stays up for the next one.
+    let (damaged, stream) = damaged_host(dir.path());
+    let with_damage: Vec<PathBuf> = traces.iter().cloned().chain([damaged]).collect();
+    let count = "SELECT trace, count(*) AS n FROM events GROUP BY trace ORDER BY trace";
+    for cluster_url in [None, Some(cluster.url.as_str())] {
+        let o = sql(&with_damage, count, cluster_url).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{cluster_url:?}: {err}");
+        let cause = format!("{}: offset 262144: bad packet magic 0xffffffff", stream.display());
+        assert!(err.contains(&cause), "{cluster_url:?}: {err}");
     }
     assert!(cluster.scheduler.0.try_wait().unwrap().is_none(), "the scheduler is still up");
     // Both executors took tasks: each wrote shuffle outputs in its work directory.
