@@ -268,6 +268,7 @@ pub fn run(o: &BenchOptions) -> Result<Vec<Table>> {
 
     tables.push(degree_table(&tilted, events, delay, o.quick)?);
     tables.push(parallel_table(o.quick)?);
+    tables.push(steps_table(o.quick)?);
     Ok(tables)
 }
 
@@ -323,4 +324,117 @@ fn parallel_table(quick: bool) -> Result<Table> {
         header: vec!["metrics".into(), "events/s".into(), "serial".into(), "levels on threads".into()],
         rows,
     })
+}
+
+/// Which levels of [`three_levels`] roll at the boundary `k` seconds from the epoch: 1
+/// (the 1 s level only), 2 (also the 5 min level) or 3 (also the 1 h level).
+fn levels_rolling(k: u64) -> usize {
+    1 + usize::from(k % 300 == 0) + usize::from(k % 3_600 == 0)
+}
+
+/// The steps of one kind of boundary (see [`levels_rolling`]) of a stream.
+#[derive(Debug, Default)]
+struct Steps {
+    /// Wall time of each step, µs.
+    times: Vec<f64>,
+    /// Records written per level over these steps.
+    records: Vec<u64>,
+}
+
+/// The steps of one stream (each the events of one finest unit, 1 s, and the level
+/// updates at its start), by how many levels roll at their start.
+fn step_times(n: usize, rate: u64, secs: u64, min_work: usize) -> Result<[Steps; 3]> {
+    let (mut c, cells) = cube_with(n, three_levels(), Materialization::Minimal, Vec::new())?;
+    c.parallel_min_work = min_work;
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut per_kind: [Steps; 3] = Default::default();
+    // On a 1 s boundary (each step is one finest unit), half an hour before a 1 h
+    // boundary (which then rolls with data in every level).
+    let start = BASE / (3_600 * S) * 3_600 * S + 1_800 * S;
+    for k in 0..secs {
+        let before = c.records();
+        let t0 = Instant::now();
+        for j in 0..rate {
+            let cell = cells[(rng(&mut x) % cells.len() as u64) as usize];
+            c.add(start + k * S + j * (S / rate), cell, 1)?;
+        }
+        let steps = &mut per_kind[levels_rolling(start / S + k) - 1];
+        steps.times.push(t0.elapsed().as_nanos() as f64 / 1e3);
+        steps.records.resize(before.len(), 0);
+        for (sum, (b, a)) in steps.records.iter_mut().zip(before.iter().zip(c.records())) {
+            *sum += a - b;
+        }
+    }
+    c.finish()?;
+    Ok(per_kind)
+}
+
+/// Table 8, the first paper's figures 16 and 17: the time of each processing step
+/// (the events of one second, the level updates at its start included), by the
+/// levels that roll at its start, with the levels written serially and on threads,
+/// and the records each level wrote per step (the work the threads share).
+fn steps_table(quick: bool) -> Result<Table> {
+    let mut rows = Vec::new();
+    let secs = if quick { 3_600 } else { 4 * 3_600 };
+    for (n, rate) in [(1000usize, 100u64), (100_000, 10_000)] {
+        for (mode, min_work) in [("serial", usize::MAX), ("levels on threads", 0)] {
+            for (i, Steps { mut times, records }) in step_times(n, rate, secs, min_work)?.into_iter().enumerate() {
+                if times.is_empty() {
+                    continue;
+                }
+                times.sort_by(f64::total_cmp);
+                let mean = times.iter().sum::<f64>() / times.len() as f64;
+                let p99 = times[(times.len() * 99 / 100).min(times.len() - 1)];
+                let per_step: Vec<String> = records.iter().map(|r| format!("{:.0}", *r as f64 / times.len() as f64)).collect();
+                rows.push(vec![
+                    n.to_string(),
+                    rate.to_string(),
+                    mode.into(),
+                    (i + 1).to_string(),
+                    times.len().to_string(),
+                    format!("{:.0}", times[times.len() / 2]),
+                    format!("{mean:.0}"),
+                    format!("{p99:.0}"),
+                    format!("{:.0}", times[times.len() - 1]),
+                    per_step.join(" / "),
+                ]);
+            }
+        }
+    }
+    Ok(Table {
+        title: format!("Time per processing step (1 s of stream), {secs} s stream, three levels (µs)"),
+        header: vec![
+            "metrics".into(),
+            "events/s".into(),
+            "levels written".into(),
+            "levels rolling".into(),
+            "steps".into(),
+            "median".into(),
+            "mean".into(),
+            "p99".into(),
+            "max".into(),
+            "records per step, by level".into(),
+        ],
+        rows,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boundaries_roll_the_levels_whose_granularity_divides_them() {
+        assert_eq!(levels_rolling(1), 1);
+        assert_eq!(levels_rolling(300), 2);
+        assert_eq!(levels_rolling(7_200), 3);
+        let steps = |per_kind: &[Steps; 3]| per_kind.iter().map(|s| s.times.len()).collect::<Vec<_>>();
+        assert_eq!(steps(&step_times(50, 10, 3_600, usize::MAX).unwrap()), [3_588, 11, 1]);
+        let per_kind = step_times(50, 10, 7_200, 0).unwrap();
+        assert_eq!(steps(&per_kind), [7_176, 22, 2]);
+        // Only the finest level writes at a 1 s boundary; the 1 h level writes at its
+        // own boundaries only.
+        assert!(per_kind[0].records[0] > 0 && per_kind[0].records[1] == 0 && per_kind[0].records[2] == 0, "{:?}", per_kind[0].records);
+        assert!(per_kind[2].records[2] > 0, "{:?}", per_kind[2].records);
+    }
 }
