@@ -33,6 +33,7 @@ pub mod source;
 pub mod table;
 pub mod wire;
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -151,11 +152,7 @@ impl SqlSession {
     fn run_each(&self, query: &str, each: &mut dyn FnMut(RecordBatch) -> Result<(), SqlError>) -> Result<(), SqlError> {
         self.rt.block_on(async {
             let df = self.ctx.sql(query).await?;
-            let mut stream = df.execute_stream().await?;
-            while let Some(b) = stream.next().await {
-                each(b?)?;
-            }
-            Ok(())
+            for_each_batch(df, &mut |b| each(b).map(|()| ControlFlow::Continue(()))).await
         })
     }
 
@@ -167,20 +164,20 @@ impl SqlSession {
         let work = async {
             let df = self.ctx.sql_with_options(query, read_only).await?;
             let columns = df.schema().fields().iter().map(|f| f.name().clone()).collect();
-            let mut stream = df.execute_stream().await?;
             let mut out = Bounded { columns, batches: Vec::new(), rows: 0, truncated: false };
-            while let Some(b) = stream.next().await {
-                let b = b?;
+            for_each_batch(df, &mut |b| {
                 let room = max_rows - out.rows;
                 if b.num_rows() > room {
                     out.batches.push(b.slice(0, room));
                     out.rows = max_rows;
                     out.truncated = true;
-                    break;
+                    return Ok(ControlFlow::Break(()));
                 }
                 out.rows += b.num_rows();
                 out.batches.push(b);
-            }
+                Ok(ControlFlow::Continue(()))
+            })
+            .await?;
             Ok(out)
         };
         self.rt.block_on(async {
@@ -212,4 +209,16 @@ impl SqlSession {
         names.dedup();
         names
     }
+}
+
+/// Executes `df`, handing its batches to `each` in order until `each` breaks (the
+/// stream is then dropped, which stops the scans).
+async fn for_each_batch(df: datafusion::dataframe::DataFrame, each: &mut dyn FnMut(RecordBatch) -> Result<ControlFlow<()>, SqlError>) -> Result<(), SqlError> {
+    let mut stream = df.execute_stream().await?;
+    while let Some(b) = stream.next().await {
+        if each(b?)?.is_break() {
+            break;
+        }
+    }
+    Ok(())
 }
