@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 
 use ctf::stream::EventRef;
 use ctf::trace::TraceSet;
-use engine::{Analysis, Ctx};
+use engine::{Analysis, ChunkPolicy, Ctx, Selective, Tally};
 use serde::Serialize;
 
 use crate::filter::Filter;
@@ -245,31 +245,8 @@ impl Analysis for Block {
     type State = BlockState;
     type Output = BlockReport;
 
-    fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
-        let model =
-            self.layout.mask(trace, stream_class, |k| matches!(k, Kind::Switch { .. } | Kind::Fork { .. } | Kind::Exec { .. } | Kind::ProcState { .. }))?;
-        let block = self.events.mask(trace, stream_class, |k| matches!(k, EvKind::Block { .. } | EvKind::BlockDevice { .. }))?;
-        Some(model.into_iter().zip(block).map(|(a, b)| a || b).collect())
-    }
-
-    fn on_skipped(&self, st: &mut BlockState, first: i64, last: i64) {
-        st.span.see_range(first, last);
-    }
-
-    fn on_copied_span(&self, st: &mut BlockState, first: i64, last: i64) {
-        st.span.see_range(first, last);
-    }
-
     fn new_state(&self) -> BlockState {
         BlockState { top: Sink::new(&self.opts), ..Default::default() }
-    }
-
-    fn initial_state(&self) -> BlockState {
-        BlockState { complete: true, top: Sink::new(&self.opts), ..Default::default() }
-    }
-
-    fn folds_in_place(&self) -> bool {
-        true
     }
 
     fn on_event(&self, st: &mut BlockState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
@@ -375,6 +352,35 @@ impl Analysis for Block {
         let longest = longest.into_iter().map(row).collect();
         let log = all.into_iter().map(row).collect();
         BlockReport { analysis: "block", begin_ns: st.span.begin(), disks, end_ns: st.span.end(), freq: Vec::new(), log, longest, processes }
+    }
+}
+
+impl Selective for Block {
+    fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
+        let model =
+            self.layout.mask(trace, stream_class, |k| matches!(k, Kind::Switch { .. } | Kind::Fork { .. } | Kind::Exec { .. } | Kind::ProcState { .. }))?;
+        let block = self.events.mask(trace, stream_class, |k| matches!(k, EvKind::Block { .. } | EvKind::BlockDevice { .. }))?;
+        Some(model.into_iter().zip(block).map(|(a, b)| a || b).collect())
+    }
+
+    fn on_skipped(&self, st: &mut BlockState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+
+    fn on_copied_span(&self, st: &mut BlockState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+}
+
+impl Tally for Block {}
+
+impl ChunkPolicy for Block {
+    fn initial_state(&self) -> BlockState {
+        BlockState { complete: true, top: Sink::new(&self.opts), ..Default::default() }
+    }
+
+    fn folds_in_place(&self) -> bool {
+        true
     }
 }
 

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use ctf::plan::FieldHandle;
 use ctf::stream::{EventRef, Notice, PacketCount, StreamCursor};
 use ctf::trace::TraceSet;
-use engine::{Analysis, Ctx, NoticeKind, StreamOrder};
+use engine::{Analysis, ChunkPolicy, Ctx, NoticeKind, Selective, StreamOrder, Tally};
 use serde::Serialize;
 
 use crate::filter::Filter;
@@ -192,10 +192,6 @@ impl Analysis for Count {
     type State = CountState;
     type Output = CountReport;
 
-    fn stream_order(&self) -> StreamOrder {
-        StreamOrder::PerStream
-    }
-
     fn new_state(&self) -> CountState {
         let by_thread = self
             .filter
@@ -220,39 +216,6 @@ impl Analysis for Count {
         st.by_name[c.name as usize] += 1;
         if c.cpu.is_some() {
             Self::add_cpu(st, cpu_of(ev, c, ctx.stream), 1);
-        }
-    }
-
-    fn packet_counts(&self, trace: usize, stream_class: u64) -> bool {
-        self.filter.is_empty() && self.packet_cpu.get(trace).is_some_and(|v| v.iter().any(|(id, _)| *id == stream_class))
-    }
-
-    #[inline]
-    fn on_packet(&self, st: &mut CountState, cur: &StreamCursor<'_>, pc: &PacketCount, ctx: &Ctx) {
-        if pc.events == 0 {
-            return;
-        }
-        st.events += pc.events;
-        st.span.see(pc.first_cycles.and_then(|c| cur.cycles_to_ns(c)));
-        st.span.see(pc.last_cycles.and_then(|c| cur.cycles_to_ns(c)));
-        let cpu = self.packet_cpu.get(pc.packet.trace as usize).and_then(|v| v.iter().find(|(id, _)| *id == cur.stream_plan().id));
-        if let Some((_, Some(h))) = cpu {
-            // As `cpu_of`.
-            let cpu = cur.packet_uint(*h).map(|v| v.min(u32::MAX as u64 >> 1) as u32).unwrap_or(0x8000_0000 | (ctx.stream as u32 & 0x7fff_ffff));
-            Self::add_cpu(st, cpu, pc.events);
-        }
-    }
-
-    fn on_class_counts(&self, st: &mut CountState, trace: usize, stream_class: u64, per_class: &[u64]) {
-        let Some(cl) = self.layout.stream_classes(trace, stream_class) else { return };
-        for (c, n) in cl.iter().zip(per_class) {
-            st.by_name[c.name as usize] += n;
-        }
-    }
-
-    fn on_notice(&self, st: &mut CountState, kind: NoticeKind, n: &Notice, _ctx: &Ctx) {
-        if kind == NoticeKind::Discarded {
-            st.discarded += n.count;
         }
     }
 
@@ -306,5 +269,48 @@ impl Analysis for Count {
             begin_ns: st.span.begin(),
             end_ns: st.span.end(),
         }
+    }
+}
+
+impl Selective for Count {}
+
+impl Tally for Count {
+    fn packet_counts(&self, trace: usize, stream_class: u64) -> bool {
+        self.filter.is_empty() && self.packet_cpu.get(trace).is_some_and(|v| v.iter().any(|(id, _)| *id == stream_class))
+    }
+
+    #[inline]
+    fn on_packet(&self, st: &mut CountState, cur: &StreamCursor<'_>, pc: &PacketCount, ctx: &Ctx) {
+        if pc.events == 0 {
+            return;
+        }
+        st.events += pc.events;
+        st.span.see(pc.first_cycles.and_then(|c| cur.cycles_to_ns(c)));
+        st.span.see(pc.last_cycles.and_then(|c| cur.cycles_to_ns(c)));
+        let cpu = self.packet_cpu.get(pc.packet.trace as usize).and_then(|v| v.iter().find(|(id, _)| *id == cur.stream_plan().id));
+        if let Some((_, Some(h))) = cpu {
+            // As `cpu_of`.
+            let cpu = cur.packet_uint(*h).map(|v| v.min(u32::MAX as u64 >> 1) as u32).unwrap_or(0x8000_0000 | (ctx.stream as u32 & 0x7fff_ffff));
+            Self::add_cpu(st, cpu, pc.events);
+        }
+    }
+
+    fn on_class_counts(&self, st: &mut CountState, trace: usize, stream_class: u64, per_class: &[u64]) {
+        let Some(cl) = self.layout.stream_classes(trace, stream_class) else { return };
+        for (c, n) in cl.iter().zip(per_class) {
+            st.by_name[c.name as usize] += n;
+        }
+    }
+
+    fn on_notice(&self, st: &mut CountState, kind: NoticeKind, n: &Notice, _ctx: &Ctx) {
+        if kind == NoticeKind::Discarded {
+            st.discarded += n.count;
+        }
+    }
+}
+
+impl ChunkPolicy for Count {
+    fn stream_order(&self) -> StreamOrder {
+        StreamOrder::PerStream
     }
 }

@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 
 use ctf::stream::{Copied, CopyRequest, EventRef};
 use ctf::trace::TraceSet;
-use engine::{Analysis, Ctx, StreamOrder};
+use engine::{Analysis, ChunkPolicy, Ctx, Selective, StreamOrder, Tally};
 use serde::Serialize;
 
 use crate::filter::Filter;
@@ -315,40 +315,6 @@ impl Analysis for Cpu {
     type State = CpuState;
     type Output = CpuReport;
 
-    fn stream_order(&self) -> StreamOrder {
-        StreamOrder::PerStream
-    }
-
-    fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
-        // What `on_event` and `Info::on_event` use.
-        self.layout.mask(trace, stream_class, |k| {
-            matches!(k, Kind::Switch { .. } | Kind::Migrate { .. } | Kind::Fork { .. } | Kind::Exec { .. } | Kind::ProcState { .. })
-        })
-    }
-
-    fn copies(&self, trace: usize, stream_class: u64) -> Option<Vec<Option<CopyRequest>>> {
-        Some(self.layout.stream_classes(trace, stream_class)?.iter().map(|c| switch_request(&c.kind, SWITCH_LABEL)).collect())
-    }
-
-    /// A `sched_switch` from its copied fields, as [`Cpu::on_event`] takes it, except a
-    /// stream's first in the chunk (which also reads the stream's CPU from the packet).
-    #[inline(always)]
-    fn on_copied(&self, st: &mut CpuState, c: &Copied<'_>, ts: i64, ctx: &Ctx) -> bool {
-        let Some(seg) = st.cpus.get_mut(ctx.stream).filter(|s| s.runs.cpu.is_some()) else { return false };
-        let ([prev, _], [_, n]) = st.info.switch_copied(c, (ctx.order, ctx.stream));
-        // (`ts` widens the span through `on_copied_span`.)
-        switched(Sink { threads: &mut st.threads, records: &mut st.records, stream: ctx.stream as u32 }, seg, ts, prev, n);
-        true
-    }
-
-    fn on_skipped(&self, st: &mut CpuState, first: i64, last: i64) {
-        st.span.see_range(first, last);
-    }
-
-    fn on_copied_span(&self, st: &mut CpuState, first: i64, last: i64) {
-        st.span.see_range(first, last);
-    }
-
     fn new_state(&self) -> CpuState {
         let records = Records { split: (!self.filter.is_empty()).then(SplitTimes::default), executions: self.executions.then(Vec::new) };
         CpuState { cpus: vec![CpuSeg::default(); self.streams], records, ..Default::default() }
@@ -454,5 +420,45 @@ impl Analysis for Cpu {
             .map(|(time, tid, pid, comm, migrations)| ThreadCpuRow { tid, pid, comm: comm.to_string(), cpu_ns: time.0, usage: ratio(time.0), migrations })
             .collect();
         CpuReport { analysis: "cpu", begin_ns: st.span.begin(), end_ns: st.span.end(), cpus, executions, threads, total_usage }
+    }
+}
+
+impl Selective for Cpu {
+    fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
+        // What `on_event` and `Info::on_event` use.
+        self.layout.mask(trace, stream_class, |k| {
+            matches!(k, Kind::Switch { .. } | Kind::Migrate { .. } | Kind::Fork { .. } | Kind::Exec { .. } | Kind::ProcState { .. })
+        })
+    }
+
+    fn copies(&self, trace: usize, stream_class: u64) -> Option<Vec<Option<CopyRequest>>> {
+        Some(self.layout.stream_classes(trace, stream_class)?.iter().map(|c| switch_request(&c.kind, SWITCH_LABEL)).collect())
+    }
+
+    /// A `sched_switch` from its copied fields, as [`Cpu::on_event`] takes it, except a
+    /// stream's first in the chunk (which also reads the stream's CPU from the packet).
+    #[inline(always)]
+    fn on_copied(&self, st: &mut CpuState, c: &Copied<'_>, ts: i64, ctx: &Ctx) -> bool {
+        let Some(seg) = st.cpus.get_mut(ctx.stream).filter(|s| s.runs.cpu.is_some()) else { return false };
+        let ([prev, _], [_, n]) = st.info.switch_copied(c, (ctx.order, ctx.stream));
+        // (`ts` widens the span through `on_copied_span`.)
+        switched(Sink { threads: &mut st.threads, records: &mut st.records, stream: ctx.stream as u32 }, seg, ts, prev, n);
+        true
+    }
+
+    fn on_skipped(&self, st: &mut CpuState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+
+    fn on_copied_span(&self, st: &mut CpuState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+}
+
+impl Tally for Cpu {}
+
+impl ChunkPolicy for Cpu {
+    fn stream_order(&self) -> StreamOrder {
+        StreamOrder::PerStream
     }
 }

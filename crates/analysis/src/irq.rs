@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use ctf::stream::EventRef;
 use ctf::trace::TraceSet;
-use engine::{Analysis, Ctx, StreamOrder};
+use engine::{Analysis, ChunkPolicy, Ctx, Selective, StreamOrder, Tally};
 use serde::Serialize;
 
 use crate::filter::Filter;
@@ -208,34 +208,8 @@ impl Analysis for Irq {
     type State = IrqState;
     type Output = IrqReport;
 
-    fn stream_order(&self) -> StreamOrder {
-        StreamOrder::PerStream
-    }
-
-    fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
-        self.layout.mask(trace, stream_class, |k| {
-            matches!(k, EvKind::HardEntry { .. } | EvKind::HardExit { .. } | EvKind::SoftRaise { .. } | EvKind::SoftEntry { .. } | EvKind::SoftExit { .. })
-        })
-    }
-
-    fn on_skipped(&self, st: &mut IrqState, first: i64, last: i64) {
-        st.span.see_range(first, last);
-    }
-
-    fn on_copied_span(&self, st: &mut IrqState, first: i64, last: i64) {
-        st.span.see_range(first, last);
-    }
-
     fn new_state(&self) -> IrqState {
         IrqState { logs: vec![Vec::new(); self.streams], top: Sink::new(&self.opts), ..Default::default() }
-    }
-
-    fn initial_state(&self) -> IrqState {
-        IrqState { complete: true, machines: vec![Machine::default(); self.streams], top: Sink::new(&self.opts), ..Default::default() }
-    }
-
-    fn folds_in_place(&self) -> bool {
-        true
     }
 
     fn on_event(&self, st: &mut IrqState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
@@ -323,6 +297,38 @@ impl Analysis for Irq {
             longest: longest.into_iter().map(row).collect(),
             soft,
         }
+    }
+}
+
+impl Selective for Irq {
+    fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
+        self.layout.mask(trace, stream_class, |k| {
+            matches!(k, EvKind::HardEntry { .. } | EvKind::HardExit { .. } | EvKind::SoftRaise { .. } | EvKind::SoftEntry { .. } | EvKind::SoftExit { .. })
+        })
+    }
+
+    fn on_skipped(&self, st: &mut IrqState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+
+    fn on_copied_span(&self, st: &mut IrqState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+}
+
+impl Tally for Irq {}
+
+impl ChunkPolicy for Irq {
+    fn stream_order(&self) -> StreamOrder {
+        StreamOrder::PerStream
+    }
+
+    fn initial_state(&self) -> IrqState {
+        IrqState { complete: true, machines: vec![Machine::default(); self.streams], top: Sink::new(&self.opts), ..Default::default() }
+    }
+
+    fn folds_in_place(&self) -> bool {
+        true
     }
 }
 

@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 
 use ctf::stream::EventRef;
 use ctf::trace::TraceSet;
-use engine::{Analysis, Ctx};
+use engine::{Analysis, ChunkPolicy, Ctx, Selective, Tally};
 use serde::Serialize;
 
 use crate::filter::Filter;
@@ -195,31 +195,8 @@ impl Analysis for Sched {
     type State = SchedState;
     type Output = SchedReport;
 
-    fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
-        let model =
-            self.layout.mask(trace, stream_class, |k| matches!(k, Kind::Switch { .. } | Kind::Fork { .. } | Kind::Exec { .. } | Kind::ProcState { .. }))?;
-        let wakeups = self.events.mask(trace, stream_class, |k| matches!(k, EvKind::Wakeup { .. }))?;
-        Some(model.into_iter().zip(wakeups).map(|(a, b)| a || b).collect())
-    }
-
-    fn on_skipped(&self, st: &mut SchedState, first: i64, last: i64) {
-        st.span.see_range(first, last);
-    }
-
-    fn on_copied_span(&self, st: &mut SchedState, first: i64, last: i64) {
-        st.span.see_range(first, last);
-    }
-
     fn new_state(&self) -> SchedState {
         SchedState { top: Sink::new(&self.opts), ..Default::default() }
-    }
-
-    fn initial_state(&self) -> SchedState {
-        SchedState { complete: true, cur: Running::new(self.streams), top: Sink::new(&self.opts), ..Default::default() }
-    }
-
-    fn folds_in_place(&self) -> bool {
-        true
     }
 
     fn on_event(&self, st: &mut SchedState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
@@ -332,6 +309,35 @@ impl Analysis for Sched {
             threads,
             total: total.row(),
         }
+    }
+}
+
+impl Selective for Sched {
+    fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
+        let model =
+            self.layout.mask(trace, stream_class, |k| matches!(k, Kind::Switch { .. } | Kind::Fork { .. } | Kind::Exec { .. } | Kind::ProcState { .. }))?;
+        let wakeups = self.events.mask(trace, stream_class, |k| matches!(k, EvKind::Wakeup { .. }))?;
+        Some(model.into_iter().zip(wakeups).map(|(a, b)| a || b).collect())
+    }
+
+    fn on_skipped(&self, st: &mut SchedState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+
+    fn on_copied_span(&self, st: &mut SchedState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+}
+
+impl Tally for Sched {}
+
+impl ChunkPolicy for Sched {
+    fn initial_state(&self) -> SchedState {
+        SchedState { complete: true, cur: Running::new(self.streams), top: Sink::new(&self.opts), ..Default::default() }
+    }
+
+    fn folds_in_place(&self) -> bool {
+        true
     }
 }
 

@@ -8,7 +8,7 @@
 
 use ctf::stream::EventRef;
 use ctf::trace::TraceSet;
-use engine::{Analysis, Ctx};
+use engine::{Analysis, ChunkPolicy, Ctx, Selective, Tally};
 use serde::Serialize;
 
 use crate::{AnalysisError, RunOptions};
@@ -66,10 +66,6 @@ impl Analysis for Threads {
         Info::with_names()
     }
 
-    fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
-        self.layout.mask(trace, stream_class, names_threads)
-    }
-
     fn on_event(&self, st: &mut Info, ev: &EventRef<'_, '_>, ctx: &Ctx) {
         if let Some(c) = self.layout.class(ev) {
             st.on_event(ev, c, (ctx.order, ctx.stream));
@@ -97,6 +93,15 @@ impl Analysis for Threads {
         ThreadsReport { analysis: "threads", threads }
     }
 }
+
+impl Selective for Threads {
+    fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
+        self.layout.mask(trace, stream_class, names_threads)
+    }
+}
+
+impl Tally for Threads {}
+impl ChunkPolicy for Threads {}
 
 /// Runs [`Threads`] over `set` with `opts`' engine options (its filter and limit do
 /// not apply: every thread is listed).

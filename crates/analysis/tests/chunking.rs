@@ -211,7 +211,7 @@ proptest! {
 
 /// One analysis over `slices` as they are, with the engine's options `opts` (no
 /// clipping to the range: `engine::run_slices` takes the slices it is given).
-fn over_slices<A: engine::Analysis>(a: &A, set: &ctf::trace::TraceSet, slices: &[engine::Slice], opts: &engine::EngineOptions) -> A::Output {
+fn over_slices<A: engine::Runnable>(a: &A, set: &ctf::trace::TraceSet, slices: &[engine::Slice], opts: &engine::EngineOptions) -> A::Output {
     a.finish(engine::run_slices(a, set, slices, opts).unwrap())
 }
 
@@ -296,7 +296,7 @@ fn direct_json_equals_value_json() {
 /// in place, and the engine lends the state to the worker of the next slice to merge.
 #[test]
 fn taking_over_mid_slice_equals_serial() {
-    use engine::Analysis;
+    use engine::{Analysis, ChunkPolicy};
     for (seed, background) in [(3, 0), (4, 60)] {
         let (_d, set, _) = synth_trace(3, 20_000, seed, background);
         // (With its transfers: stamped logs are taken over and merged as plain ones.)

@@ -329,7 +329,7 @@ fn parallel_table(quick: bool) -> Result<Table> {
 /// Which levels of [`three_levels`] roll at the boundary `k` seconds from the epoch: 1
 /// (the 1 s level only), 2 (also the 5 min level) or 3 (also the 1 h level).
 fn levels_rolling(k: u64) -> usize {
-    1 + usize::from(k % 300 == 0) + usize::from(k % 3_600 == 0)
+    1 + usize::from(k.is_multiple_of(300)) + usize::from(k.is_multiple_of(3_600))
 }
 
 /// The steps of one kind of boundary (see [`levels_rolling`]) of a stream.

@@ -15,7 +15,7 @@ use std::time::Instant;
 use ctf::stream::EventRef;
 use ctf::trace::TraceSet;
 use cube::{Cube, CubeConfig, CubeError, Result};
-use engine::{Analysis, Ctx, EngineOptions, Partition};
+use engine::{Analysis, ChunkPolicy, Ctx, EngineOptions, Partition, Selective, Tally};
 use serde::Serialize;
 
 use crate::apply::{prescan_first_switch, Applier};
@@ -115,7 +115,7 @@ pub fn hosts_of(set: &TraceSet) -> Vec<String> {
 
 impl CubeBuild {
     /// A build of `set` into a new cube of `config` (each run of the build, see
-    /// [`Analysis::initial_state`], starts a new cube: the engine reads a damaged trace
+    /// [`ChunkPolicy::initial_state`], starts a new cube: the engine reads a damaged trace
     /// twice when several slices read past a stream's damage).
     pub fn new(set: &TraceSet, config: CubeConfig) -> Result<CubeBuild> {
         Cube::new(config.clone())?; // (checks the config: each run's cube is made alike)
@@ -136,16 +136,6 @@ impl Analysis for CubeBuild {
 
     fn new_state(&self) -> Part {
         Part::Log(self.empty_log())
-    }
-
-    fn initial_state(&self) -> Part {
-        let (cube, err) = match Cube::new(self.config.clone()) {
-            Ok(c) => (c, None),
-            Err(e) => (Cube::new(CubeConfig::default()).expect("the default config is valid"), Some(e)),
-        };
-        let mut cube = cube;
-        let a = Applier::new(&mut cube, &self.layout.model, &self.first_switch, &self.hosts);
-        Part::Cube(Box::new((a, cube)), err)
     }
 
     fn on_event(&self, st: &mut Part, ev: &EventRef<'_, '_>, ctx: &Ctx) {
@@ -186,6 +176,21 @@ impl Analysis for CubeBuild {
             Part::Cube(_, Some(e)) => Err(e),
             Part::Log(_) => Err(CubeError::Trace("cube build: no cube in the merged state".into())),
         }
+    }
+}
+
+impl Selective for CubeBuild {}
+impl Tally for CubeBuild {}
+
+impl ChunkPolicy for CubeBuild {
+    fn initial_state(&self) -> Part {
+        let (cube, err) = match Cube::new(self.config.clone()) {
+            Ok(c) => (c, None),
+            Err(e) => (Cube::new(CubeConfig::default()).expect("the default config is valid"), Some(e)),
+        };
+        let mut cube = cube;
+        let a = Applier::new(&mut cube, &self.layout.model, &self.first_switch, &self.hosts);
+        Part::Cube(Box::new((a, cube)), err)
     }
 }
 

@@ -84,7 +84,7 @@ fn slice_logs_concatenate() {
     let slices = engine::partition(&f.set, Partition::Hybrid, 8192);
     assert!(slices.len() > 4, "several slices: {}", slices.len());
     let b = cube_feed::CubeBuild::new(&f.set, config()).unwrap();
-    use engine::Analysis;
+    use engine::{Analysis, ChunkPolicy};
     let logs: Vec<_> = slices.iter().map(|s| engine::exec::process_slice(&b, &f.set, s, (i64::MIN, i64::MAX)).unwrap()).collect();
     let mut it = logs.into_iter();
     let first = it.next().unwrap();

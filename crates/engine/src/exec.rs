@@ -18,7 +18,7 @@ use std::sync::{mpsc, Condvar, Mutex};
 use ctf::trace::TraceSet;
 
 use crate::partition::{clip, partition, Slice};
-use crate::{Analysis, EngineOptions};
+use crate::{EngineOptions, Runnable};
 
 use slice::read_slice;
 pub use slice::{process_slice, process_slice_from, process_slice_taking_over};
@@ -76,26 +76,26 @@ impl<T> Outcome<T> {
 
 /// Runs `a` over `set` with `opts`: partitions, drops what lies outside the time range
 /// ([`clip`]), processes slices on workers, merges in time order, finishes.
-pub fn run<A: Analysis>(a: &A, set: &TraceSet, opts: &EngineOptions) -> Result<A::Output, EngineError> {
+pub fn run<A: Runnable>(a: &A, set: &TraceSet, opts: &EngineOptions) -> Result<A::Output, EngineError> {
     run_with_progress(a, set, opts, None)
 }
 
 /// Processes given slices (time-ordered) and returns the merged state, before `finish`.
 /// The slices are read as given: [`clip`] them to the time range first, as [`run`] does.
-pub fn run_slices<A: Analysis>(a: &A, set: &TraceSet, slices: &[Slice], opts: &EngineOptions) -> Result<A::State, EngineError> {
+pub fn run_slices<A: Runnable>(a: &A, set: &TraceSet, slices: &[Slice], opts: &EngineOptions) -> Result<A::State, EngineError> {
     run_slices_with_progress(a, set, slices, opts, None)
 }
 
 /// [`run`], calling `progress(bytes merged, bytes in all)` after each slice is merged
 /// (for a progress bar; bytes are the slices' packet bytes).
-pub fn run_with_progress<A: Analysis>(a: &A, set: &TraceSet, opts: &EngineOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<A::Output, EngineError> {
+pub fn run_with_progress<A: Runnable>(a: &A, set: &TraceSet, opts: &EngineOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<A::Output, EngineError> {
     run_reporting(a, set, opts, progress)?.strict()
 }
 
 /// [`run_with_progress`] that reads every stream it can to its end: a stream's error
 /// ends that stream's part of its slice only, and comes back in [`Outcome::faults`].
 /// `Err` only when a worker panicked.
-pub fn run_reporting<A: Analysis>(a: &A, set: &TraceSet, opts: &EngineOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<Outcome<A::Output>, EngineError> {
+pub fn run_reporting<A: Runnable>(a: &A, set: &TraceSet, opts: &EngineOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<Outcome<A::Output>, EngineError> {
     let mut bytes = opts.slice_bytes(set);
     if opts.chunk_size == 0 && opts.worker_count() > 1 {
         bytes = bytes.min(a.max_auto_slice_bytes());
@@ -106,7 +106,7 @@ pub fn run_reporting<A: Analysis>(a: &A, set: &TraceSet, opts: &EngineOptions, p
 }
 
 /// [`run_slices`] with a progress callback (see [`run_with_progress`]).
-pub fn run_slices_with_progress<A: Analysis>(
+pub fn run_slices_with_progress<A: Runnable>(
     a: &A,
     set: &TraceSet,
     slices: &[Slice],
@@ -117,7 +117,7 @@ pub fn run_slices_with_progress<A: Analysis>(
 }
 
 /// [`run_slices_with_progress`] that reads on past stream errors, as [`run_reporting`].
-pub fn run_slices_reporting<A: Analysis>(
+pub fn run_slices_reporting<A: Runnable>(
     a: &A,
     set: &TraceSet,
     slices: &[Slice],
@@ -173,7 +173,7 @@ fn without_packets_after_damage(slices: &[Slice], faults: &[(usize, EngineError)
 
 /// The engine's loop: slices read on workers (or inline), states merged in order,
 /// stream errors gathered into `faults` with the index of their slice, in slice order.
-fn run_collecting<A: Analysis>(
+fn run_collecting<A: Runnable>(
     a: &A,
     set: &TraceSet,
     slices: &[Slice],
@@ -295,7 +295,7 @@ fn run_collecting<A: Analysis>(
 }
 
 /// The running state (of every slice merged so far) lent to the worker reading the next
-/// slice to merge, when the analysis folds in place ([`Analysis::folds_in_place`]):
+/// slice to merge, when the analysis folds in place ([`ChunkPolicy::folds_in_place`](crate::ChunkPolicy::folds_in_place)):
 /// that worker merges the state of what it has read into it and reads the rest of its
 /// slice into it, interpreting at once what it would otherwise hand over for a later
 /// merge (see [`process_slice_taking_over`]). The merging thread takes the state back

@@ -34,14 +34,14 @@
 //! growing, not on the index's packet times alone (tracers write events outside them).
 //!
 //! # What is decoded
-//! An analysis that reads only some event classes says so ([`Analysis::interest`]):
+//! An analysis that reads only some event classes says so ([`Selective::interest`]):
 //! events of the other classes are then passed over by their sizes and never
-//! delivered, only their time span ([`Analysis::on_skipped`]). An analysis that counts
-//! ([`Analysis::packet_counts`]) gets packets as per-class counts, a packet cut by a
+//! delivered, only their time span ([`Selective::on_skipped`]). An analysis that counts
+//! ([`Tally::packet_counts`]) gets packets as per-class counts, a packet cut by a
 //! slice edge or the time range counted in part: exactly the events whose clock value
 //! maps inside ([`ctf::clock::ClockConv::cycle_window`]). An analysis that needs only
-//! a few integer fields of some classes names them ([`Analysis::copies`]): events of
-//! those classes that the reader reads ahead in runs come to [`Analysis::on_copied`]
+//! a few integer fields of some classes names them ([`Selective::copies`]): events of
+//! those classes that the reader reads ahead in runs come to [`Selective::on_copied`]
 //! as those fields, read in place by offsets resolved once per class, and are never
 //! made the cursor's current event.
 //!
@@ -54,7 +54,7 @@
 //!
 //! The state of everything before a slice is known for the first slice (the initial
 //! state) and, with one worker, for every slice (the running state). An analysis that
-//! can use it ([`Analysis::folds_in_place`]) then reads those slices straight into it
+//! can use it ([`ChunkPolicy::folds_in_place`]) then reads those slices straight into it
 //! instead of into a fresh chunk state merged afterwards: `io` interprets syscalls at
 //! once there rather than logging them for a replay.
 
@@ -73,7 +73,7 @@
 //! delivers them: when later slices hold packets of a stream after its damage (the
 //! index still lists them), the run is read again without those packets (slices are
 //! read in parallel before their errors are known; only damaged traces pay the second
-//! reading, and an analysis's [`Analysis::initial_state`] starts each reading afresh).
+//! reading, and an analysis's [`ChunkPolicy::initial_state`] starts each reading afresh).
 
 pub mod exec;
 pub mod partition;
@@ -104,20 +104,123 @@ pub enum StreamOrder {
     PerStream,
 }
 
-/// A trace analysis as a mergeable chunk state (B1).
+/// A trace analysis as a mergeable chunk state (B1): the core every analysis writes.
+/// The engine reads the trace in slices, folds each slice's events into a fresh state
+/// ([`Analysis::new_state`], [`Analysis::on_event`]), merges adjacent states in time
+/// order ([`Analysis::merge`], associative) and turns the whole trace's state into the
+/// result ([`Analysis::finish`]).
+///
+/// What an analysis may add, each in its own trait whose methods all have defaults (an
+/// analysis that needs none writes `impl Selective for A {}`, `impl Tally for A {}` and
+/// `impl ChunkPolicy for A {}`):
+/// * [`Selective`]: it reads only some event classes, possibly as copied fields;
+/// * [`Tally`]: it takes whole packets as counts, and notices of lost events;
+/// * [`ChunkPolicy`]: the order of a slice's items, the state before the trace, folding
+///   in place, and how large its slices may be.
+///
+/// The engine runs any type with all four ([`Runnable`]).
 pub trait Analysis: Sync {
     /// Chunk-local state.
     type State: Send;
     /// Final result.
     type Output;
 
-    /// The order in which this analysis needs a slice's items (default: merged by time).
+    /// An empty state for a slice whose earlier history is unknown.
+    fn new_state(&self) -> Self::State;
+
+    /// Consumes one event of the slice (events come in time order).
+    fn on_event(&self, st: &mut Self::State, ev: &EventRef<'_, '_>, ctx: &Ctx);
+
+    /// Joins two adjacent states, `earlier` covering the time just before `later`.
+    /// Must be associative.
+    fn merge(&self, earlier: Self::State, later: Self::State) -> Self::State;
+
+    /// Turns the merged state of the whole trace into the result.
+    fn finish(&self, st: Self::State) -> Self::Output;
+}
+
+/// An analysis that reads only some event classes (the others are decoded as little
+/// as their timestamps need), possibly as fields copied out as the reader reads ahead.
+pub trait Selective: Analysis {
+    /// Which event classes of stream class `stream_class` of trace `trace` the analysis
+    /// reads: `Some(mask)` with `mask[class_index]` (see [`EventRef::class_index`]);
+    /// events of other classes are decoded but not delivered, their timestamps only
+    /// reach [`Selective::on_skipped`]. `None` (default): every event. Ignored where
+    /// [`Tally::packet_counts`] accepts the stream class.
+    fn interest(&self, _trace: usize, _stream_class: u64) -> Option<Vec<bool>> {
+        None
+    }
+
+    /// Fields to copy out of the events of stream class `stream_class` of trace
+    /// `trace` as they are read, by class index: events of a class with a request may
+    /// then come to [`Selective::on_copied`] with those values instead of to
+    /// [`Analysis::on_event`]. (Only events the reader reads ahead come that way, which
+    /// it does only for an analysis that passes over some classes
+    /// ([`Selective::interest`]) and wants most; each class's events only when its
+    /// fields can be read in place: see [`ctf::stream::Wanted::with_copies`]. The others
+    /// still come as events.) `None` (default): no copies.
+    fn copies(&self, _trace: usize, _stream_class: u64) -> Option<Vec<Option<CopyRequest>>> {
+        None
+    }
+
+    /// Consumes an event given as the fields [`Selective::copies`] asked for (in the
+    /// order of events, as [`Analysis::on_event`]), and its timestamp; returns false,
+    /// with `st` unchanged, to have the same event delivered to
+    /// [`Analysis::on_event`] instead. Default: false.
+    fn on_copied(&self, _st: &mut Self::State, _c: &Copied<'_>, _ts: i64, _ctx: &Ctx) -> bool {
+        false
+    }
+
+    /// Timestamps of events of the slice that were not delivered (see
+    /// [`Selective::interest`]): all lie within `[first, last]`. Calls come per stream
+    /// of the slice, when its last item was delivered, not in time order with the
+    /// delivered items, so this suits order-free uses such as the span of the events.
+    fn on_skipped(&self, _st: &mut Self::State, _first: i64, _last: i64) {}
+
+    /// Timestamps of the events of the slice that [`Selective::on_copied`] took, and of
+    /// other events delivered (those the reader read ahead, which came to `on_copied`
+    /// or to [`Analysis::on_event`]): `first` and `last` are the smallest and the
+    /// largest of them (the span is exact, also where a timestamp goes back). Calls
+    /// come as those of [`Selective::on_skipped`], per stream of the slice when its
+    /// last item was delivered, so this suits the same order-free uses: with it,
+    /// `on_copied` need not widen the span of the events one by one. Default: nothing.
+    fn on_copied_span(&self, _st: &mut Self::State, _first: i64, _last: i64) {}
+}
+
+/// An analysis that tallies events it is not given one by one: whole packets as
+/// counts, and the tracer's notices of events it discarded or packets it lost.
+pub trait Tally: Analysis {
+    /// Whether whole packets of stream class `stream_class` of trace `trace` may be
+    /// handed over as counts ([`Tally::on_packet`] and [`Tally::on_class_counts`])
+    /// instead of event by event. Only with [`StreamOrder::PerStream`]; the engine does
+    /// so for packets that lie wholly inside the slice and the time range and imply no
+    /// discarded-events or lost-packets notice (known from the packet index); packets
+    /// at boundaries still come event by event. Default: never.
+    fn packet_counts(&self, _trace: usize, _stream_class: u64) -> bool {
+        false
+    }
+
+    /// Consumes the events of one packet (or of the rest of it) as a count; the
+    /// cursor's packet is that packet (see [`StreamCursor::packet_uint`]). `pc.events`
+    /// may be 0.
+    fn on_packet(&self, _st: &mut Self::State, _cur: &StreamCursor<'_>, _pc: &PacketCount, _ctx: &Ctx) {}
+
+    /// Consumes per-class event counts of packets given to [`Tally::on_packet`]:
+    /// `per_class[i]` events of class index `i` of stream class `stream_class` of
+    /// trace `trace`.
+    fn on_class_counts(&self, _st: &mut Self::State, _trace: usize, _stream_class: u64, _per_class: &[u64]) {}
+
+    /// Consumes a discarded-events or lost-packets notice. Default: nothing.
+    fn on_notice(&self, _st: &mut Self::State, _kind: NoticeKind, _n: &Notice, _ctx: &Ctx) {}
+}
+
+/// How an analysis's slices are read and its states started and sized.
+pub trait ChunkPolicy: Analysis {
+    /// The order in which this analysis needs a slice's items (default: merged by
+    /// time).
     fn stream_order(&self) -> StreamOrder {
         StreamOrder::Merged
     }
-
-    /// An empty state for a slice whose earlier history is unknown.
-    fn new_state(&self) -> Self::State;
 
     /// The state before the first event of the trace (nothing earlier exists). The
     /// engine folds slices starting from it; by default the empty state.
@@ -125,14 +228,14 @@ pub trait Analysis: Sync {
         self.new_state()
     }
 
-    /// Prepares state `st` for a slice of about `bytes` bytes of stream data, before its
-    /// items: a hint (e.g. to reserve room for what the slice will record at once rather
-    /// than by repeated growth). Default: nothing.
+    /// Prepares state `st` for a slice of about `bytes` bytes of stream data, before
+    /// its items: a hint (e.g. to reserve room for what the slice will record at once
+    /// rather than by repeated growth). Default: nothing.
     fn reserve(&self, _st: &mut Self::State, _bytes: u64) {}
 
     /// Whether [`Analysis::on_event`] (and the other item callbacks) may be applied to
     /// the state of everything before a slice when that state is known, that is to
-    /// [`Analysis::initial_state`] and to what it became: then
+    /// [`ChunkPolicy::initial_state`] and to what it became: then
     /// `fold(items, initial)` must equal `merge(initial, fold(items, new_state()))`.
     /// The engine then reads the first slice into the initial state, and every slice
     /// into the running state when it runs on one thread, instead of merging fresh
@@ -144,75 +247,6 @@ pub trait Analysis: Sync {
         false
     }
 
-    /// Consumes one event of the slice (events come in time order).
-    fn on_event(&self, st: &mut Self::State, ev: &EventRef<'_, '_>, ctx: &Ctx);
-
-    /// Which event classes of stream class `stream_class` of trace `trace` the analysis
-    /// reads: `Some(mask)` with `mask[class_index]` (see [`EventRef::class_index`]);
-    /// events of other classes are decoded but not delivered, their timestamps only
-    /// reach [`Analysis::on_skipped`]. `None` (default): every event. Ignored where
-    /// [`Analysis::packet_counts`] accepts the stream class.
-    fn interest(&self, _trace: usize, _stream_class: u64) -> Option<Vec<bool>> {
-        None
-    }
-
-    /// Fields to copy out of the events of stream class `stream_class` of trace
-    /// `trace` as they are read, by class index: events of a class with a request may
-    /// then come to [`Analysis::on_copied`] with those values instead of to
-    /// [`Analysis::on_event`]. (Only events the reader reads ahead come that way, which
-    /// it does only for an analysis that passes over some classes
-    /// ([`Analysis::interest`]) and wants most; each class's events only when its fields
-    /// can be read in place: see [`ctf::stream::Wanted::with_copies`]. The others still
-    /// come as events.) `None` (default): no copies.
-    fn copies(&self, _trace: usize, _stream_class: u64) -> Option<Vec<Option<CopyRequest>>> {
-        None
-    }
-
-    /// Consumes an event given as the fields [`Analysis::copies`] asked for (in the
-    /// order of events, as [`Analysis::on_event`]), and its timestamp; returns false,
-    /// with `st` unchanged, to have the same event delivered to
-    /// [`Analysis::on_event`] instead. Default: false.
-    fn on_copied(&self, _st: &mut Self::State, _c: &Copied<'_>, _ts: i64, _ctx: &Ctx) -> bool {
-        false
-    }
-
-    /// Timestamps of events of the slice that were not delivered (see
-    /// [`Analysis::interest`]): all lie within `[first, last]`. Calls come per stream of
-    /// the slice, when its last item was delivered, not in time order with the delivered
-    /// items, so this suits order-free uses such as the span of the events.
-    fn on_skipped(&self, _st: &mut Self::State, _first: i64, _last: i64) {}
-
-    /// Timestamps of the events of the slice that [`Analysis::on_copied`] took, and of
-    /// other events delivered (those the reader read ahead, which came to `on_copied` or
-    /// to [`Analysis::on_event`]): `first` and `last` are the smallest and the largest
-    /// of them (the span is exact, also where a timestamp goes back). Calls come as those of
-    /// [`Analysis::on_skipped`], per stream of the slice when its last item was
-    /// delivered, so this suits the same order-free uses: with it, `on_copied` need not
-    /// widen the span of the events one by one. Default: nothing.
-    fn on_copied_span(&self, _st: &mut Self::State, _first: i64, _last: i64) {}
-
-    /// Consumes a discarded-events or lost-packets notice.
-    fn on_notice(&self, _st: &mut Self::State, _kind: NoticeKind, _n: &Notice, _ctx: &Ctx) {}
-
-    /// Whether whole packets of stream class `stream_class` of trace `trace` may be
-    /// handed over as counts ([`Analysis::on_packet`] and [`Analysis::on_class_counts`])
-    /// instead of event by event. Only with [`StreamOrder::PerStream`]; the engine does
-    /// so for packets that lie wholly inside the slice and the time range and imply no
-    /// discarded-events or lost-packets notice (known from the packet index); packets at
-    /// boundaries still come event by event. Default: never.
-    fn packet_counts(&self, _trace: usize, _stream_class: u64) -> bool {
-        false
-    }
-
-    /// Consumes the events of one packet (or of the rest of it) as a count; the cursor's
-    /// packet is that packet (see [`StreamCursor::packet_uint`]). `pc.events` may be 0.
-    fn on_packet(&self, _st: &mut Self::State, _cur: &StreamCursor<'_>, _pc: &PacketCount, _ctx: &Ctx) {}
-
-    /// Consumes per-class event counts of packets given to [`Analysis::on_packet`]:
-    /// `per_class[i]` events of class index `i` of stream class `stream_class` of trace
-    /// `trace`.
-    fn on_class_counts(&self, _st: &mut Self::State, _trace: usize, _stream_class: u64, _per_class: &[u64]) {}
-
     /// The most bytes of stream data per slice when the engine picks the chunk size
     /// ([`EngineOptions::chunk_size`] of 0) for several workers: an analysis whose
     /// chunk states grow with their slice (a log of what they cannot yet interpret)
@@ -220,14 +254,13 @@ pub trait Analysis: Sync {
     fn max_auto_slice_bytes(&self) -> u64 {
         u64::MAX
     }
-
-    /// Joins two adjacent states, `earlier` covering the time just before `later`.
-    /// Must be associative.
-    fn merge(&self, earlier: Self::State, later: Self::State) -> Self::State;
-
-    /// Turns the merged state of the whole trace into the result.
-    fn finish(&self, st: Self::State) -> Self::Output;
 }
+
+/// What the engine runs: an [`Analysis`] with its [`Selective`], [`Tally`] and
+/// [`ChunkPolicy`] capabilities (implemented for every such type).
+pub trait Runnable: Selective + Tally + ChunkPolicy {}
+
+impl<T: Selective + Tally + ChunkPolicy> Runnable for T {}
 
 /// Options of one engine run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

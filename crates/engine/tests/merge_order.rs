@@ -4,7 +4,7 @@
 //! and the classes wanted; the events passed over are reported by their span. The
 //! reference is a brute-force merge of every stream read alone by the general cursor
 //! (`StreamCursor::next`), so the engine's read-ahead path is checked against it.
-//! Events an analysis takes as copied fields (`Analysis::on_copied`) or declines come
+//! Events an analysis takes as copied fields (`Selective::on_copied`) or declines come
 //! in the same order, with the values the events give.
 
 use ctf::plan::FieldHandle;
@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ctf::stream::{Copied, CopyRequest, EventRef, Item, StreamCursor};
 use ctf::trace::TraceSet;
-use engine::{Analysis, Ctx, EngineOptions, Partition};
+use engine::{Analysis, ChunkPolicy, Ctx, EngineOptions, Partition, Selective, Tally};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -105,14 +105,6 @@ impl Analysis for Recorder {
         st.seen.push(seen);
     }
 
-    fn interest(&self, _trace: usize, _stream_class: u64) -> Option<Vec<bool>> {
-        Some(self.mask.clone())
-    }
-
-    fn on_skipped(&self, st: &mut Record, first: i64, last: i64) {
-        st.skipped = Some(st.skipped.map_or((first, last), |(f, l)| (f.min(first), l.max(last))));
-    }
-
     fn merge(&self, mut earlier: Record, later: Record) -> Record {
         earlier.seen.extend(later.seen);
         // Slices of the stream scheme are not in time order across streams (inside
@@ -129,6 +121,19 @@ impl Analysis for Recorder {
         st
     }
 }
+
+impl Selective for Recorder {
+    fn interest(&self, _trace: usize, _stream_class: u64) -> Option<Vec<bool>> {
+        Some(self.mask.clone())
+    }
+
+    fn on_skipped(&self, st: &mut Record, first: i64, last: i64) {
+        st.skipped = Some(st.skipped.map_or((first, last), |(f, l)| (f.min(first), l.max(last))));
+    }
+}
+
+impl Tally for Recorder {}
+impl ChunkPolicy for Recorder {}
 
 /// The reference: every event of every stream read alone, those in `[begin, end]`
 /// merged by `(ts, stream)`; the wanted ones as delivered (the order key of an event of
@@ -313,6 +318,32 @@ impl Analysis for Copier {
         Copies::default()
     }
 
+    fn on_event(&self, st: &mut Copies, ev: &EventRef<'_, '_>, ctx: &Ctx) {
+        assert!(self.mask.get(ev.class_index()).copied().unwrap_or(true), "only wanted classes are delivered");
+        st.push(self.got(ev, ctx.stream, ctx.order));
+    }
+
+    fn merge(&self, mut earlier: Copies, later: Copies) -> Copies {
+        earlier.got.extend(later.got);
+        // Slices of the stream scheme are not in time order across streams (inside
+        // each slice, `out_of_order` checks the order).
+        earlier.got.sort_by_key(|g| (g.0, g.1));
+        earlier.out_of_order += later.out_of_order;
+        if let Some((f, l)) = later.taken {
+            earlier.taken = widened(earlier.taken, f, l);
+        }
+        if let Some((f, l)) = later.told {
+            earlier.told = widened(earlier.told, f, l);
+        }
+        earlier
+    }
+
+    fn finish(&self, st: Copies) -> Copies {
+        st
+    }
+}
+
+impl Selective for Copier {
     fn interest(&self, _trace: usize, _stream_class: u64) -> Option<Vec<bool>> {
         Some(self.mask.clone())
     }
@@ -339,31 +370,10 @@ impl Analysis for Copier {
     fn on_copied_span(&self, st: &mut Copies, first: i64, last: i64) {
         st.told = widened(st.told, first, last);
     }
-
-    fn on_event(&self, st: &mut Copies, ev: &EventRef<'_, '_>, ctx: &Ctx) {
-        assert!(self.mask.get(ev.class_index()).copied().unwrap_or(true), "only wanted classes are delivered");
-        st.push(self.got(ev, ctx.stream, ctx.order));
-    }
-
-    fn merge(&self, mut earlier: Copies, later: Copies) -> Copies {
-        earlier.got.extend(later.got);
-        // Slices of the stream scheme are not in time order across streams (inside
-        // each slice, `out_of_order` checks the order).
-        earlier.got.sort_by_key(|g| (g.0, g.1));
-        earlier.out_of_order += later.out_of_order;
-        if let Some((f, l)) = later.taken {
-            earlier.taken = widened(earlier.taken, f, l);
-        }
-        if let Some((f, l)) = later.told {
-            earlier.told = widened(earlier.told, f, l);
-        }
-        earlier
-    }
-
-    fn finish(&self, st: Copies) -> Copies {
-        st
-    }
 }
+
+impl Tally for Copier {}
+impl ChunkPolicy for Copier {}
 
 /// [`brute_force`] for a [`Copier`]: the wanted events of `[begin, end]`, by `(ts, stream)`.
 fn brute_force_copies(set: &TraceSet, c: &Copier, range: (i64, i64)) -> Vec<Got> {

@@ -81,7 +81,7 @@ impl EventLayout {
     }
 
     /// A mask over the classes of stream class `id` of trace `trace`: true where `keep`
-    /// accepts the kind (for the engine's `Analysis::interest`).
+    /// accepts the kind (for the engine's `Selective::interest`).
     pub fn mask(&self, trace: usize, id: u64, keep: impl Fn(&EvKind) -> bool) -> Option<Vec<bool>> {
         let v = self.traces.get(trace)?.iter().find(|(i, _)| *i == id)?;
         Some(v.1.iter().map(keep).collect())

@@ -502,7 +502,7 @@ impl Layout {
     }
 
     /// A mask over the event classes of stream class `id` of trace `trace`: true where
-    /// `keep` accepts the class's kind (for the engine's `Analysis::interest`).
+    /// `keep` accepts the class's kind (for the engine's `Selective::interest`).
     pub fn mask(&self, trace: usize, id: u64, keep: impl Fn(&Kind) -> bool) -> Option<Vec<bool>> {
         Some(self.stream_classes(trace, id)?.iter().map(|c| keep(&c.kind)).collect())
     }

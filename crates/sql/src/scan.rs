@@ -23,7 +23,7 @@ use datafusion::physical_expr::EquivalenceProperties;
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties};
-use engine::{Analysis, Ctx, EngineOptions, Slice, StreamOrder};
+use engine::{Analysis, ChunkPolicy, Ctx, EngineOptions, Selective, Slice, StreamOrder, Tally};
 use tokio::sync::mpsc;
 
 use crate::columns::{scalar_fields, Builder, Col, Handle};
@@ -222,10 +222,6 @@ impl Analysis for Reader<'_> {
     type State = Rows;
     type Output = ();
 
-    fn stream_order(&self) -> StreamOrder {
-        StreamOrder::PerStream
-    }
-
     fn new_state(&self) -> Rows {
         Rows { cols: self.spec.cols.iter().map(Builder::for_col).collect(), n: 0, json: Vec::new() }
     }
@@ -258,12 +254,23 @@ impl Analysis for Reader<'_> {
         }
     }
 
+    fn merge(&self, mut earlier: Rows, later: Rows) -> Rows {
+        self.flush(&mut earlier);
+        later
+    }
+
+    fn finish(&self, _st: Rows) {}
+}
+
+impl Selective for Reader<'_> {
     fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
         let plan = &self.src.set.traces.get(trace)?.plan;
         let sc = plan.streams.iter().position(|s| s.id == stream_class)?;
         self.masks[trace][sc].clone()
     }
+}
 
+impl Tally for Reader<'_> {
     fn packet_counts(&self, _trace: usize, _stream_class: u64) -> bool {
         self.count_only && self.spec.names.is_none()
     }
@@ -277,11 +284,10 @@ impl Analysis for Reader<'_> {
             self.flush(st);
         }
     }
+}
 
-    fn merge(&self, mut earlier: Rows, later: Rows) -> Rows {
-        self.flush(&mut earlier);
-        later
+impl ChunkPolicy for Reader<'_> {
+    fn stream_order(&self) -> StreamOrder {
+        StreamOrder::PerStream
     }
-
-    fn finish(&self, _st: Rows) {}
 }

@@ -50,7 +50,7 @@ use std::sync::Mutex;
 
 use ctf::stream::{Copied, CopyRequest, EventRef};
 use ctf::trace::TraceSet;
-use engine::{Analysis, Ctx};
+use engine::{Analysis, ChunkPolicy, Ctx, Selective, Tally};
 
 use crate::cpu::HeadPolicy;
 use crate::filter::Filter;
@@ -455,84 +455,6 @@ impl Analysis for Io {
         IoState { cur: Running::new(self.streams), log, ..Default::default() }
     }
 
-    fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
-        self.layout.mask(trace, stream_class, |k| !matches!(k, Kind::Other | Kind::Migrate { .. }))
-    }
-
-    fn copies(&self, trace: usize, stream_class: u64) -> Option<Vec<Option<CopyRequest>>> {
-        if !self.filter.cpus.is_empty() {
-            // (Copied fields do not say the CPU: see `syscall_at`.)
-            return None;
-        }
-        Some(self.layout.stream_classes(trace, stream_class)?.iter().map(|c| Label::request(&c.kind)).collect())
-    }
-
-    #[inline(always)]
-    fn on_copied(&self, st: &mut IoState, c: &Copied<'_>, ts: i64, ctx: &Ctx) -> bool {
-        if self.timed() {
-            st.at(ts);
-        }
-        if c.label() == Label::SWITCH {
-            // A complete state holding records back: a first switch releases them
-            // (the general path).
-            if st.holds_back() {
-                return false;
-            }
-            let ([p, n], _) = st.info.switch_copied(c, (ctx.order, ctx.stream));
-            st.switched(ctx.stream, p, n);
-        } else if st.complete {
-            if !self.syscall_copied_complete(st, c, ctx.stream) {
-                return false;
-            }
-        } else if !self.syscall_copied_chunk(st, c, ctx.stream) {
-            return false;
-        }
-        // (Its timestamp widens the span through `on_copied_span`.)
-        true
-    }
-
-    fn on_skipped(&self, st: &mut IoState, first: i64, last: i64) {
-        st.span.see_range(first, last);
-    }
-
-    fn on_copied_span(&self, st: &mut IoState, first: i64, last: i64) {
-        st.span.see_range(first, last);
-    }
-
-    fn initial_state(&self) -> IoState {
-        let mut st = IoState { complete: true, run: vec![NO_CACHE; self.streams], ..self.new_state() };
-        if self.filter.selects_threads() {
-            st.replay.keep_files_by_thread();
-        }
-        if self.transfers {
-            st.replay.keep_transfers();
-        }
-        if self.ends {
-            st.replay.keep_ends();
-        }
-        st
-    }
-
-    fn folds_in_place(&self) -> bool {
-        true
-    }
-
-    /// A chunk's log holds about 2 bytes per byte of its slice (one 40-byte record per
-    /// event of 20 bytes or more): slices of 16 MiB keep a log of about 32 MiB, which
-    /// is written by one worker and replayed soon after, in the caches. (syn3g at
-    /// `-j 2`, 3 GB: 2.109 s against 2.206 s with the 64 MiB slices picked otherwise.)
-    fn max_auto_slice_bytes(&self) -> u64 {
-        16 << 20
-    }
-
-    fn reserve(&self, st: &mut IoState, bytes: u64) {
-        if !st.complete {
-            // At most about one record per event, events of 20 bytes or more: room
-            // never touched costs no memory.
-            st.log.reserve((bytes / 20).min(1 << 26) as usize);
-        }
-    }
-
     #[inline(always)]
     fn on_event(&self, st: &mut IoState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
         st.span.see(ev.ts());
@@ -621,5 +543,89 @@ impl Analysis for Io {
         files.sort_by(|x, y| (y.read_bytes + y.write_bytes).cmp(&(x.read_bytes + x.write_bytes)).then(x.path.cmp(&y.path)));
         let transfers = st.replay.transfer_rows(info, |tid, pid, comm| !selects || self.filter.thread(tid, pid, comm));
         IoReport { analysis: "io", begin_ns: st.span.begin(), end_ns: st.span.end(), threads, processes, files, transfers }
+    }
+}
+
+impl Selective for Io {
+    fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
+        self.layout.mask(trace, stream_class, |k| !matches!(k, Kind::Other | Kind::Migrate { .. }))
+    }
+
+    fn copies(&self, trace: usize, stream_class: u64) -> Option<Vec<Option<CopyRequest>>> {
+        if !self.filter.cpus.is_empty() {
+            // (Copied fields do not say the CPU: see `syscall_at`.)
+            return None;
+        }
+        Some(self.layout.stream_classes(trace, stream_class)?.iter().map(|c| Label::request(&c.kind)).collect())
+    }
+
+    #[inline(always)]
+    fn on_copied(&self, st: &mut IoState, c: &Copied<'_>, ts: i64, ctx: &Ctx) -> bool {
+        if self.timed() {
+            st.at(ts);
+        }
+        if c.label() == Label::SWITCH {
+            // A complete state holding records back: a first switch releases them
+            // (the general path).
+            if st.holds_back() {
+                return false;
+            }
+            let ([p, n], _) = st.info.switch_copied(c, (ctx.order, ctx.stream));
+            st.switched(ctx.stream, p, n);
+        } else if st.complete {
+            if !self.syscall_copied_complete(st, c, ctx.stream) {
+                return false;
+            }
+        } else if !self.syscall_copied_chunk(st, c, ctx.stream) {
+            return false;
+        }
+        // (Its timestamp widens the span through `on_copied_span`.)
+        true
+    }
+
+    fn on_skipped(&self, st: &mut IoState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+
+    fn on_copied_span(&self, st: &mut IoState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+}
+
+impl Tally for Io {}
+
+impl ChunkPolicy for Io {
+    fn initial_state(&self) -> IoState {
+        let mut st = IoState { complete: true, run: vec![NO_CACHE; self.streams], ..self.new_state() };
+        if self.filter.selects_threads() {
+            st.replay.keep_files_by_thread();
+        }
+        if self.transfers {
+            st.replay.keep_transfers();
+        }
+        if self.ends {
+            st.replay.keep_ends();
+        }
+        st
+    }
+
+    fn folds_in_place(&self) -> bool {
+        true
+    }
+
+    /// A chunk's log holds about 2 bytes per byte of its slice (one 40-byte record per
+    /// event of 20 bytes or more): slices of 16 MiB keep a log of about 32 MiB, which
+    /// is written by one worker and replayed soon after, in the caches. (syn3g at
+    /// `-j 2`, 3 GB: 2.109 s against 2.206 s with the 64 MiB slices picked otherwise.)
+    fn max_auto_slice_bytes(&self) -> u64 {
+        16 << 20
+    }
+
+    fn reserve(&self, st: &mut IoState, bytes: u64) {
+        if !st.complete {
+            // At most about one record per event, events of 20 bytes or more: room
+            // never touched costs no memory.
+            st.log.reserve((bytes / 20).min(1 << 26) as usize);
+        }
     }
 }

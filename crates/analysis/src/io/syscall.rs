@@ -156,7 +156,7 @@ pub(super) fn syscall_of(ev: &EventRef<'_, '_>, kind: &Kind) -> Option<Syscall> 
     })
 }
 
-/// How a syscall class's copied fields ([`Analysis::copies`](engine::Analysis::copies)) are read: the label's
+/// How a syscall class's copied fields ([`Selective::copies`](engine::Selective::copies)) are read: the label's
 /// high bits say which form (one bit each, so that a form is told by a bit test), its
 /// low byte which syscall (`Sc as u32`; [`Label::NO_SC`]: none).
 pub(super) struct Label;

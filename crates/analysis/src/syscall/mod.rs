@@ -42,7 +42,7 @@ use std::collections::BTreeMap;
 
 use ctf::stream::EventRef;
 use ctf::trace::TraceSet;
-use engine::{Analysis, Ctx};
+use engine::{Analysis, ChunkPolicy, Ctx, Selective, Tally};
 use serde::Serialize;
 
 mod output;
@@ -368,22 +368,6 @@ impl Analysis for Syscall {
     type State = SyscallState;
     type Output = SyscallReport;
 
-    fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
-        if let Some(io) = &self.io {
-            // (It reads every event this analysis reads, and the statedump's fds.)
-            return io.interest(trace, stream_class);
-        }
-        self.layout.mask(trace, stream_class, |k| !matches!(k, Kind::Other | Kind::Migrate { .. } | Kind::FdDump { .. }))
-    }
-
-    fn on_skipped(&self, st: &mut SyscallState, first: i64, last: i64) {
-        st.span.see_range(first, last);
-    }
-
-    fn on_copied_span(&self, st: &mut SyscallState, first: i64, last: i64) {
-        st.span.see_range(first, last);
-    }
-
     fn new_state(&self) -> SyscallState {
         let o = &self.opts.lat;
         SyscallState {
@@ -393,20 +377,6 @@ impl Analysis for Syscall {
             files: self.io.as_ref().map(|io| io.new_state()).unwrap_or_default(),
             ..Default::default()
         }
-    }
-
-    fn initial_state(&self) -> SyscallState {
-        SyscallState { files: self.io.as_ref().map(|io| io.initial_state()).unwrap_or_default(), ..self.new_state() }
-    }
-
-    fn reserve(&self, st: &mut SyscallState, bytes: u64) {
-        if let Some(io) = &self.io {
-            io.reserve(&mut st.files, bytes);
-        }
-    }
-
-    fn max_auto_slice_bytes(&self) -> u64 {
-        self.io.as_ref().map_or(u64::MAX, |io| io.max_auto_slice_bytes())
     }
 
     fn on_event(&self, st: &mut SyscallState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
@@ -565,5 +535,41 @@ impl Analysis for Syscall {
         let log = all.into_iter().map(call_row).collect();
         let count = threads.iter().map(|t| t.count).sum();
         SyscallReport { analysis: "syscall", begin_ns: st.span.begin(), count, end_ns: st.span.end(), freq: Vec::new(), log, longest, processes, threads }
+    }
+}
+
+impl Selective for Syscall {
+    fn interest(&self, trace: usize, stream_class: u64) -> Option<Vec<bool>> {
+        if let Some(io) = &self.io {
+            // (It reads every event this analysis reads, and the statedump's fds.)
+            return io.interest(trace, stream_class);
+        }
+        self.layout.mask(trace, stream_class, |k| !matches!(k, Kind::Other | Kind::Migrate { .. } | Kind::FdDump { .. }))
+    }
+
+    fn on_skipped(&self, st: &mut SyscallState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+
+    fn on_copied_span(&self, st: &mut SyscallState, first: i64, last: i64) {
+        st.span.see_range(first, last);
+    }
+}
+
+impl Tally for Syscall {}
+
+impl ChunkPolicy for Syscall {
+    fn initial_state(&self) -> SyscallState {
+        SyscallState { files: self.io.as_ref().map(|io| io.initial_state()).unwrap_or_default(), ..self.new_state() }
+    }
+
+    fn reserve(&self, st: &mut SyscallState, bytes: u64) {
+        if let Some(io) = &self.io {
+            io.reserve(&mut st.files, bytes);
+        }
+    }
+
+    fn max_auto_slice_bytes(&self) -> u64 {
+        self.io.as_ref().map_or(u64::MAX, |io| io.max_auto_slice_bytes())
     }
 }

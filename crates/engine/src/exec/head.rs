@@ -9,7 +9,7 @@ use ctf::trace::TraceSet;
 
 use super::EngineError;
 use crate::partition::Slice;
-use crate::Analysis;
+use crate::Runnable;
 
 /// Time key of an item (events: timestamp; notices: start, else end of the interval).
 #[inline]
@@ -35,13 +35,13 @@ pub(super) struct Head<'t> {
     pub(super) order: i64,
     /// The timestamps this head delivers: the slice's and the range's, inclusive.
     pub(super) bounds: (i64, i64),
-    /// What the analysis reads of the trace last seen ([`Analysis::interest`]).
+    /// What the analysis reads of the trace last seen ([`Selective::interest`](crate::Selective::interest)).
     pub(super) interest: Interest,
     /// Span of the events passed over so far, inside `bounds` (reported when the head
     /// ends); [`NO_SPAN`] while none is.
     skipped: (i64, i64),
-    /// Span of the events read ahead, or taken by [`Analysis::on_copied`], so far
-    /// (reported when the head ends: see [`Analysis::on_copied_span`]); [`NO_SPAN`]
+    /// Span of the events read ahead, or taken by [`Selective::on_copied`](crate::Selective::on_copied), so far
+    /// (reported when the head ends: see [`Selective::on_copied_span`](crate::Selective::on_copied_span)); [`NO_SPAN`]
     /// while none is.
     pub(super) copied_span: (i64, i64),
     /// Events read ahead ([`StreamCursor::read_ahead`]); those from `ahead_at` on are
@@ -151,7 +151,7 @@ pub(super) struct Interest {
 impl Interest {
     /// The interest for trace `trace`, refreshed when it was for another.
     #[inline(always)]
-    fn of<A: Analysis>(&mut self, a: &A, set: &TraceSet, trace: usize, stream_class: u64, bounds: (i64, i64)) -> &Interest {
+    fn of<A: Runnable>(&mut self, a: &A, set: &TraceSet, trace: usize, stream_class: u64, bounds: (i64, i64)) -> &Interest {
         if self.trace != Some(trace) {
             self.refresh(a, set, trace, stream_class, bounds);
         }
@@ -160,18 +160,18 @@ impl Interest {
 
     /// The filter of trace `trace` (`None`: every event).
     #[inline(always)]
-    fn filter<A: Analysis>(&mut self, a: &A, set: &TraceSet, trace: usize, stream_class: u64, bounds: (i64, i64)) -> Option<&Filter> {
+    fn filter<A: Runnable>(&mut self, a: &A, set: &TraceSet, trace: usize, stream_class: u64, bounds: (i64, i64)) -> Option<&Filter> {
         self.of(a, set, trace, stream_class, bounds).filter.as_ref()
     }
 
     /// The first clock value inside `bounds` in trace `trace` (`None`: the stream has
     /// no clock).
-    fn first<A: Analysis>(&mut self, a: &A, set: &TraceSet, trace: usize, stream_class: u64, bounds: (i64, i64)) -> Option<u64> {
+    fn first<A: Runnable>(&mut self, a: &A, set: &TraceSet, trace: usize, stream_class: u64, bounds: (i64, i64)) -> Option<u64> {
         self.of(a, set, trace, stream_class, bounds).first
     }
 
     #[inline(never)]
-    fn refresh<A: Analysis>(&mut self, a: &A, set: &TraceSet, trace: usize, stream_class: u64, bounds: (i64, i64)) {
+    fn refresh<A: Runnable>(&mut self, a: &A, set: &TraceSet, trace: usize, stream_class: u64, bounds: (i64, i64)) {
         let clock = cycle_window(set, trace, stream_class, bounds);
         self.first = clock.map(|(_, w)| w.0);
         self.filter = Filter::new(a, set, trace, stream_class, clock);
@@ -183,7 +183,7 @@ impl Filter {
     /// The filter of stream class `stream_class` of trace `trace`, whose clock and
     /// window are `clock` ([`cycle_window`]), if the analysis passes over any of its
     /// event classes.
-    fn new<A: Analysis>(a: &A, set: &TraceSet, trace: usize, stream_class: u64, clock: Option<(ClockConv, (u64, u64))>) -> Option<Filter> {
+    fn new<A: Runnable>(a: &A, set: &TraceSet, trace: usize, stream_class: u64, clock: Option<(ClockConv, (u64, u64))>) -> Option<Filter> {
         if a.packet_counts(trace, stream_class) {
             return None;
         }
@@ -244,7 +244,7 @@ impl<'t> Head<'t> {
     /// interest in (their span inside the bounds is kept in `skipped`); false at the end
     /// of the chunk. Events read ahead are taken first.
     #[inline(always)]
-    pub(super) fn advance<A: Analysis>(&mut self, a: &A) -> Result<bool, EngineError> {
+    pub(super) fn advance<A: Runnable>(&mut self, a: &A) -> Result<bool, EngineError> {
         if self.next_ahead() {
             return Ok(true);
         }
@@ -277,7 +277,7 @@ impl<'t> Head<'t> {
     }
 
     /// The fields copied out of the current item, if it is an event whose class has a
-    /// copy request ([`Analysis::copies`]) and that was read ahead, or, when `ENTERED`,
+    /// copy request ([`Selective::copies`](crate::Selective::copies)) and that was read ahead, or, when `ENTERED`,
     /// entered by word loads ([`ctf::stream::StreamCursor::copied_current`]).
     #[inline(always)]
     pub(super) fn copied<const ENTERED: bool>(&self) -> Option<ctf::stream::Copied<'_>> {
@@ -309,7 +309,7 @@ impl<'t> Head<'t> {
     /// the cursor can ([`StreamCursor::read_ahead`]) and the analysis wants most events,
     /// else takes the next item from the cursor.
     #[inline(always)]
-    fn advance_general<A: Analysis>(&mut self, a: &A) -> Result<bool, EngineError> {
+    fn advance_general<A: Runnable>(&mut self, a: &A) -> Result<bool, EngineError> {
         let class_id = self.class_id;
         self.unentered = false;
         loop {
@@ -387,7 +387,7 @@ impl<'t> Head<'t> {
 
     /// [`Head::advance_general`], out of line (for the time-merge, as `deliver_and_advance` is).
     #[inline(never)]
-    pub(super) fn read_on<A: Analysis>(&mut self, a: &A) -> Result<bool, EngineError> {
+    pub(super) fn read_on<A: Runnable>(&mut self, a: &A) -> Result<bool, EngineError> {
         self.advance_general(a)
     }
 
@@ -404,7 +404,7 @@ impl<'t> Head<'t> {
     /// still go through the general decoder.)
     #[cold]
     #[inline(never)]
-    pub(super) fn out_of_bounds<A: Analysis>(&mut self, a: &A) -> bool {
+    pub(super) fn out_of_bounds<A: Runnable>(&mut self, a: &A) -> bool {
         if !matches!(self.current(), Item::Event(_)) {
             return true;
         }
@@ -434,7 +434,7 @@ impl<'t> Head<'t> {
     /// Reports the spans of the events passed over and of those read ahead or taken as
     /// copies so far (and forgets them).
     #[inline]
-    pub(super) fn flush_skipped<A: Analysis>(&mut self, a: &A, st: &mut A::State) {
+    pub(super) fn flush_skipped<A: Runnable>(&mut self, a: &A, st: &mut A::State) {
         if let Some((f, l)) = take_span(&mut self.skipped) {
             a.on_skipped(st, f, l);
         }

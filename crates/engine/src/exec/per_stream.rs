@@ -8,7 +8,7 @@ use super::head::{cycle_window, Head};
 use super::slice::{deliver, deliver_ahead, Lead};
 use super::{Ctx, EngineError};
 use crate::partition::Slice;
-use crate::Analysis;
+use crate::Runnable;
 
 /// Whether packet `j` of `pk` implies no notice (the cursor's rules, from the index):
 /// then its events may be counted without being delivered.
@@ -31,12 +31,12 @@ fn packet_countable(pk: &[PacketRef], j: usize) -> bool {
 }
 
 /// Reads one stream of a slice for a [`StreamOrder::PerStream`](crate::StreamOrder) analysis: packets that
-/// imply no notice are counted when the analysis accepts it ([`Analysis::packet_counts`]),
+/// imply no notice are counted when the analysis accepts it ([`Tally::packet_counts`](crate::Tally::packet_counts)),
 /// only their events inside the slice and range (by clock value: see
 /// [`ClockConv::cycle_window`](ctf::clock::ClockConv::cycle_window)), two in one loop where two such packets follow each
 /// other and lie wholly inside ([`StreamCursor::count_pair`]); the others are delivered
 /// event by event. The packets read are the head's ([`Head::packets`]).
-pub(super) fn run_stream<'t, A: Analysis>(
+pub(super) fn run_stream<'t, A: Runnable>(
     a: &A,
     set: &TraceSet,
     s: &Slice,

@@ -7,16 +7,16 @@ use super::head::{went_back, widen, Filter, Head};
 use super::per_stream::run_stream;
 use super::{Ctx, EngineError};
 use crate::partition::Slice;
-use crate::{Analysis, NoticeKind, StreamOrder};
+use crate::{NoticeKind, Runnable, StreamOrder};
 
 /// Hands the current item of `h` to the analysis when it is inside the slice and range;
 /// false when the head has nothing more to deliver ([`Head::out_of_bounds`]). (The span
-/// of events passed over is reported when the head ends: [`Analysis::on_skipped`] is
+/// of events passed over is reported when the head ends: [`Selective::on_skipped`](crate::Selective::on_skipped) is
 /// order-free.) Copied fields are offered for events read ahead, and when `ENTERED` for
 /// events entered by word loads too. The time-merge passes false: offering them there
 /// cost io 19 M instructions more on a 2 M-event trace (2.7 %) and saved none.
 #[inline(always)]
-pub(super) fn deliver<A: Analysis, const ENTERED: bool>(a: &A, st: &mut A::State, h: &mut Head<'_>) -> bool {
+pub(super) fn deliver<A: Runnable, const ENTERED: bool>(a: &A, st: &mut A::State, h: &mut Head<'_>) -> bool {
     if !h.in_bounds(h.key) {
         return h.out_of_bounds(a);
     }
@@ -39,7 +39,7 @@ pub(super) fn deliver<A: Analysis, const ENTERED: bool>(a: &A, st: &mut A::State
 /// [`deliver`], then [`Head::advance`] when the head has more to deliver: whether it
 /// has. (Out of line: kept apart from the time-merge's loop over events read ahead.)
 #[inline(never)]
-fn deliver_and_advance<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>) -> Result<bool, EngineError> {
+fn deliver_and_advance<A: Runnable>(a: &A, st: &mut A::State, h: &mut Head<'_>) -> Result<bool, EngineError> {
     Ok(deliver::<A, false>(a, st, h) && h.advance(a)?)
 }
 
@@ -51,7 +51,7 @@ fn deliver_and_advance<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>) 
 /// read ahead lie inside the head's bounds (their clock values inside its window), so no
 /// event checks that.
 #[inline(always)]
-pub(super) fn deliver_ahead<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>, until: Lead) -> bool {
+pub(super) fn deliver_ahead<A: Runnable>(a: &A, st: &mut A::State, h: &mut Head<'_>, until: Lead) -> bool {
     let Head { cur, ahead, ahead_at, interest, stream, order, key, unentered, copied_span, .. } = h;
     // (Events are read ahead through the filter of the trace last seen: there is one.)
     let Some(Filter { wanted, .. }) = interest.filter.as_ref() else { return deliver_ahead_uncopied(a, st, h, until) };
@@ -93,7 +93,7 @@ pub(super) fn deliver_ahead<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<
 /// [`Head::next_ahead`] take them, none with copies.
 #[cold]
 #[inline(never)]
-fn deliver_ahead_uncopied<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_>, until: Lead) -> bool {
+fn deliver_ahead_uncopied<A: Runnable>(a: &A, st: &mut A::State, h: &mut Head<'_>, until: Lead) -> bool {
     loop {
         deliver::<A, false>(a, st, h);
         if !h.next_ahead() {
@@ -108,23 +108,23 @@ fn deliver_ahead_uncopied<A: Analysis>(a: &A, st: &mut A::State, h: &mut Head<'_
 /// Processes one slice: items outside `[lo, hi)` and the global `range` skipped. With
 /// [`StreamOrder::Merged`] the streams are merged by time (ties: lower stream index
 /// first); with [`StreamOrder::PerStream`] each stream is read to its end in turn.
-pub fn process_slice<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: (i64, i64)) -> Result<A::State, EngineError> {
+pub fn process_slice<A: Runnable>(a: &A, set: &TraceSet, s: &Slice, range: (i64, i64)) -> Result<A::State, EngineError> {
     process_slice_from(a, set, s, range, a.new_state())
 }
 
 /// [`process_slice`] continuing state `st` (a fresh chunk state, or the state of
-/// everything before the slice: see [`Analysis::folds_in_place`]).
-pub fn process_slice_from<A: Analysis>(a: &A, set: &TraceSet, s: &Slice, range: (i64, i64), st: A::State) -> Result<A::State, EngineError> {
+/// everything before the slice: see [`ChunkPolicy::folds_in_place`](crate::ChunkPolicy::folds_in_place)).
+pub fn process_slice_from<A: Runnable>(a: &A, set: &TraceSet, s: &Slice, range: (i64, i64), st: A::State) -> Result<A::State, EngineError> {
     process_slice_taking_over(a, set, s, range, st, || None)
 }
 
 /// [`process_slice_from`] of a fresh chunk state `st` whose analysis folds in place
-/// ([`Analysis::folds_in_place`]), asking `take_over` between runs of the time-merge
+/// ([`ChunkPolicy::folds_in_place`](crate::ChunkPolicy::folds_in_place)), asking `take_over` between runs of the time-merge
 /// for the state of everything before the slice: once it gives it, the items read so
 /// far are merged into it (`merge(before, st)`) and the rest of the slice is read into
 /// the result, as the slice would be read into it from its start. (`|| None`: plain
 /// [`process_slice_from`].)
-pub fn process_slice_taking_over<A: Analysis>(
+pub fn process_slice_taking_over<A: Runnable>(
     a: &A,
     set: &TraceSet,
     s: &Slice,
@@ -143,7 +143,7 @@ pub fn process_slice_taking_over<A: Analysis>(
 /// [`process_slice_taking_over`] that reads on past a stream's error: the stream's
 /// part of the slice ends there (its items before it delivered), the error goes to
 /// `faults`, and the other streams are read to their ends.
-pub(super) fn read_slice<A: Analysis>(
+pub(super) fn read_slice<A: Runnable>(
     a: &A,
     set: &TraceSet,
     s: &Slice,
