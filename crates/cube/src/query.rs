@@ -562,6 +562,14 @@ impl Response {
         serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
     }
 
+    /// A column name for each `by` entry, as tables of the answer name them (the
+    /// `export` crate's series, SQL's `cube_series`): the level's name when no other
+    /// entry has a level of that name, else `dim_level`.
+    pub fn by_columns(&self) -> Vec<String> {
+        let levels: Vec<&str> = self.by.iter().map(|b| b.rsplit(':').next().unwrap_or(b)).collect();
+        self.by.iter().zip(&levels).map(|(b, l)| if levels.iter().filter(|x| *x == l).count() == 1 { l.to_string() } else { b.replace(':', "_") }).collect()
+    }
+
     /// The first line of the text: `metric (Agg) by dim:level, …`.
     pub fn title(&self) -> String {
         let by = if self.by.is_empty() { String::new() } else { format!(" by {}", self.by.join(", ")) };

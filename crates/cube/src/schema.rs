@@ -284,7 +284,10 @@ impl Schema {
     /// Resolves `dim[:level]` (default level: the leaf).
     pub fn dim_level(&self, s: &str) -> Result<(u8, u8)> {
         let (d, l) = split_dim_level(s);
-        let di = self.dims.iter().position(|x| x.name == d).ok_or_else(|| CubeError::Query(format!("no dimension {d:?}")))?;
+        let di = self.dims.iter().position(|x| x.name == d).ok_or_else(|| {
+            let names: Vec<&str> = self.dims.iter().map(|x| x.name.as_str()).collect();
+            CubeError::Query(format!("no dimension {d:?} (dimensions: {})", names.join(", ")))
+        })?;
         let dim = &self.dims[di];
         let li = match l {
             None => dim.leaf_level(),

@@ -64,14 +64,7 @@ pub fn series(cube: &Cube, o: &SeriesOptions) -> Result<Vec<Table>> {
         let args = QueryArgs { metric: name.clone(), agg: o.agg.clone(), range: o.range.clone(), by, every: Some(every.clone()), ..Default::default() };
         let req = args.to_request(cube)?;
         let resp = cube.query(&req)?;
-        // Column names: the level when unique among the `by` entries, else dim_level.
-        let levels: Vec<&str> = resp.by.iter().map(|b| b.rsplit(':').next().unwrap_or(b)).collect();
-        let cols: Vec<String> = resp
-            .by
-            .iter()
-            .zip(&levels)
-            .map(|(b, l)| if levels.iter().filter(|x| *x == l).count() == 1 { l.to_string() } else { b.replace(':', "_") })
-            .collect();
+        let cols = resp.by_columns();
         let float = req.agg == Agg::Avg;
         let mut t = Table::new(&format!("series_{name}"));
         for w in &resp.windows {

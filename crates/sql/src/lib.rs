@@ -17,7 +17,10 @@
 //!   `cpu_usage_per_cpu`, `io_usage`, `io_files`, `syscall_stats`, and tables of
 //!   occurrences from the kernel model: `sched_slices`, `syscalls`, `wakeups`, `irqs`,
 //!   `block_requests`, `io` (each read or write that moved bytes, with its fd and
-//!   file), and `threads` (each thread's names with their validity ranges).
+//!   file), and `threads` (each thread's names with their validity ranges);
+//! - with [`SqlSession::add_cube`], the table function `cube_series(metric, every [,
+//!   by [, agg]])` over a statistics cube's directory ([`cube_series`]): the answers
+//!   of `tracecube query --every` as a table.
 //!
 //! The trace tables are DataFusion table providers over the reader ([`scan`]): no
 //! copy of the trace, record batches streamed by one thread per partition, each
@@ -25,6 +28,7 @@
 //! `LIMIT` are pushed into the scan.
 
 pub mod columns;
+pub mod cube_series;
 pub mod output;
 pub mod report_scan;
 pub mod reports;
@@ -34,7 +38,7 @@ pub mod table;
 pub mod wire;
 
 use std::ops::ControlFlow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -53,6 +57,9 @@ pub enum SqlError {
     /// A trace directory could not be opened.
     #[error("cannot open trace {0}: {1}")]
     Open(String, String),
+    /// A cube directory could not be opened.
+    #[error("cannot open cube {0}: {1}")]
+    OpenCube(String, String),
     /// The query failed (syntax, planning, or the scan: a damaged stream names its
     /// file and offset).
     #[error("{0}")]
@@ -123,6 +130,14 @@ impl SqlSession {
             ctx.register_table(r.name(), Arc::new(reports::ReportProvider::new(sources.clone(), r)))?;
         }
         Ok(SqlSession { ctx, rt, sources, warnings })
+    }
+
+    /// Registers the table function `cube_series` over the cube directory `dir`
+    /// ([`cube_series`]; the cube is read now and kept in memory). A later call
+    /// replaces the cube.
+    pub fn add_cube(&self, dir: &Path) -> Result<(), SqlError> {
+        self.ctx.register_udtf(cube_series::NAME, Arc::new(cube_series::CubeSeries::open(dir)?));
+        Ok(())
     }
 
     /// The trace sets of the session.

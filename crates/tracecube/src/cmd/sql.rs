@@ -14,8 +14,13 @@ use sql::{Format, SqlSession};
 pub struct SqlArgs {
     /// Trace directories; each adds its traces to every table, told apart by the
     /// `trace` column (the host name).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "cube")]
     pub traces: Vec<PathBuf>,
+    /// A statistics cube directory (made by `cube build`): adds the table function
+    /// `cube_series(metric, every [, by [, agg]])`, the answers of `query --every` as a
+    /// table (not with --cluster).
+    #[arg(long, value_name = "DIR")]
+    pub cube: Option<PathBuf>,
     /// Run this query (statements separated by `;`) and exit.
     #[arg(short = 'e', long = "execute", conflicts_with = "file")]
     pub execute: Option<String>,
@@ -42,12 +47,20 @@ pub struct SqlArgs {
 
 /// The session of `a`: local, or on the cluster it names.
 fn open(a: &SqlArgs) -> Result<SqlSession> {
+    if let Some(t) = a.traces.iter().find(|t| cube::file::is_cube(t)) {
+        anyhow::bail!("{} is a cube directory, not a trace: give it with --cube", t.display());
+    }
     #[cfg(feature = "cluster")]
     if let Some(url) = &a.cluster {
+        anyhow::ensure!(a.cube.is_none(), "--cube works on a local session only, not with --cluster");
         super::cluster::ignore_sigpipe();
         return Ok(fleet::client::open(url, &a.traces, a.jobs)?);
     }
-    Ok(SqlSession::open(&a.traces, a.jobs)?)
+    let s = SqlSession::open(&a.traces, a.jobs)?;
+    if let Some(dir) = &a.cube {
+        s.add_cube(dir)?;
+    }
+    Ok(s)
 }
 
 /// Runs `sql`.
