@@ -32,6 +32,7 @@ pub mod cube_series;
 pub mod output;
 pub mod report_scan;
 pub mod reports;
+pub mod rows;
 pub mod scan;
 pub mod source;
 pub mod table;

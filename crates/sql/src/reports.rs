@@ -19,16 +19,16 @@ use std::sync::Arc;
 use analysis::{AnalysisKind, Report, RunOptions};
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use datafusion::arrow::json::ReaderBuilder;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::{DataFusionError, Result};
 use datafusion::logical_expr::{Expr, TableType};
 use datafusion::physical_plan::ExecutionPlan;
-use serde_json::Value;
+use serde::Serialize;
 
 use datafusion::arrow::record_batch::RecordBatch;
 
 pub use crate::report_scan::ReportScanExec;
+use crate::rows::{RowBuilder, Scalar};
 use crate::source::{Source, Sources};
 
 /// One table of analysis results.
@@ -183,74 +183,104 @@ impl ReportTable {
         }
     }
 
-    /// The rows of `r` for this table, as JSON objects.
-    fn rows(self, r: &Report) -> Result<Vec<Value>, serde_json::Error> {
-        let v = |x: &dyn erased::Ser| x.to_values();
+    /// Appends the rows of `r` for this table to `b`, each with the `trace` column
+    /// `trace`; `calls` (the syscall analysis of the same set) names the calls of the
+    /// `io` table's rows.
+    fn append(self, r: &Report, calls: Option<&analysis::SyscallReport>, trace: &str, b: &mut RowBuilder) -> Result<()> {
+        let name = [("trace", Scalar::Str(trace))];
+        let all = |b: &mut RowBuilder, rows: &dyn erased::Rows| rows.push_all(b, &name);
         match (self, r) {
-            (ReportTable::CpuUsage, Report::Cpu(c)) => v(&c.threads),
-            (ReportTable::CpuUsagePerCpu, Report::Cpu(c)) => v(&c.cpus),
-            (ReportTable::IoUsage, Report::Io(i)) => v(&i.threads),
-            (ReportTable::IoFiles, Report::Io(i)) => v(&i.files),
-            (ReportTable::SyscallStats, Report::Syscall(r)) => Ok(syscall_stats(r)),
-            (ReportTable::SchedSlices, Report::Cpu(c)) => v(&c.executions),
-            (ReportTable::Syscalls, Report::Syscall(r)) => v(&r.log),
-            (ReportTable::Wakeups, Report::Sched(r)) => v(&r.log),
-            (ReportTable::Irqs, Report::Irq(r)) => v(&r.log),
-            (ReportTable::BlockRequests, Report::Block(r)) => v(&r.log),
-            (ReportTable::Io, Report::Io(r)) => v(&r.transfers),
-            _ => Ok(Vec::new()),
+            (ReportTable::CpuUsage, Report::Cpu(c)) => all(b, &c.threads),
+            (ReportTable::CpuUsagePerCpu, Report::Cpu(c)) => all(b, &c.cpus),
+            (ReportTable::IoUsage, Report::Io(i)) => all(b, &i.threads),
+            (ReportTable::IoFiles, Report::Io(i)) => all(b, &i.files),
+            (ReportTable::SyscallStats, Report::Syscall(r)) => all(b, &syscall_stats(r)),
+            (ReportTable::SchedSlices, Report::Cpu(c)) => all(b, &c.executions),
+            (ReportTable::Syscalls, Report::Syscall(r)) => all(b, &r.log),
+            (ReportTable::Wakeups, Report::Sched(r)) => all(b, &r.log),
+            (ReportTable::Irqs, Report::Irq(r)) => all(b, &r.log),
+            (ReportTable::BlockRequests, Report::Block(r)) => all(b, &r.log),
+            (ReportTable::Io, Report::Io(r)) => with_calls(&r.transfers, calls, trace, b),
+            _ => Ok(()),
         }
     }
 }
 
+/// A row of `syscall_stats`: a thread's calls of one name, durations flattened.
+#[derive(Serialize)]
+struct StatRow<'r> {
+    tid: Option<i32>,
+    pid: Option<i32>,
+    comm: &'r str,
+    name: &'r str,
+    count: u64,
+    errors: u64,
+    total_ns: u64,
+    min_ns: u64,
+    mean_ns: f64,
+    max_ns: u64,
+    stdev_ns: Option<f64>,
+}
+
 /// The rows of `syscall_stats`: one per thread and system call, with its durations
 /// flattened and its failed calls (every return value but `success`) summed.
-fn syscall_stats(r: &analysis::SyscallReport) -> Vec<Value> {
+fn syscall_stats(r: &analysis::SyscallReport) -> Vec<StatRow<'_>> {
     let mut rows = Vec::new();
     for t in &r.threads {
         for c in &t.calls {
             let l = &c.latency;
             let errors: u64 = c.returns.iter().filter(|(k, _)| k.as_str() != "success").map(|(_, n)| n).sum();
-            rows.push(serde_json::json!({
-                "tid": t.tid, "pid": t.pid, "comm": t.comm, "name": c.name, "count": l.count, "errors": errors,
-                "total_ns": l.total_ns, "min_ns": l.min_ns, "mean_ns": l.mean_ns, "max_ns": l.max_ns, "stdev_ns": l.stdev_ns,
-            }));
+            rows.push(StatRow {
+                tid: t.tid,
+                pid: t.pid,
+                comm: &t.comm,
+                name: &c.name,
+                count: l.count,
+                errors,
+                total_ns: l.total_ns,
+                min_ns: l.min_ns,
+                mean_ns: l.mean_ns,
+                max_ns: l.max_ns,
+                stdev_ns: l.stdev_ns,
+            });
         }
     }
     rows
 }
 
-/// Gives each row of the `io` table (a transfer, as JSON) the entry time and name of
-/// its system call: the call of the syscall analysis' log that the same thread ended at
-/// the transfer's exit time (the two analyses follow the same calls: a transfer is the
-/// exit of a pending read or write). `NULL`s should none match.
-fn with_calls(rows: &mut [Value], calls: &analysis::SyscallReport) {
-    let by_exit: std::collections::HashMap<(i64, i64), (i64, &str)> =
-        calls.log.iter().map(|l| ((i64::from(l.tid), l.end_ns), (l.begin_ns, l.name.as_str()))).collect();
-    for r in rows {
-        let key = (r["tid"].as_i64().unwrap_or_default(), r["exit_ns"].as_i64().unwrap_or_default());
-        if let (Value::Object(m), Some(&(entry, name))) = (r, by_exit.get(&key)) {
-            m.insert("entry_ns".into(), entry.into());
-            m.insert("name".into(), name.into());
-        }
+/// Appends the rows of the `io` table: each transfer with the entry time and name of
+/// its system call, the call of the syscall analysis' log (`calls`) that the same
+/// thread ended at the transfer's exit time (the two analyses follow the same calls: a
+/// transfer is the exit of a pending read or write). `NULL`s should none match.
+fn with_calls(transfers: &[analysis::io::TransferRow], calls: Option<&analysis::SyscallReport>, trace: &str, b: &mut RowBuilder) -> Result<()> {
+    let by_exit: std::collections::HashMap<(i32, i64), (i64, &str)> =
+        calls.iter().flat_map(|c| &c.log).map(|l| ((l.tid, l.end_ns), (l.begin_ns, l.name.as_str()))).collect();
+    for t in transfers {
+        let (entry, name) = by_exit.get(&(t.tid, t.exit_ns)).map_or((Scalar::Null, Scalar::Null), |&(e, n)| (Scalar::Int(e.into()), Scalar::Str(n)));
+        b.push_with(t, &[("trace", Scalar::Str(trace)), ("entry_ns", entry), ("name", name)])?;
     }
+    Ok(())
 }
 
-/// Serialising rows of any report type to JSON values.
+/// Appending rows of any report type.
 mod erased {
+    use super::{RowBuilder, Scalar};
+    use datafusion::common::Result;
+
     /// A list of rows that serialise.
-    pub trait Ser {
-        /// Each row as a JSON value.
-        fn to_values(&self) -> Result<Vec<serde_json::Value>, serde_json::Error>;
+    pub trait Rows {
+        /// Appends each row to `b`, with the values `extra`.
+        fn push_all(&self, b: &mut RowBuilder, extra: &[(&str, Scalar)]) -> Result<()>;
     }
-    impl<T: serde::Serialize> Ser for Vec<T> {
-        fn to_values(&self) -> Result<Vec<serde_json::Value>, serde_json::Error> {
-            self.iter().map(serde_json::to_value).collect()
+    impl<T: serde::Serialize> Rows for Vec<T> {
+        fn push_all(&self, b: &mut RowBuilder, extra: &[(&str, Scalar)]) -> Result<()> {
+            self.iter().try_for_each(|r| b.push_with(r, extra))
         }
     }
 }
 
 /// A report table over the traces of a session.
+#[derive(Clone)]
 pub struct ReportProvider {
     sources: Arc<Sources>,
     which: ReportTable,
@@ -287,28 +317,27 @@ impl ReportProvider {
         let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
         let opts = RunOptions { threads, log: self.which.is_log(), top: 0, ..RunOptions::default() };
         let failed = |e: analysis::AnalysisError| DataFusionError::Execution(format!("{}: {e}", src.path.display()));
-        let rows = match self.which.analysis() {
-            Some(kind) => self.which.rows(&analysis::run(&src.set, kind, &opts).map_err(failed)?),
-            None => erased::Ser::to_values(&analysis::threads::run(&src.set, &opts).map_err(failed)?.threads),
-        };
-        let rows = match (self.which, rows) {
-            (ReportTable::Io, Ok(mut rows)) => {
-                let Report::Syscall(calls) = analysis::run(&src.set, AnalysisKind::Syscall, &opts).map_err(failed)? else { unreachable!() };
-                with_calls(&mut rows, &calls);
-                Ok(rows)
+        let name = src.names.first().map_or("", String::as_str);
+        let mut b = RowBuilder::new(self.schema.clone())?;
+        match self.which.analysis() {
+            Some(kind) => {
+                let report = analysis::run(&src.set, kind, &opts).map_err(failed)?;
+                let calls = match self.which {
+                    ReportTable::Io => match analysis::run(&src.set, AnalysisKind::Syscall, &opts).map_err(failed)? {
+                        Report::Syscall(c) => Some(c),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                self.which.append(&report, calls.as_ref(), name, &mut b)?;
             }
-            (_, rows) => rows,
-        };
-        let name = src.names.first().cloned().unwrap_or_default();
-        let mut rows = rows.map_err(|e| DataFusionError::External(Box::new(e)))?;
-        for r in &mut rows {
-            if let Value::Object(m) = r {
-                m.insert("trace".into(), Value::String(name.clone()));
-            }
+            None => erased::Rows::push_all(&analysis::threads::run(&src.set, &opts).map_err(failed)?.threads, &mut b, &[("trace", Scalar::Str(name))])?,
         }
-        let mut decoder = ReaderBuilder::new(self.schema.clone()).with_batch_size(rows.len().max(1)).build_decoder()?;
-        decoder.serialize(&rows)?;
-        Ok(decoder.flush()?.into_iter().collect())
+        // No rows, no batch (as before: the JSON decoder gave none).
+        if b.rows() == 0 {
+            return Ok(Vec::new());
+        }
+        Ok(vec![b.finish()?])
     }
 }
 
@@ -323,7 +352,6 @@ impl TableProvider for ReportProvider {
     }
 
     async fn scan(&self, _state: &dyn Session, projection: Option<&Vec<usize>>, _filters: &[Expr], limit: Option<usize>) -> Result<Arc<dyn ExecutionPlan>> {
-        let table = ReportProvider::new(self.sources.clone(), self.which);
-        Ok(Arc::new(ReportScanExec::new(table, projection.cloned(), limit)?))
+        Ok(Arc::new(ReportScanExec::new(self.clone(), projection.cloned(), limit)?))
     }
 }
