@@ -3,7 +3,8 @@
 //!
 //! What travels is a description, not data: the trace directories (which every
 //! process must be able to read at the same paths), the partition count, and what the
-//! table or scan selects. The receiver opens the traces again; a scan's partitions are
+//! table or scan selects. The receiver opens the traces again (or reuses the sets it
+//! opened for an earlier plan while their files are unchanged); a scan's partitions are
 //! recomputed from the same slices, so partition `k` reads the same events in every
 //! process. The bytes are [`MAGIC`] then JSON: a plan codec can tell them from its
 //! other nodes by the prefix.
@@ -39,8 +40,10 @@ impl Traces {
         Traces { paths: sources.sets.iter().map(|s| s.path.clone()).collect(), partitions: sources.partitions }
     }
 
+    /// The sets, shared with earlier plans of this process while their files are
+    /// unchanged ([`Sources::open_cached`]).
     fn open(&self) -> Result<Arc<Sources>> {
-        let (sources, _warnings) = Sources::open(&self.paths, self.partitions).map_err(|e| DataFusionError::Execution(e.to_string()))?;
+        let (sources, _warnings) = Sources::open_cached(&self.paths, self.partitions).map_err(|e| DataFusionError::Execution(e.to_string()))?;
         Ok(Arc::new(sources))
     }
 }
