@@ -17,4 +17,5 @@ mod golden;
 mod live_lttng;
 mod print;
 mod serve;
+mod sql_cube;
 mod support;
