@@ -77,6 +77,9 @@ fn truth(c: &Cube, metric: &str, every: Option<&str>, by: &[&str], agg: Option<&
     out
 }
 
+/// A question: metric, every, by, agg.
+type Case<'a> = (&'a str, Option<&'a str>, &'a [&'a str], Option<&'a str>);
+
 /// About a tenth of the cube's span, in whole ms (its finest level).
 fn every_ns(c: &Cube) -> u64 {
     let (a, b) = c.span().unwrap();
@@ -89,7 +92,7 @@ fn cube_series_equals_the_cubes_answers_row_for_row() {
     let s = session(&dir);
     let e = every_ns(&c);
     let every = format!("{}ms", e / 1_000_000);
-    let cases: [(&str, Option<&str>, &[&str], Option<&str>); 5] = [
+    let cases: [Case; 5] = [
         ("cpu_time", Some(&every), &["process:tid"], None),
         ("events", Some(&every), &["operation:name", "cpu"], None),
         ("syscall_latency", Some(&every), &["process:tid"], Some("avg")),
