@@ -71,6 +71,26 @@ fn classes() -> Vec<(&'static str, StructType)> {
         ("syscall_exit_eventfd2", s().int("_ret", s64.clone())),
         ("syscall_entry_execve", s().field("_filename", FieldType::String).int("_argv", u64t.clone()).int("_envp", u64t.clone())),
         ("syscall_exit_execve", s().int("_ret", s64.clone())),
+        ("syscall_entry_fsync", s().int("_fd", u32t.clone())),
+        ("syscall_exit_fsync", s().int("_ret", s64.clone())),
+        ("syscall_entry_lseek", s().int("_fd", u32t.clone()).int("_offset", s64.clone()).int("_whence", u32t.clone())),
+        ("syscall_exit_lseek", s().int("_ret", s64.clone())),
+        ("syscall_entry_newfstat", s().int("_fd", u32t.clone()).int("_statbuf", u64t.clone())),
+        ("syscall_exit_newfstat", s().int("_ret", s64.clone()).int("_statbuf", u64t.clone())),
+        ("syscall_entry_ioctl", s().int("_fd", u32t.clone()).int("_cmd", u32t.clone()).int("_arg", u64t.clone())),
+        ("syscall_exit_ioctl", s().int("_ret", s64.clone()).int("_arg", u64t.clone())),
+        (
+            "syscall_entry_mmap",
+            s().int("_addr", u64t.clone())
+                .int("_len", u64t.clone())
+                .int("_prot", u64t.clone())
+                .int("_flags", u64t.clone())
+                .int("_fd", u64t.clone())
+                .int("_off", u64t.clone()),
+        ),
+        ("syscall_exit_mmap", s().int("_ret", u64t.clone())),
+        ("syscall_entry_sendfile64", s().int("_out_fd", s32.clone()).int("_in_fd", s32.clone()).int("_offset", u64t.clone()).int("_count", u64t.clone())),
+        ("syscall_exit_sendfile64", s().int("_ret", s64.clone()).int("_offset", u64t.clone())),
         ("syscall_entry_unknown", s().int("_id", u32t.clone()).field("_args", int_array(u64t.clone(), 6))),
         ("syscall_exit_unknown", s().int("_id", u32t.clone()).int("_ret", s64.clone()).field("_args", int_array(u64t, 6))),
     ]
@@ -326,10 +346,43 @@ fn execve_exit_without_sched_process_exec() {
     assert_eq!(by_file(&io_of(&ev)), BTreeMap::from([("anon_inode:[eventfd]", (0, 8))]));
 }
 
+/// An fd-taking call that changes no fd table: `syscall_entry_NAME(fd, …)` (the
+/// other arguments 0) and its exit returning `ret`.
+fn on_fd<'a>(name: &'static str, fd: u64, ret: i64) -> [Ev<'a>; 2] {
+    let (entry, exit, args, exit_args): (&str, &str, usize, usize) = match name {
+        "fsync" => ("syscall_entry_fsync", "syscall_exit_fsync", 0, 0),
+        "lseek" => ("syscall_entry_lseek", "syscall_exit_lseek", 2, 0),
+        "newfstat" => ("syscall_entry_newfstat", "syscall_exit_newfstat", 1, 1),
+        "ioctl" => ("syscall_entry_ioctl", "syscall_exit_ioctl", 2, 1),
+        _ => unreachable!("{name}"),
+    };
+    let mut e = vec![Value::U(fd)];
+    e.extend(std::iter::repeat_n(Value::U(0), args));
+    let mut x = vec![Value::I(ret)];
+    x.extend(std::iter::repeat_n(Value::U(0), exit_args));
+    [(entry, e), (exit, x)]
+}
+/// mmap of `fd` (`u64::MAX`: -1, anonymous memory).
+fn mmap<'a>(fd: u64) -> [Ev<'a>; 2] {
+    let z = Value::U(0);
+    [("syscall_entry_mmap", vec![z.clone(), Value::U(4096), z.clone(), z.clone(), Value::U(fd), z]), ("syscall_exit_mmap", vec![Value::U(0x7f00_0000_0000)])]
+}
+fn sendfile64<'a>(out_fd: i64, in_fd: i64, n: i64) -> [Ev<'a>; 2] {
+    [
+        ("syscall_entry_sendfile64", vec![Value::I(out_fd), Value::I(in_fd), Value::U(0), Value::U(4096)]),
+        ("syscall_exit_sendfile64", vec![Value::I(n), Value::U(0)]),
+    ]
+}
+
 /// `(syscall, fd, path)` of every call of `events` (`analyze -a syscall --log`), in
 /// order, checked to be the same serially and in parallel with tiny chunks; the longest
 /// calls carry the same fd and path as their log rows.
 fn call_files_of(events: &[Ev<'_>]) -> Vec<(String, Option<i32>, Option<String>)> {
+    call_rows_of(events).into_iter().map(|l| (l.name, l.fd, l.path)).collect()
+}
+
+/// The rows of [`call_files_of`].
+fn call_rows_of(events: &[Ev<'_>]) -> Vec<analysis::syscall::LongCallRow> {
     let dir = tempfile::tempdir().unwrap();
     write_trace(dir.path(), events);
     let set = ctf::trace::TraceSet::open(dir.path()).unwrap();
@@ -351,7 +404,7 @@ fn call_files_of(events: &[Ev<'_>]) -> Vec<(String, Option<i32>, Option<String>)
     for l in &r.longest {
         assert!(r.log.contains(l), "{l:?} in the log");
     }
-    r.log.iter().map(|l| (l.name.clone(), l.fd, l.path.clone())).collect()
+    r.log
 }
 
 /// The fd and file each call worked on, as the longest calls and the log list them
@@ -408,4 +461,73 @@ fn each_call_names_the_fd_and_file_it_worked_on() {
             s("read", Some(5), Some("/var/log/syslog")),
         ]
     );
+}
+
+/// The calls that work on an fd without changing any fd table (`kernel::layout::Sc::OnFd`:
+/// fsync, lseek, fstat, ioctl, mmap …) name the fd and the file it named at entry, as
+/// reads do; sendfile64 names the fd read (`in_fd`) and the fd written (`out_fd`), each
+/// with its file:
+/// - after openat returns 3 for /data/a and socket returns 4: fsync, lseek, newfstat
+///   of 3 name /data/a, ioctl of 4 names `socket`; mmap of 3 names /data/a, mmap of
+///   -1 (anonymous memory) no fd; sendfile64(out 4, in 3) reads /data/a (fd 3) and
+///   writes the socket (fd 4);
+/// - fsync of 9, which nothing names: fd 9, no file; after close(3), fsync of 3: fd 3,
+///   no file (the file an fd names is looked up at entry).
+///
+/// lttng-iolatencytop 0.6.1 lists syncs (fsync, fdatasync, sync_file_range) with
+/// their fd and file, not the others; sendfile64 it counts as a read-write request
+/// without naming its fds (`TODO: handle fd_in/fd_out`).
+#[test]
+fn calls_on_an_fd_name_it_and_its_file() {
+    let mut ev = vec![proc_state(100, 100, "app"), switch(0, 100)];
+    ev.extend(open("/data/a", 0, 3));
+    ev.extend(socket(4));
+    ev.extend(on_fd("fsync", 3, 0));
+    ev.extend(on_fd("lseek", 3, 100));
+    ev.extend(on_fd("newfstat", 3, 0));
+    ev.extend(on_fd("ioctl", 4, -25));
+    ev.extend(mmap(3));
+    ev.extend(mmap(u64::MAX));
+    ev.extend(sendfile64(4, 3, 4096));
+    ev.extend(on_fd("fsync", 9, -9));
+    ev.extend(close(3));
+    ev.extend(on_fd("fsync", 3, -9));
+    let s = |n: &str, fd: Option<i32>, p: Option<&str>| (n.to_string(), fd, p.map(str::to_string));
+    let rows = call_rows_of(&ev);
+    let files: Vec<_> = rows.iter().map(|l| (l.name.clone(), l.fd, l.path.clone())).collect();
+    assert_eq!(
+        files,
+        vec![
+            s("openat", Some(3), Some("/data/a")),
+            s("socket", Some(4), Some("socket")),
+            s("fsync", Some(3), Some("/data/a")),
+            s("lseek", Some(3), Some("/data/a")),
+            s("newfstat", Some(3), Some("/data/a")),
+            s("ioctl", Some(4), Some("socket")),
+            s("mmap", Some(3), Some("/data/a")),
+            s("mmap", None, None),
+            s("sendfile64", Some(3), Some("/data/a")),
+            s("fsync", Some(9), None),
+            s("close", Some(3), Some("/data/a")),
+            s("fsync", Some(3), None),
+        ]
+    );
+    let outs: Vec<_> = rows.iter().filter_map(|l| l.out_fd.map(|fd| (l.name.as_str(), fd, l.out_path.as_deref()))).collect();
+    assert_eq!(outs, vec![("sendfile64", 4, Some("socket"))]);
+    // The io analysis counts no byte of these calls (sendfile's included, as before).
+    assert_eq!(by_file(&io_of(&ev)), BTreeMap::new());
+    let mut text = String::new();
+    let report = analysis::SyscallReport {
+        analysis: "syscall",
+        begin_ns: None,
+        count: 0,
+        end_ns: None,
+        freq: Vec::new(),
+        log: rows,
+        longest: Vec::new(),
+        processes: Vec::new(),
+        threads: Vec::new(),
+    };
+    analysis::syscall::write_text(&report, &mut text).unwrap();
+    assert!(text.contains("/data/a (fd=3) -> socket (fd=4)"), "{text}");
 }

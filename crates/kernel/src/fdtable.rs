@@ -93,8 +93,11 @@ pub struct PendingCall {
     pub call: Call,
     /// Open: the interned path argument.
     pub path: Option<u32>,
-    /// Read/write/dup/fcntl/close: the fd's file at entry.
+    /// Calls on an fd argument (read/write, dup, fcntl, close, [`Sc::OnFd`],
+    /// [`Sc::FdToFd`]'s fd read): the fd's file at entry.
     pub file: Option<u32>,
+    /// [`Sc::FdToFd`]: the file of the fd written (`a1`) at entry.
+    pub out: Option<u32>,
 }
 
 /// What a call ended worked on (for [`crate::replay::Sink::ended`]): the fd and its
@@ -109,25 +112,38 @@ pub struct Ended {
     /// [`FileNames::held`] when bytes moved on an fd nothing names), the path an open
     /// named, or the kind of object a call made (`socket` …); `None`: unknown.
     pub file: Option<u32>,
+    /// A call from one fd to another ([`Sc::FdToFd`]): the fd written and its file
+    /// (`fd` and `file` are the fd read and its file).
+    pub out: Option<(i32, Option<u32>)>,
+}
+
+impl Ended {
+    /// A call that worked on `fd` alone, which named `file`.
+    #[inline(always)]
+    pub fn on(fd: i32, file: Option<u32>) -> Ended {
+        Ended { fd, file, out: None }
+    }
 }
 
 impl PendingCall {
     /// What this call worked on, ended by an exit returning `ret`: `None` for calls that
-    /// work on no single fd (pipes, socketpairs, close_range, exec, failed opens).
+    /// work on no single fd (pipes, socketpairs, close_range, exec, failed opens) and
+    /// for [`Sc::OnFd`] calls on a negative fd (mmap's -1: anonymous memory).
     pub fn ended(&self, ret: i64, names: &mut impl FileNames) -> Option<Ended> {
-        let sc = self.call.sc;
-        if let (Sc::Dup | Sc::Dup2 | Sc::Dup3, Ok(fd @ 0..)) = (sc, i32::try_from(ret)) {
-            return Some(Ended { fd, file: self.file });
-        }
-        if takes_fd(sc) {
-            return Some(Ended { fd: self.call.a0, file: self.file });
+        let (sc, a0) = (self.call.sc, self.call.a0);
+        match sc {
+            Sc::Dup | Sc::Dup2 | Sc::Dup3 if ret >= 0 && i32::try_from(ret).is_ok() => return Some(Ended::on(ret as i32, self.file)),
+            Sc::OnFd if a0 < 0 => return None,
+            Sc::FdToFd => return Some(Ended { fd: a0, file: self.file, out: Some((self.call.a1, self.out)) }),
+            _ if takes_fd(sc) => return Some(Ended::on(a0, self.file)),
+            _ => {}
         }
         let fd = i32::try_from(ret).ok().filter(|r| *r >= 0)?;
         match sc {
-            Sc::Open => Some(Ended { fd, file: self.path }),
+            Sc::Open => Some(Ended::on(fd, self.path)),
             Sc::Pipe | Sc::Socketpair => None,
-            Sc::Signalfd if self.call.a0 != -1 => Some(Ended { fd: self.call.a0, file: None }),
-            _ => sc.fd_kind().map(|k| Ended { fd, file: Some(names.named(k)) }),
+            Sc::Signalfd if a0 != -1 => Some(Ended::on(a0, None)),
+            _ => sc.fd_kind().map(|k| Ended::on(fd, Some(names.named(k)))),
         }
     }
 }
@@ -370,13 +386,18 @@ impl FdTables {
     /// The entry of `call` (with an open's interned `path`) by a thread of `pid`.
     #[inline]
     pub fn enter(&self, pid: i32, call: Call, path: Option<u32>) -> PendingCall {
-        PendingCall { call, path, file: self.file_at_entry(pid, call.sc, call.a0.into()) }
+        match self.ids.get(&pid) {
+            Some(&t) => self.enter_in(t, call, path),
+            None => PendingCall { call, path, file: None, out: None },
+        }
     }
 
     /// [`FdTables::enter`] by a thread whose process has table `t`.
     #[inline]
     pub fn enter_in(&self, t: TableId, call: Call, path: Option<u32>) -> PendingCall {
-        PendingCall { call, path, file: if takes_fd(call.sc) { self.file_in(t, call.a0.into()) } else { None } }
+        let file = if takes_fd(call.sc) { self.file_in(t, call.a0.into()) } else { None };
+        let out = if call.sc == Sc::FdToFd { self.file_in(t, call.a1.into()) } else { None };
+        PendingCall { call, path, file, out }
     }
 
     /// The exit returning `ret` (and `fds`, a pipe or socketpair exit's array) of a call
@@ -410,7 +431,7 @@ impl FdTables {
     /// The table changes of the exit returning `ret` of pending call `p` (not a read or
     /// write): see the module documentation for the rules.
     pub fn on_exit(&mut self, pid: i32, p: PendingCall, ret: i64, fds: Option<[i32; 2]>, names: &mut impl FileNames) {
-        let PendingCall { call, path, file: from } = p;
+        let PendingCall { call, path, file: from, .. } = p;
         let sc = call.sc;
         let cloexec = has_cloexec(call.a2, sc.cloexec_bit());
         match sc {
@@ -497,7 +518,7 @@ impl FdTables {
 /// Whether the kernel resolves the first argument of `sc` as an fd at entry.
 #[inline]
 fn takes_fd(sc: Sc) -> bool {
-    matches!(sc, Sc::Read | Sc::Write | Sc::Dup | Sc::Dup2 | Sc::Dup3 | Sc::Fcntl | Sc::Close)
+    matches!(sc, Sc::Read | Sc::Write | Sc::Dup | Sc::Dup2 | Sc::Dup3 | Sc::Fcntl | Sc::Close | Sc::OnFd | Sc::FdToFd)
 }
 
 #[cfg(test)]

@@ -63,6 +63,17 @@ pub enum Sc {
     CloseRange,
     /// execve / execveat: a successful exit is an exec.
     Execve,
+    /// A call that works on the file of its fd argument and changes no fd table:
+    /// fsync, fdatasync, sync_file_range, syncfs, lseek, fstat, fstatfs, ftruncate,
+    /// fallocate, fadvise64, readahead, ioctl, flock, fchmod, fchown, fchdir, getdents,
+    /// the `f*xattr` calls, mmap (its `fd`, -1 for anonymous memory), the socket calls
+    /// on an fd (bind, connect, listen, shutdown, get/setsockopt, getsockname,
+    /// getpeername) and epoll_ctl/epoll_wait (their `epfd`).
+    OnFd,
+    /// A call from one fd to another, changing no fd table: sendfile/sendfile64(out_fd,
+    /// in_fd), splice(fd_in, …, fd_out), tee(fdin, fdout), copy_file_range(fd_in, …,
+    /// fd_out); `a0` is the fd read, `a1` the fd written.
+    FdToFd,
 }
 
 /// x86-64 number of `close_range` (436 on every architecture since Linux 5.9's unified
@@ -72,7 +83,7 @@ pub const NR_CLOSE_RANGE: u64 = 436;
 
 impl Sc {
     /// Every syscall, in declaration order (`Sc::ALL[sc as usize] == sc`).
-    pub const ALL: [Sc; 23] = [
+    pub const ALL: [Sc; 25] = [
         Sc::Read,
         Sc::Write,
         Sc::Open,
@@ -96,6 +107,8 @@ impl Sc {
         Sc::Socketpair,
         Sc::CloseRange,
         Sc::Execve,
+        Sc::OnFd,
+        Sc::FdToFd,
     ];
 
     /// The syscall of index `i` in declaration order (`Sc::ALL[i]`), `None` past the
@@ -126,6 +139,8 @@ impl Sc {
             20 => Sc::Socketpair,
             21 => Sc::CloseRange,
             22 => Sc::Execve,
+            23 => Sc::OnFd,
+            24 => Sc::FdToFd,
             _ => return None,
         })
     }
@@ -156,6 +171,12 @@ impl Sc {
             "socketpair" => Sc::Socketpair,
             "close_range" => Sc::CloseRange,
             "execve" | "execveat" => Sc::Execve,
+            "fsync" | "fdatasync" | "sync_file_range" | "sync_file_range2" | "syncfs" | "lseek" | "llseek" | "_llseek" | "fstat" | "newfstat" | "fstat64"
+            | "fstatfs" | "fstatfs64" | "ftruncate" | "ftruncate64" | "fallocate" | "fadvise64" | "fadvise64_64" | "readahead" | "ioctl" | "flock"
+            | "fchmod" | "fchown" | "fchdir" | "getdents" | "getdents64" | "fgetxattr" | "fsetxattr" | "flistxattr" | "fremovexattr" | "mmap" | "mmap2"
+            | "bind" | "connect" | "listen" | "shutdown" | "getsockopt" | "setsockopt" | "getsockname" | "getpeername" | "epoll_ctl" | "epoll_wait"
+            | "epoll_pwait" => Sc::OnFd,
+            "sendfile" | "sendfile64" | "splice" | "tee" | "copy_file_range" => Sc::FdToFd,
             _ => return None,
         })
     }
@@ -425,6 +446,8 @@ fn kind_of(plan: &Plan, sp: &StreamPlan, ev: &EventPlan, arch: Arch) -> Kind {
             Sc::Signalfd => (h("ufd"), None, h("flags")),
             Sc::Read | Sc::Write | Sc::Close | Sc::Dup => (a0(), None, None),
             Sc::Execve => (None, None, None),
+            Sc::OnFd => (h("fd").or_else(|| h("epfd")), None, None),
+            Sc::FdToFd => (h("in_fd").or_else(|| h("fd_in")).or_else(|| h("fdin")), h("out_fd").or_else(|| h("fd_out")).or_else(|| h("fdout")), None),
             _ => (None, None, h("flags")),
         };
         Kind::Entry { sc, a0, a1, a2, path: if sc == Sc::Open { h("filename").or_else(|| h("pathname")) } else { None } }

@@ -243,7 +243,7 @@ impl<T: Default> Replay<T> {
         let slot = &mut self.slots[i];
         let table = table_of(slot, &mut self.fds);
         let call = Call::new(sc, fd, -1, -1);
-        slot.pending = Some(PendingCall { call, path: None, file: self.fds.file_in(table, call.a0.into()) });
+        slot.pending = Some(PendingCall { call, path: None, file: self.fds.file_in(table, call.a0.into()), out: None });
     }
 
     /// The thread of slot `i` enters a syscall the model does not interpret.
@@ -274,7 +274,7 @@ impl<T: Default> Replay<T> {
                 sink.moved(s.tid, s.pid, &mut s.data, Transfer { read, bytes: ret as u64, file, fd });
             }
             if sink.wants_ends() {
-                sink.ended(self.slots[i].tid, Ended { fd, file });
+                sink.ended(self.slots[i].tid, Ended::on(fd, file));
             }
             return;
         }
@@ -348,11 +348,11 @@ impl<T: Default> Replay<T> {
                     let file = self.fds.io_file(table, fd.into(), sink);
                     sink.moved(slot.tid, slot.pid, &mut slot.data, Transfer { read: sc == Sc::Read, bytes: ret as u64, file: Some(file), fd });
                     if sink.wants_ends() {
-                        sink.ended(slot.tid, Ended { fd, file: Some(file) });
+                        sink.ended(slot.tid, Ended::on(fd, Some(file)));
                     }
                 } else if sink.wants_ends() {
                     let table = table_of(slot, &mut self.fds);
-                    sink.ended(slot.tid, Ended { fd, file: self.fds.file_in(table, fd.into()) });
+                    sink.ended(slot.tid, Ended::on(fd, self.fds.file_in(table, fd.into())));
                 }
             }
             // (A read or write uses only its fd: the other arguments as if absent.)

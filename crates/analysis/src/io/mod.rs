@@ -140,6 +140,17 @@ pub struct Io {
     ends: bool,
 }
 
+/// The fd a call worked on and its file ([`Io::call_files`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CallFile {
+    /// The fd (of a call from one fd to another: the fd read).
+    pub fd: i32,
+    /// Its file, when known.
+    pub path: Option<String>,
+    /// A call from one fd to another: the fd written and its file.
+    pub out: Option<(i32, Option<String>)>,
+}
+
 /// Log buffers kept for reuse (about the chunks in flight).
 const SPARE_LOGS: usize = 16;
 
@@ -311,13 +322,13 @@ impl Io {
     }
 
     /// The calls ended on an fd ([`Io::with_ends`]) of the whole trace's state `st`, by
-    /// `(tid, exit time)`: `(fd, file)` (the first, should a thread end two calls at one
-    /// time).
-    pub(crate) fn call_files(&self, st: IoState) -> FxMap<(i32, i64), (i32, Option<String>)> {
+    /// `(tid, exit time)` (the first, should a thread end two calls at one time).
+    pub(crate) fn call_files(&self, st: IoState) -> FxMap<(i32, i64), CallFile> {
         let st = self.completed(st);
         let mut m = FxMap::default();
-        for (tid, at, fd, file) in st.replay.call_files() {
-            m.entry((tid, at)).or_insert_with(|| (fd, file.map(str::to_string)));
+        for (tid, at, fd, file, out) in st.replay.call_files() {
+            let named = |(fd, f): (i32, Option<&str>)| (fd, f.map(str::to_string));
+            m.entry((tid, at)).or_insert_with(|| CallFile { fd, path: file.map(str::to_string), out: out.map(named) });
         }
         m
     }

@@ -174,14 +174,16 @@ impl Replay {
     }
 
     /// The calls ended on an fd (kept by [`Replay::keep_ends`]), in replay order:
-    /// `(tid, exit time, fd, file)`, the file as [`Replay::files`] names it (a
-    /// placeholder the statedump named: that file; one it did not: `None`).
-    pub fn call_files(&self) -> impl Iterator<Item = (i32, i64, i32, Option<&str>)> + '_ {
-        self.files.ends.iter().flatten().map(|c| {
-            let file = c.e.file.map(|f| self.files.named_as.get(&f).copied().unwrap_or(f));
-            let row = file.and_then(|f| self.files.rows.get(f as usize)).filter(|r| !r.3);
-            (c.tid, c.at, c.e.fd, row.map(|r| &*r.0))
-        })
+    /// `(tid, exit time, fd, file, fd written and its file)`, each file as
+    /// [`Replay::files`] names it (a placeholder the statedump named: that file; one it
+    /// did not: `None`); the fd written only for a call from one fd to another.
+    #[allow(clippy::type_complexity, reason = "a tuple read once, by `Io::call_files`")]
+    pub fn call_files(&self) -> impl Iterator<Item = (i32, i64, i32, Option<&str>, Option<(i32, Option<&str>)>)> + '_ {
+        let name = |file: Option<u32>| {
+            let file = file.map(|f| self.files.named_as.get(&f).copied().unwrap_or(f));
+            file.and_then(|f| self.files.rows.get(f as usize)).filter(|r| !r.3).map(|r| &*r.0)
+        };
+        self.files.ends.iter().flatten().map(move |c| (c.tid, c.at, c.e.fd, name(c.e.file), c.e.out.map(|(fd, f)| (fd, name(f)))))
     }
 
     /// The records or events replayed next are at `ts`.

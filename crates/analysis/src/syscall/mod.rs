@@ -31,9 +31,11 @@
 //! the kernel model's fd tables (`kernel::fdtable`, exact at any chunking) noting every
 //! call that ends on an fd by `(tid, exit time)` ([`kernel::replay::Sink::ended`]); the
 //! report joins on that key. A call on an fd argument names the file the fd named at
-//! entry; an open, dup or call making an fd names the fd it returned and the path or
-//! kind of object; calls outside the model's fd rules (`fsync`, `lseek`, `poll` …)
-//! name none. As the complete state grows, the replay forgets the calls no longer among
+//! entry (the calls that change no fd table too: fsync, lseek, fstat, ioctl, mmap …,
+//! `kernel::layout::Sc::OnFd`; sendfile, splice, tee and copy_file_range name the fd
+//! read and the fd written); an open, dup or call making an fd names the fd it returned
+//! and the path or kind of object; other calls (`poll`, `select`, `*at` calls …) name
+//! none. As the complete state grows, the replay forgets the calls no longer among
 //! the longest, so it keeps about `--top` of them plus a few thousand (with `--log`,
 //! `--freq` or a thread filter, every call is kept).
 
@@ -328,6 +330,13 @@ pub struct LongCallRow {
     pub fd: Option<i32>,
     /// Syscall name.
     pub name: String,
+    /// A call from one fd to another (sendfile, splice, tee, copy_file_range): the fd
+    /// written (`fd` is the fd read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub out_fd: Option<i32>,
+    /// The file `out_fd` named, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub out_path: Option<String>,
     /// The file that fd named (the path an open named), when known.
     pub path: Option<String>,
     /// Process id of the thread, when known (as in the per-thread table).
@@ -517,15 +526,18 @@ impl Analysis for Syscall {
         let (longest, all) = top.finish(|l| (l.begin.0, l.tid.0, l.call.0, l.dur, l.ret));
         let call_row = |l: Long| {
             let (pid, comm) = st.info.pid_and_comm(l.tid.0);
-            let (fd, path) = files.get(&(l.tid.0, l.end)).cloned().map_or((None, None), |(fd, p)| (Some(fd), p));
+            let f = files.get(&(l.tid.0, l.end));
+            let (out_fd, out_path) = f.and_then(|f| f.out.clone()).map_or((None, None), |(fd, p)| (Some(fd), p));
             LongCallRow {
                 begin_ns: l.begin.0,
                 comm: comm.to_string(),
                 duration_ns: l.dur,
                 end_ns: l.begin.0 + l.dur as i64,
-                fd,
+                fd: f.map(|f| f.fd),
                 name: self.name(l.call.0),
-                path,
+                out_fd,
+                out_path,
+                path: f.and_then(|f| f.path.clone()),
                 pid,
                 ret: l.ret,
                 tid: l.tid.0,

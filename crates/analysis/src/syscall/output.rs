@@ -11,12 +11,17 @@ fn returns_text(r: &BTreeMap<String, u64>) -> String {
 }
 
 /// The file column of a call, as lttng-iolatencytop writes it: `/etc/passwd (fd=3)`,
-/// `unknown (fd=4)` when the fd's file is not known, empty when the call worked on no fd.
+/// `unknown (fd=4)` when the fd's file is not known, empty when the call worked on no
+/// fd; a call from one fd to another: `/a (fd=3) -> socket (fd=4)`.
 fn file_text(l: &super::LongCallRow) -> String {
-    match (&l.path, l.fd) {
+    let one = |p: &Option<String>, fd: Option<i32>| match (p, fd) {
         (p, Some(fd)) => format!("{} (fd={fd})", p.as_deref().unwrap_or("unknown")),
         (Some(p), None) => p.clone(),
         (None, None) => String::new(),
+    };
+    match l.out_fd {
+        Some(_) => format!("{} -> {}", one(&l.path, l.fd), one(&l.out_path, l.out_fd)),
+        None => one(&l.path, l.fd),
     }
 }
 
