@@ -65,7 +65,8 @@ use kernel::running::Running;
 use replay::Replay;
 use report::{rows, thread_io, PARALLEL_ROWS};
 pub use report::{FileIoRow, IoReport, ProcessIoRow, ThreadIoRow, TransferRow};
-use syscall::{call_of, int_or, syscall_of, Interpret, Label, Logged, Syscall};
+pub(crate) use syscall::Label;
+use syscall::{call_of, int_or, syscall_of, Interpret, Logged, Syscall};
 
 /// Chunk state of [`Io`].
 ///
@@ -322,11 +323,12 @@ impl Io {
     }
 
     /// The calls ended on an fd ([`Io::with_ends`]) of the whole trace's state `st`, by
-    /// `(tid, exit time)` (the first, should a thread end two calls at one time).
-    pub(crate) fn call_files(&self, st: IoState) -> FxMap<(i32, i64), CallFile> {
+    /// `(tid, exit time)` (the first, should a thread end two calls at one time), of the
+    /// calls `wanted(tid, exit time)` selects.
+    pub(crate) fn call_files(&self, st: IoState, wanted: impl Fn(i32, i64) -> bool) -> FxMap<(i32, i64), CallFile> {
         let st = self.completed(st);
         let mut m = FxMap::default();
-        for (tid, at, fd, file, out) in st.replay.call_files() {
+        for (tid, at, fd, file, out) in st.replay.call_files().filter(|c| wanted(c.0, c.1)) {
             let named = |(fd, f): (i32, Option<&str>)| (fd, f.map(str::to_string));
             m.entry((tid, at)).or_insert_with(|| CallFile { fd, path: file.map(str::to_string), out: out.map(named) });
         }

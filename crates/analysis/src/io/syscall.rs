@@ -159,29 +159,29 @@ pub(super) fn syscall_of(ev: &EventRef<'_, '_>, kind: &Kind) -> Option<Syscall> 
 /// How a syscall class's copied fields ([`Selective::copies`](engine::Selective::copies)) are read: the label's
 /// high bits say which form (one bit each, so that a form is told by a bit test), its
 /// low byte which syscall (`Sc as u32`; [`Label::NO_SC`]: none).
-pub(super) struct Label;
+pub(crate) struct Label;
 
 impl Label {
-    const ENTRY: u32 = 1 << 8;
+    pub(crate) const ENTRY: u32 = 1 << 8;
     /// An entry whose only argument is its fd (read/write families, close, dup): one
     /// field copied, `[a0]`, the others read as absent.
-    const ENTRY_FD: u32 = 1 << 9;
+    pub(crate) const ENTRY_FD: u32 = 1 << 9;
     /// [`Label::ENTRY_FD`] of the read or write family.
-    const ENTRY_RW: u32 = 1 << 14;
-    const OTHER: u32 = 1 << 10;
-    const EXIT: u32 = 1 << 11;
+    pub(crate) const ENTRY_RW: u32 = 1 << 14;
+    pub(crate) const OTHER: u32 = 1 << 10;
+    pub(crate) const EXIT: u32 = 1 << 11;
     /// A raw `sys_exit`: `[id, ret]`, the architecture ([`Arch::index`]) in the low
     /// byte.
-    const RAW_EXIT: u32 = 1 << 12;
+    pub(crate) const RAW_EXIT: u32 = 1 << 12;
     /// `sched_switch` with `char[16]` names (or none): `[prev_tid, next_tid, prev_comm,
     /// next_comm]`.
-    pub(super) const SWITCH: u32 = 1 << 13;
+    pub(crate) const SWITCH: u32 = 1 << 13;
     const NO_SC: u32 = 0xff;
 
     /// The copy request of a class of kind `kind` (for syscalls, the fields
     /// [`syscall_of`] reads, in the same order); `None` for kinds the fast paths do not
     /// take.
-    pub(super) fn request(kind: &Kind) -> Option<CopyRequest> {
+    pub(crate) fn request(kind: &Kind) -> Option<CopyRequest> {
         let sc = |sc: Option<Sc>| sc.map_or(Label::NO_SC, |s| s as u32);
         let (label, fields) = match *kind {
             Kind::Entry { sc: s @ (Sc::Read | Sc::Write), a0, a1: None, a2: None, path: None } => (Label::ENTRY_RW | sc(Some(s)), vec![a0]),

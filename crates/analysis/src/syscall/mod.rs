@@ -42,7 +42,7 @@
 use kernel::running::Running;
 use std::collections::BTreeMap;
 
-use ctf::stream::EventRef;
+use ctf::stream::{Copied, CopyRequest, EventRef};
 use ctf::trace::TraceSet;
 use engine::{Analysis, ChunkPolicy, Ctx, Selective, Tally};
 use serde::Serialize;
@@ -53,10 +53,10 @@ pub use output::{lami, write_text};
 
 use crate::cpu::HeadPolicy;
 use crate::filter::Filter;
-use crate::io::{Io, IoState};
+use crate::io::{Io, IoState, Label};
 use crate::latency::{return_key, Bucket, DurationRow, Durations, LatencyOptions, Sink};
 use kernel::latency::{call_name, raw_call, CallId};
-use kernel::layout::{Kind, Layout};
+use kernel::layout::{EvClass, Kind, Layout};
 use kernel::model::{FxMap, Info, Span};
 
 /// Options of [`Syscall`].
@@ -85,9 +85,42 @@ pub struct Syscall {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct CallAcc {
     d: Durations,
-    /// Return value → occurrences, with every value ≥ 0 (success) as 0: a read's byte
-    /// counts would otherwise make one entry each.
-    rets: BTreeMap<i64, u64>,
+    rets: Rets,
+}
+
+/// Return values tallied: every value ≥ 0 (success) as one count (a read's byte counts
+/// would otherwise make one entry each), and each error with its count (few per call
+/// name: a list, no map, nothing allocated while calls succeed).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Rets {
+    ok: u64,
+    errs: Vec<(i64, u64)>,
+}
+
+impl Rets {
+    /// `n` calls returned `ret`.
+    #[inline]
+    fn add(&mut self, ret: i64, n: u64) {
+        if ret >= 0 {
+            self.ok += n;
+            return;
+        }
+        match self.errs.iter_mut().find(|(r, _)| *r == ret) {
+            Some(e) => e.1 += n,
+            None => self.errs.push((ret, n)),
+        }
+    }
+    /// Adds every count of `o`.
+    fn merge(&mut self, o: &Rets) {
+        self.ok += o.ok;
+        for &(r, n) in &o.errs {
+            self.add(r, n);
+        }
+    }
+    /// `(value, count)`: 0 for the successes, then the errors.
+    fn iter(&self) -> impl Iterator<Item = (i64, u64)> + '_ {
+        (self.ok > 0).then_some((0, self.ok)).into_iter().chain(self.errs.iter().copied())
+    }
 }
 
 /// A completed call, ordered by duration (longest first), then earliest, then tid.
@@ -146,6 +179,9 @@ pub struct SyscallState {
     /// With [`SyscallOptions::files`]: io's state, whose replay keeps the calls ended
     /// on an fd.
     files: IoState,
+    /// How many calls ended `files` may keep before forgetting
+    /// ([`Syscall::forget_files_when_many`]).
+    forget_at: usize,
 }
 
 impl Seg {
@@ -166,7 +202,7 @@ impl Seg {
             }
         };
         acc.d.add(dur);
-        *acc.rets.entry(ret.min(0)).or_insert(0) += 1;
+        acc.rets.add(ret, 1);
         top.offer(Long { dur, begin: std::cmp::Reverse(begin), tid: std::cmp::Reverse(tid), call: std::cmp::Reverse(call), ret, end });
     }
     fn entry(&mut self, call: CallId, ts: i64) {
@@ -212,9 +248,7 @@ impl Seg {
             match self.calls.iter_mut().find(|(x, _)| *x == c) {
                 Some((_, a)) => {
                     a.d.merge(&acc.d);
-                    for (r, n) in acc.rets {
-                        *a.rets.entry(r).or_insert(0) += n;
-                    }
+                    a.rets.merge(&acc.rets);
                 }
                 None => self.calls.push((c, acc)),
             }
@@ -243,12 +277,46 @@ impl Syscall {
         call_name(&self.layout.names, c)
     }
 
+    /// The entry of `call` (`Some`) or the exit returning `exit_ret`, at `ts`, of the
+    /// task running on `stream`.
+    #[inline(always)]
+    fn step(&self, st: &mut SyscallState, stream: usize, call: Option<CallId>, exit_ret: Option<i64>, ts: i64) {
+        let SyscallState { streams, running, threads, top, .. } = st;
+        let Some(s) = streams.get_mut(stream) else { return };
+        match running.running(stream) {
+            None => {
+                // A head segment keeps its own longest calls (its thread is unknown).
+                let mut t = std::mem::take(&mut s.head.top);
+                s.head.step(&self.opts, &mut t, 0, call, exit_ret, ts);
+                s.head.top = t;
+            }
+            Some(0) => {}
+            Some(tid) => threads.entry(tid).or_default().step(&self.opts, top, tid, call, exit_ret, ts),
+        }
+    }
+
     /// Appends `seg` to thread `tid`'s segment of `st` (tid 0, the idle task: dropped).
     fn give(&self, threads: &mut FxMap<i32, Seg>, top: &mut Sink<Long>, tid: i32, seg: Seg) {
         if tid == 0 {
             return;
         }
         threads.entry(tid).or_default().append(seg, &self.opts, top, tid);
+    }
+
+    /// [`Syscall::forget_files`] when the calls ended on an fd that `st` keeps are more
+    /// than twice as many as it kept after the last time (and than a few thousand), so
+    /// that the work is linear in the calls (checked at every exit when folding in
+    /// place: the complete state is then merged with nothing).
+    #[inline(always)]
+    fn forget_files_when_many(&self, st: &mut SyscallState) {
+        let Some(io) = &self.io else { return };
+        let o = &self.opts.lat;
+        let floor = 4096 + 2 * o.top * (1 + self.streams);
+        if o.keep_all || io.ends_kept(&st.files) <= st.forget_at.max(floor) {
+            return;
+        }
+        self.forget_files(st);
+        st.forget_at = 2 * io.ends_kept(&st.files);
     }
 
     /// In a state `st` of a prefix of the trace (whose io replay has run), forgets the
@@ -259,10 +327,6 @@ impl Syscall {
     /// exit is kept too (it may complete a head's pending call in `finish`).
     fn forget_files(&self, st: &mut SyscallState) {
         let Some(io) = &self.io else { return };
-        let o = &self.opts.lat;
-        if o.keep_all || io.ends_kept(&st.files) <= 4096 + 2 * o.top * (1 + self.streams) {
-            return;
-        }
         let mut known: FxSet<(i32, i64)> = FxSet::default();
         let mut head_ends: FxSet<i64> = FxSet::default();
         for l in st.top.top.iter() {
@@ -280,6 +344,35 @@ impl Syscall {
         }
         io.retain_ends(&mut st.files, |tid, at| known.contains(&(tid, at)) || head_ends.contains(&at));
     }
+}
+
+/// [`Label`] bit of a raw `sys_enter` (`[id]` copied), above io's bits.
+const RAW_ENTRY: u32 = 1 << 15;
+/// Where an entry's label holds its [`CallId`] + 1.
+const CALL_SHIFT: u32 = 16;
+
+/// The copy request of class `c`: io's ([`Label::request`]: this analysis reads the
+/// same fields, and with files io reads them from the same copy), with an entry's call
+/// name in the label's high bits (io reads the low 16), a raw entry's number copied;
+/// `None` where io's fast path takes no copy, or for a name past the label's room.
+fn request(c: &EvClass) -> Option<CopyRequest> {
+    let mut r = Label::request(&c.kind)?;
+    match c.kind {
+        // (`on_event` reads an absent return value as 0, a copy as -1.)
+        Kind::Exit { ret: None, .. } | Kind::RawExit { ret: None, .. } => return None,
+        Kind::RawEntry { id } => {
+            r.label |= RAW_ENTRY;
+            r.fields = vec![Some(id)];
+        }
+        Kind::Entry { .. } | Kind::OtherEntry => {
+            if c.name >= (u32::MAX >> CALL_SHIFT) {
+                return None;
+            }
+            r.label |= (c.name + 1) << CALL_SHIFT;
+        }
+        _ => {}
+    }
+    Some(r)
 }
 
 /// A hash set of the kernel model's hasher.
@@ -414,17 +507,9 @@ impl Analysis for Syscall {
             Kind::FdDump { .. } => return,
             _ => return st.info.on_event(ev, c, v),
         };
-        let SyscallState { streams, running, threads, top, .. } = st;
-        let Some(s) = streams.get_mut(ctx.stream) else { return };
-        match running.running(ctx.stream) {
-            None => {
-                // A head segment keeps its own longest calls (its thread is unknown).
-                let mut t = std::mem::take(&mut s.head.top);
-                s.head.step(&self.opts, &mut t, 0, call, exit_ret, ts);
-                s.head.top = t;
-            }
-            Some(0) => {}
-            Some(tid) => threads.entry(tid).or_default().step(&self.opts, top, tid, call, exit_ret, ts),
+        self.step(st, ctx.stream, call, exit_ret, ts);
+        if exit_ret.is_some() {
+            self.forget_files_when_many(st);
         }
     }
 
@@ -451,13 +536,12 @@ impl Analysis for Syscall {
         a.span = a.span.merge(b.span);
         if let Some(io) = &self.io {
             a.files = io.merge(std::mem::take(&mut a.files), b.files);
-            self.forget_files(&mut a);
+            self.forget_files_when_many(&mut a);
         }
         a
     }
 
     fn finish(&self, mut st: SyscallState) -> SyscallReport {
-        let files = self.io.as_ref().map(|io| io.call_files(std::mem::take(&mut st.files))).unwrap_or_default();
         let mut top = std::mem::take(&mut st.top);
         if self.opts.head == HeadPolicy::FromStart {
             for (k, s) in std::mem::take(&mut st.streams).into_iter().enumerate() {
@@ -477,15 +561,13 @@ impl Analysis for Syscall {
             for (c, acc) in calls {
                 let e = by_name.entry(self.name(*c)).or_default();
                 e.d.merge(&acc.d);
-                for (r, n) in &acc.rets {
-                    *e.rets.entry(*r).or_insert(0) += n;
-                }
+                e.rets.merge(&acc.rets);
             }
             let mut rows: Vec<CallRow> = by_name
                 .into_iter()
                 .map(|(name, acc)| {
                     let mut returns = BTreeMap::new();
-                    for (r, n) in acc.rets {
+                    for (r, n) in acc.rets.iter() {
                         *returns.entry(return_key(r)).or_insert(0) += n;
                     }
                     CallRow { latency: acc.d.row(), name, returns }
@@ -524,6 +606,9 @@ impl Analysis for Syscall {
             .collect();
         processes.sort_by(|x, y| y.count.cmp(&x.count).then(x.pid.cmp(&y.pid)));
         let (longest, all) = top.finish(|l| (l.begin.0, l.tid.0, l.call.0, l.dur, l.ret));
+        // The files of the calls listed only.
+        let listed: FxSet<(i32, i64)> = longest.iter().chain(&all).map(|l| (l.tid.0, l.end)).collect();
+        let files = self.io.as_ref().map(|io| io.call_files(std::mem::take(&mut st.files), |tid, at| listed.contains(&(tid, at)))).unwrap_or_default();
         let call_row = |l: Long| {
             let (pid, comm) = st.info.pid_and_comm(l.tid.0);
             let f = files.get(&(l.tid.0, l.end));
@@ -559,6 +644,44 @@ impl Selective for Syscall {
         self.layout.mask(trace, stream_class, |k| !matches!(k, Kind::Other | Kind::Migrate { .. } | Kind::FdDump { .. }))
     }
 
+    fn copies(&self, trace: usize, stream_class: u64) -> Option<Vec<Option<CopyRequest>>> {
+        if !self.filter.cpus.is_empty() {
+            // (Copied fields do not say the CPU, which the filter reads.)
+            return None;
+        }
+        Some(self.layout.stream_classes(trace, stream_class)?.iter().map(request).collect())
+    }
+
+    #[inline(always)]
+    fn on_copied(&self, st: &mut SyscallState, c: &Copied<'_>, ts: i64, ctx: &Ctx) -> bool {
+        if let Some(io) = &self.io {
+            // (io reads the same fields, under the same label's low bits: see `request`.)
+            if !io.on_copied(&mut st.files, c, ts, ctx) {
+                return false;
+            }
+        }
+        let label = c.label();
+        let (call, exit_ret) = if label == Label::SWITCH {
+            let ([p, n], _) = st.info.switch_copied(c, (ctx.order, ctx.stream));
+            st.running.switched(ctx.stream, p, n);
+            return true;
+        } else if label & Label::EXIT != 0 {
+            (None, Some(c.get(0) as i64))
+        } else if label & RAW_ENTRY != 0 {
+            (Some(raw_call(c.get(0))), None)
+        } else if label & Label::RAW_EXIT != 0 {
+            (None, Some(c.get(1) as i64))
+        } else {
+            // An entry: its call's name is in the high bits.
+            (Some((label >> CALL_SHIFT) - 1), None)
+        };
+        self.step(st, ctx.stream, call, exit_ret, ts);
+        if exit_ret.is_some() {
+            self.forget_files_when_many(st);
+        }
+        true
+    }
+
     fn on_skipped(&self, st: &mut SyscallState, first: i64, last: i64) {
         st.span.see_range(first, last);
     }
@@ -583,5 +706,13 @@ impl ChunkPolicy for Syscall {
 
     fn max_auto_slice_bytes(&self) -> u64 {
         self.io.as_ref().map_or(u64::MAX, |io| io.max_auto_slice_bytes())
+    }
+
+    /// The state of everything before a slice takes its events as a fresh state
+    /// would, then merged into it: a stream's events before its first switch go to
+    /// its head segment in both, and a thread's calls to its segment (io folds in
+    /// place too: it then replays at once, no chunk log).
+    fn folds_in_place(&self) -> bool {
+        true
     }
 }
