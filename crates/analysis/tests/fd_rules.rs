@@ -365,7 +365,7 @@ fn on_fd<'a>(name: &'static str, fd: u64, ret: i64) -> [Ev<'a>; 2] {
 /// mmap of `fd` (`u64::MAX`: -1, anonymous memory).
 fn mmap<'a>(fd: u64) -> [Ev<'a>; 2] {
     let z = Value::U(0);
-    [("syscall_entry_mmap", vec![z.clone(), Value::U(4096), z.clone(), z.clone(), Value::U(fd), z]), ("syscall_exit_mmap", vec![Value::U(0x7f00_0000_0000)])]
+    [("syscall_entry_mmap", vec![z, Value::U(4096), z, z, Value::U(fd), z]), ("syscall_exit_mmap", vec![Value::U(0x7f00_0000_0000)])]
 }
 fn sendfile64<'a>(out_fd: i64, in_fd: i64, n: i64) -> [Ev<'a>; 2] {
     [
