@@ -1,8 +1,9 @@
-//! The serial side of the build: [`SliceLog`]s applied to a cube in time order, over
-//! the kernel model's state: the running task per CPU ([`kernel::running::Running`])
-//! and the threads' pids, fd tables and pending syscalls ([`kernel::replay::Replay`],
-//! which resolves the bytes each read or write moved and on which file); the applier
-//! keeps only what the cube needs beside (names and members).
+//! The serial side of the build: [`SliceLog`]s (records of [`kernel::log::Rec`])
+//! applied to a cube in time order, over the kernel model's state: the running task
+//! per CPU and since when it runs ([`kernel::runs::Clock`]), and the threads' pids,
+//! fd tables and pending syscalls ([`kernel::replay::Replay`], which interprets the
+//! model's records and resolves the bytes each read or write moved and on which
+//! file); the applier keeps only what the cube needs beside (names and members).
 //!
 //! Semantics, as `analysis`'s `count`, `cpu` and `io` (so that a cube range equals the
 //! analyses' difference of prefixes, see `tests/exactness.rs`):
@@ -14,7 +15,8 @@
 //!   up to the last event before the boundary (what `analyze --end B-1` credits as the
 //!   trace's tail); the thread running before a CPU's first switch gets the time from
 //!   the trace's first event at that switch (`HeadPolicy::FromStart`), and syscalls
-//!   before that switch belong to it (found by [`prescan_first_switch`]);
+//!   before that switch belong to it (found by [`prescan_first_switch`]); the
+//!   [`kernel::runs::Clock`] keeps who runs since when;
 //! * `bytes_read` / `bytes_written`: exit `ret > 0` of read- and write-family syscalls
 //!   whose entry was seen, by thread and file;
 //! * the latencies (`syscall_ns`, `wakeup_ns`, `irq_ns`, `block_ns`), as `analyze -a
@@ -31,13 +33,14 @@ use ctf::stream::{Item, StreamCursor};
 use ctf::trace::TraceSet;
 use cube::dims::{file_path_labels, operation_kind, NodeId};
 use cube::{CellId, Cube, MetricId, Result};
-use kernel::fdtable::{Call, FileNames, Transfer};
-use kernel::layout::{comm_of_path, Kind, Layout, Sc, O_CLOEXEC};
-use kernel::model::FxMap;
+use kernel::fdtable::{FileNames, Transfer};
+use kernel::layout::{Kind, Layout};
+use kernel::log::{Rec, Who};
+use kernel::model::{text_of, FxMap};
 use kernel::replay::{Replay, Sink};
-use kernel::running::Running;
+use kernel::runs::Clock;
 
-use crate::log::{Fact, SliceLog};
+use crate::log::{Record, SliceLog};
 
 mod latency;
 
@@ -53,15 +56,6 @@ const OPERATION: usize = 4;
 struct Thread {
     comm: Option<String>,
     node: Option<NodeId>,
-}
-
-/// Per stream: since when its running task runs, who ran before its first switch
-/// ([`prescan_first_switch`]), its CPU member.
-#[derive(Debug, Clone, Copy, Default)]
-struct StreamState {
-    since: i64,
-    first_prev: Option<i32>,
-    cpu: Option<NodeId>,
 }
 
 /// How one update combines into a metric's cells: the measure's sum, the number of
@@ -163,9 +157,12 @@ fn bytes_metric(read: bool) -> fn(&mut Applier) -> &mut Vec<MetricId> {
 /// The kernel model's state; it feeds the cube given to [`Applier::apply`].
 pub struct Applier {
     names: Vec<Box<str>>,
-    streams: Vec<StreamState>,
-    /// The task running on each stream.
-    running: Running,
+    /// Per stream: its CPU member, once its first switch named its CPU.
+    cpus: Vec<Option<NodeId>>,
+    /// Who runs on each stream, since when.
+    clock: Clock,
+    /// The CPU time due to running threads ([`Applier::credit_running`]'s buffer).
+    due: Vec<(usize, i32, i64)>,
     /// Threads, fd tables, pending syscalls.
     kernel: Replay<Thread>,
     held: Held,
@@ -195,17 +192,17 @@ impl Applier {
     /// A model with no history, for `cube`; `first_switch` from
     /// [`prescan_first_switch`]; `hosts` names the Machine member of each stream.
     pub fn new(cube: &mut Cube, layout: &Layout, first_switch: &[Option<i32>], hosts: &[String]) -> Applier {
-        let streams: Vec<StreamState> = first_switch.iter().map(|&f| StreamState { first_prev: f, ..Default::default() }).collect();
         let machines = hosts.iter().map(|h| cube.schema.dims[MACHINE].member(&[h])).collect();
         let s = &cube.schema;
         let (m_events, m_cpu, m_read, m_write) = (s.metrics_of("events"), s.metrics_of("cpu_ns"), s.metrics_of("bytes_read"), s.metrics_of("bytes_written"));
         let g0 = cube.config.levels[0].granularity_ns as i64;
         let lat = latency::Latencies::new(&cube.schema);
         Applier {
-            ev_nodes: vec![None; layout.names.len() * streams.len().max(1)],
+            ev_nodes: vec![None; layout.names.len() * first_switch.len().max(1)],
             names: layout.names.clone(),
-            running: Running::new(streams.len()),
-            streams,
+            cpus: vec![None; first_switch.len()],
+            clock: Clock::new(first_switch),
+            due: Vec::new(),
             kernel: Replay::default(),
             held: Held::default(),
             path_ids: HashMap::new(),
@@ -228,13 +225,13 @@ impl Applier {
     /// Adapts to a new layout (event names renumbered) and at least `streams` streams
     /// (new ones appended; existing ones keep their state).
     pub fn relayout(&mut self, layout: &Layout, streams: usize) {
-        if self.streams.len() < streams {
-            self.streams.resize(streams, StreamState::default());
-            self.running.append(&Running::new(streams));
+        if self.cpus.len() < streams {
+            self.cpus.resize(streams, None);
+            self.clock.grow(streams);
         }
         self.names = layout.names.clone();
         self.lat.relayout();
-        self.ev_nodes = vec![None; self.names.len() * self.streams.len().max(1)];
+        self.ev_nodes = vec![None; self.names.len() * self.cpus.len().max(1)];
     }
 
     /// Sets the host of each stream (the Machine member of its updates).
@@ -249,7 +246,7 @@ impl Applier {
 
     /// Streams the model keeps state for.
     pub fn stream_count(&self) -> usize {
-        self.streams.len()
+        self.cpus.len()
     }
 
     /// The finest granularity, ns.
@@ -362,10 +359,6 @@ impl Applier {
         n
     }
 
-    fn intern(&mut self, cube: &mut Cube, p: &str) -> u32 {
-        intern_path(&mut self.path_ids, &mut self.paths, cube, p)
-    }
-
     fn cpu_node(cube: &mut Cube, cpu_id: u32, s: usize) -> NodeId {
         let label = if cpu_id & 0x8000_0000 == 0 { cpu_id.to_string() } else { format!("stream{s}") };
         cube.schema.dims[CPU].member(&[&label])
@@ -375,7 +368,7 @@ impl Applier {
         if tid == 0 || d <= 0 || self.m_cpu.is_empty() {
             return Ok(());
         }
-        let Some(cpu) = self.streams[s].cpu else { return Ok(()) };
+        let Some(cpu) = self.cpus.get(s).copied().flatten() else { return Ok(()) };
         let p = self.process_node(cube, tid);
         self.update(cube, t, |a| &mut a.m_cpu, [self.machine(s), cpu.0, p.0, 0, 0], Delta { sum: d, updates: 1, each: d })
     }
@@ -387,23 +380,22 @@ impl Applier {
 
     /// Credits the running threads (or only `only`) with their CPU time up to `t`.
     fn credit_running(&mut self, cube: &mut Cube, t: i64, only: Option<i32>) -> Result<()> {
-        for s in 0..self.streams.len() {
-            let st = self.streams[s];
-            if let Some(tid) = self.running.running(s) {
-                if t > st.since && only.is_none_or(|o| o == tid) {
-                    self.credit_cpu(cube, s, tid, t - st.since, t)?;
-                    self.streams[s].since = t;
-                }
-            }
+        let mut due = std::mem::take(&mut self.due);
+        self.clock.credit_until(t, only, |s, tid, since| due.push((s, tid, since)));
+        let mut r = Ok(());
+        for &(s, tid, since) in &due {
+            r = r.and_then(|()| self.credit_cpu(cube, s, tid, t - since, t));
         }
-        Ok(())
+        due.clear();
+        self.due = due;
+        r
     }
 
     /// Applies the log of the slice that follows everything applied so far.
     pub fn apply(&mut self, cube: &mut Cube, log: &SliceLog) -> Result<()> {
         self.events += log.events;
-        for f in &log.facts {
-            self.fact(cube, log, f)?;
+        for (r, &t) in log.recs.iter().zip(&log.stamps) {
+            self.record(cube, log, r, t)?;
         }
         if let Some(t) = log.last {
             self.last_ts = t;
@@ -414,17 +406,21 @@ impl Applier {
     /// The task running on stream `s` (before its first switch: that switch's
     /// `prev_tid`).
     fn who(&self, s: usize) -> Option<i32> {
-        if self.running.unswitched(s) {
-            self.streams[s].first_prev
-        } else {
-            self.running.running(s)
-        }
+        self.clock.who(s)
     }
 
-    fn fact(&mut self, cube: &mut Cube, log: &SliceLog, f: &Fact) -> Result<()> {
-        let t = f.t();
-        match *f {
-            Fact::Frame { t, prev, block } => {
+    /// The thread a syscall record of stream `s` names, with its slot: the thread
+    /// running there (see [`Applier::who`]); `new`: a slot is made for a thread that
+    /// has none (else `None`).
+    fn issuer(&mut self, s: u32, new: bool) -> Option<(i32, usize)> {
+        let tid = self.who(s as usize)?;
+        let i = if new { Some(self.kernel.slot(tid)) } else { self.kernel.find(tid) };
+        i.map(|i| (tid, i))
+    }
+
+    fn record(&mut self, cube: &mut Cube, log: &SliceLog, r: &Record, t: i64) -> Result<()> {
+        match *r {
+            Rec::Frame { prev, block } => {
                 if let Some(p) = prev {
                     self.last_ts = p;
                 }
@@ -439,84 +435,78 @@ impl Applier {
                 }
                 self.frame_counts(cube, log, block as usize)?;
             }
-            Fact::Switch { s, cpu, prev, next, prev_comm, next_comm, .. } => {
+            Rec::Name { tid, name } => self.set_comm(cube, tid, log.str(name), t)?,
+            Rec::Switch { s, cpu, prev, next } => {
                 let s = s as usize;
-                for (tid, n) in [(prev, prev_comm), (next, next_comm)] {
-                    if let (Some(tid), Some(n)) = (tid, n) {
-                        if tid != 0 {
-                            self.set_comm(cube, tid as i32, log.str(n), t)?;
-                        }
-                    }
+                if self.cpus.len() <= s {
+                    self.cpus.resize(s + 1, None);
                 }
-                let (Some(prev), Some(next)) = (prev, next) else { return Ok(()) };
-                if self.streams[s].cpu.is_none() {
-                    self.streams[s].cpu = Some(Self::cpu_node(cube, cpu, s));
+                if self.cpus[s].is_none() {
+                    self.cpus[s] = Some(Self::cpu_node(cube, cpu, s));
                 }
-                match self.running.running(s) {
-                    Some(tid) => self.credit_cpu(cube, s, tid, t - self.streams[s].since, t)?,
-                    None => {
-                        let head = self.first_ts.unwrap_or(t);
-                        self.credit_cpu(cube, s, prev as i32, t - head, t)?;
-                    }
-                }
-                self.running.switched(s, prev as i32, next as i32);
-                self.streams[s].since = t;
-                self.switched_in(cube, s, t, next as i32)?;
+                let (tid, since) = self.clock.switch(s, t, prev, next, self.first_ts.unwrap_or(t));
+                self.credit_cpu(cube, s, tid, t - since, t)?;
+                self.switched_in(cube, s, t, next)?;
             }
-            Fact::Fork { child_tid, child_pid, parent_tid, parent_pid, child_comm, .. } => {
-                if let Some(n) = child_comm {
-                    self.set_comm(cube, child_tid, log.str(n), t)?;
-                }
+            Rec::Fork { child_tid, child_pid, .. } => {
                 self.pid_changes(cube, child_tid, child_pid.unwrap_or(child_tid), t)?;
-                self.kernel.fork(parent_tid, parent_pid, child_tid, child_pid);
+                self.replay(cube, r.clone().map_path(|_| ""), None);
             }
-            Fact::Exec { s, tid, filename, .. } => {
-                if let (Some(tt), Some(n)) = (tid, filename) {
-                    self.set_comm(cube, tt, comm_of_path(log.str(n)), t)?;
-                }
-                if let Some(tt) = tid.or(self.running.running(s as usize)) {
-                    self.kernel.exec(tt);
-                }
-            }
-            Fact::ProcState { tid, pid, name, .. } => {
-                if let Some(n) = name {
-                    self.set_comm(cube, tid, log.str(n), t)?;
-                }
-                if let Some(p) = pid {
-                    self.set_pid(cube, tid, p, t)?;
+            Rec::Exec { who } => {
+                // (An exec that names no thread is the last switched-in task's: before
+                // the stream's first switch, none, as `analyze` has it.)
+                let tid = match who {
+                    Who::Stream(s) => self.clock.running().running(s as usize),
+                    Who::Tid(t) => Some(t),
+                    Who::Head(_) => None,
+                };
+                if let Some(tid) = tid {
+                    self.kernel.exec(tid);
                 }
             }
-            Fact::FdDump { pid, fd, filename, flags, .. } => {
-                let path = filename.map(|n| String::from_utf8_lossy(log.str(n)).into_owned()).unwrap_or_else(|| "unknown".into());
-                let file = self.intern(cube, &path);
-                if let Some(held) = self.kernel.fd_dump(pid, fd, file, flags >= 0 && flags & O_CLOEXEC != 0) {
+            Rec::ProcState { tid, pid } => self.set_pid(cube, tid, pid, t)?,
+            Rec::FdDump { path, .. } => {
+                let path = text_of(log.str(path));
+                if let (_, Some((held, file))) = self.replay(cube, r.clone().map_path(|_| path), None) {
                     self.give_held(cube, t, held, file)?;
                 }
             }
-            Fact::Entry { s, call, sc, a0, a1, a2, path, .. } => {
-                self.call_entry(cube, s as usize, t, call);
-                let Some(tid) = self.who(s as usize) else { return Ok(()) };
-                let path = path.map(|n| self.intern(cube, &String::from_utf8_lossy(log.str(n))));
-                let i = self.kernel.slot(tid);
-                self.kernel.enter(i, Call::new(sc, a0, a1, a2), path);
+            Rec::Call { who: Who::Stream(s), call } => self.call_entry(cube, s as usize, t, call),
+            Rec::Entry { who: Who::Stream(s), path, .. } => {
+                let Some((tid, i)) = self.issuer(s, true) else { return Ok(()) };
+                let path = path.map(|p| text_of(log.str(p)));
+                self.replay(cube, r.clone().map_path(|_| path.unwrap_or_default()).with_who(Who::Tid(tid)), Some(i));
             }
-            Fact::OtherEntry { s, call, .. } => {
-                self.call_entry(cube, s as usize, t, call);
-                if let Some(i) = self.who(s as usize).and_then(|tid| self.kernel.find(tid)) {
-                    self.kernel.other_entry(i);
+            Rec::OtherEntry { who: Who::Stream(s) } => {
+                if let Some((tid, i)) = self.issuer(s, false) {
+                    self.replay(cube, Rec::<&str>::OtherEntry { who: Who::Tid(tid) }, Some(i));
                 }
             }
-            Fact::Exit { s, sc, ret, fds, .. } => {
+            Rec::Exit { who: Who::Stream(s), .. } | Rec::Pair { who: Who::Stream(s), .. } => {
                 self.call_exit(cube, s as usize, t)?;
-                self.exit(cube, s as usize, t, sc, ret, fds)?;
+                let Some((tid, i)) = self.issuer(s, false) else { return Ok(()) };
+                if let (Some(m), _) = self.replay(cube, r.clone().map_path(|_| "").with_who(Who::Tid(tid)), Some(i)) {
+                    self.moved(cube, s as usize, t, tid, m)?;
+                }
             }
-            Fact::Wakeup { s, tid, .. } => self.wakeup(s as usize, t, tid),
-            Fact::Irq { .. } => self.irq(cube, log, f)?,
-            Fact::Block { .. } => self.block(cube, f)?,
-            Fact::BlockDevice { dev, name, .. } => self.block_device(log, dev, name),
+            Rec::Wakeup { s, tid } => self.wakeup(s as usize, t, tid),
+            Rec::Irq { .. } => self.irq(cube, log, r, t)?,
+            Rec::Block(ref b) => self.block(cube, b, t)?,
+            Rec::BlockDevice { dev, name } => self.block_device(log, dev, name),
+            // The cube's log names the issuers of syscalls by stream only.
+            Rec::Call { .. } | Rec::Entry { .. } | Rec::OtherEntry { .. } | Rec::Exit { .. } | Rec::Pair { .. } => {}
         }
         self.last_ts = t;
         Ok(())
+    }
+
+    /// Interprets the model's record `r` (its issuer resolved, in `slot` when given)
+    /// through the kernel's replay: returns the bytes a read or write moved, and the
+    /// placeholder whose bytes the statedump gave to a file, with that file.
+    fn replay<P: AsRef<str>>(&mut self, cube: &mut Cube, r: Rec<P>, slot: Option<usize>) -> (Option<Transfer>, Option<(u32, u32)>) {
+        let mut files = CubeFiles { path_ids: &mut self.path_ids, paths: &mut self.paths, held: &mut self.held, cube, moved: None };
+        let held = self.kernel.apply(r, slot, &mut files);
+        (files.moved, held)
     }
 
     /// Adds a frame's event counts at the frame's first event, and extends the cube's
@@ -533,7 +523,7 @@ impl Applier {
         if self.m_events.is_empty() {
             return Ok(());
         }
-        let n_streams = self.streams.len().max(1);
+        let n_streams = self.cpus.len().max(1);
         for &(slot, n) in &log.counts[b.start as usize..b.end as usize] {
             let (cpu, op) = match self.ev_nodes.get(slot as usize).copied().flatten() {
                 Some(x) => x,
@@ -560,12 +550,8 @@ impl Applier {
         Ok(())
     }
 
-    fn exit(&mut self, cube: &mut Cube, s: usize, t: i64, sc: Option<Sc>, ret: i64, fds: Option<[i32; 2]>) -> Result<()> {
-        let Some(tid) = self.who(s) else { return Ok(()) };
-        let Some(i) = self.kernel.find(tid) else { return Ok(()) };
-        let mut names = CubeFiles { path_ids: &mut self.path_ids, paths: &mut self.paths, held: &mut self.held, cube, moved: None };
-        self.kernel.exit_fds(i, sc, ret, fds, &mut names);
-        let Some(m) = names.moved else { return Ok(()) };
+    /// Thread `tid` on stream `s` moved `m` at `t`.
+    fn moved(&mut self, cube: &mut Cube, s: usize, t: i64, tid: i32, m: Transfer) -> Result<()> {
         let p = self.process_node(cube, tid);
         let n = m.bytes as i64;
         let f = match m.file {

@@ -259,7 +259,7 @@ impl KernelFeed {
     /// batch to `cube` when it is full.
     pub fn on_event(&mut self, cube: &mut Cube, ev: &EventRef<'_, '_>, s: usize) -> Result<()> {
         self.log.push_event(&self.layout, ev, s);
-        if self.log.facts.len() >= 4096 || self.log.blocks.len() >= 64 {
+        if self.log.recs.len() >= 4096 || self.log.blocks.len() >= 64 {
             self.flush(cube)?;
         }
         Ok(())

@@ -7,10 +7,24 @@
 //!
 //! This is the one chunk-local record type of the kernel model: every statistic that
 //! needs the kernel's state at a chunk's start logs these records and replays them.
+//! Two kinds of consumers write them:
+//! * io logs the model's records only (syscalls, fork, exec, the statedump) in a
+//!   [`Log`], which joins a read or write with its exit and drops no-ops, naming
+//!   issuers by [`Who::Tid`] or [`Who::Head`];
+//! * the cube's feed (`cube-feed`) logs every record, each stamped with its event's
+//!   time beside it, and names the issuer of a syscall record by its stream
+//!   ([`Who::Stream`]): its applier follows the switches ([`Rec::Switch`]) in time
+//!   order, so it knows who runs on each stream at each record. It also logs what its
+//!   measures need beyond the replay's state: thread names ([`Rec::Name`]), every
+//!   syscall entry's name ([`Rec::Call`], for the syscall latency), wake-ups, interrupt
+//!   handlers and block requests (for the latency measures, [`crate::latency`]), and
+//!   its own frame marks ([`Rec::Frame`]). A [`crate::replay::Replay`] ignores these
+//!   (and records naming a stream or a chunk's unknown task).
 
 use std::borrow::Cow;
 
 use crate::fdtable::Call;
+use crate::latency::CallId;
 use crate::layout::Sc;
 
 /// Who issued a syscall.
@@ -20,6 +34,10 @@ pub enum Who {
     Tid(i32),
     /// The task running on this stream when the chunk began.
     Head(u32),
+    /// The task running on this stream at the record's time: for a log read in time
+    /// order by a consumer that follows the stream's switches itself (the cube's
+    /// applier; see the module documentation).
+    Stream(u32),
 }
 
 /// A path as a chunk's log keeps it: behind one thin pointer, since the size of the
@@ -42,8 +60,11 @@ impl AsRef<str> for LoggedPath {
     }
 }
 
-/// One record of an event the kernel model interprets. `P` is the form of an open's
-/// path: borrowed from the trace while the event is at hand, owned in a chunk's log.
+/// One record of an event the kernel model interprets (or, from the variant
+/// [`Rec::Name`] on, that a statistic measures beside the model; a
+/// [`crate::replay::Replay`] ignores those). `P` is the form of a path or name:
+/// borrowed from the trace while the event is at hand, owned in a chunk's log (or an
+/// index into the log's own bytes, as the cube's).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[allow(missing_docs)] // variant fields are the tracepoint fields they are named after
 pub enum Rec<P = LoggedPath> {
@@ -57,25 +78,82 @@ pub enum Rec<P = LoggedPath> {
     Pair { who: Who, sc: Option<Sc>, fds: [i32; 2] },
     /// A thread was created.
     Fork { parent_tid: Option<i32>, parent_pid: Option<i32>, child_tid: i32, child_pid: Option<i32> },
-    /// A thread executed a program.
-    Exec { tid: i32 },
+    /// A thread executed a program (`sched_process_exec`; `who` is its `tid`, or the
+    /// task running on the CPU when the event has none).
+    Exec { who: Who },
     /// Statedump: thread → process.
     ProcState { tid: i32, pid: i32 },
     /// Statedump: an open fd.
     FdDump { pid: i32, fd: i32, path: P, cloexec: bool },
+    /// Thread `tid` is called `name` (a switch, fork, exec or the statedump named it),
+    /// logged before the record of the same event.
+    Name { tid: i32, name: P },
+    /// `sched_switch` on stream `s` (CPU id `cpu`) from `prev` to `next`.
+    Switch { s: u32, cpu: u32, prev: i32, next: i32 },
+    /// Entry of the syscall named `call` (any syscall, for the syscall latency),
+    /// logged before the entry's [`Rec::Entry`] or [`Rec::OtherEntry`].
+    Call { who: Who, call: CallId },
+    /// A wake-up of `tid` on stream `s` (`sched_waking`, `sched_wakeup`,
+    /// `sched_wakeup_new`).
+    Wakeup { s: u32, tid: i32 },
+    /// An interrupt handler event on stream `s` (IRQ number or softirq vector `id`;
+    /// `name` the hard IRQ entry's handler name).
+    Irq { s: u32, what: IrqEvent, id: u32, name: Option<P> },
+    /// A block request event (boxed: rare, and larger than any other record).
+    Block(Box<BlockRec>),
+    /// `lttng_statedump_block_device`: disk `dev` is called `name`.
+    BlockDevice { dev: u64, name: P },
+    /// A mark of the log's writer (the cube's: the first event of a finest frame):
+    /// `prev` is the time of the log's event just before it (`None` at the log's first
+    /// event), `block` indexes the writer's data of the frame.
+    Frame { prev: Option<i64>, block: u32 },
+}
+
+/// Which interrupt event a [`Rec::Irq`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)] // the tracepoints of the same names
+pub enum IrqEvent {
+    HardEntry,
+    HardExit,
+    SoftRaise,
+    SoftEntry,
+    SoftExit,
+}
+
+/// Which block request event a [`BlockRec`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)] // `block_rq_insert`, `block_rq_issue`, `block_rq_complete`
+pub enum BlockEvent {
+    Insert,
+    Issue,
+    Complete,
+}
+
+/// A block request event on stream `s` (`tid`: the issuing thread, on issues).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)] // the tracepoint fields of the same names
+pub struct BlockRec {
+    pub s: u32,
+    pub what: BlockEvent,
+    pub dev: u64,
+    pub sector: u64,
+    pub nr: u64,
+    pub tid: Option<i32>,
 }
 
 impl<P> Rec<P> {
-    /// The issuer of a syscall record.
+    /// The issuer of a syscall (or exec) record.
     #[inline]
     pub fn who(&self) -> Option<Who> {
         match self {
-            Rec::Entry { who, .. } | Rec::OtherEntry { who } | Rec::Exit { who, .. } | Rec::Pair { who, .. } => Some(*who),
+            Rec::Entry { who, .. } | Rec::OtherEntry { who } | Rec::Exit { who, .. } | Rec::Pair { who, .. } | Rec::Exec { who } | Rec::Call { who, .. } => {
+                Some(*who)
+            }
             _ => None,
         }
     }
 
-    /// The same record naming `who` instead (syscall records only).
+    /// The same record naming `who` instead (syscall and exec records only).
     #[inline]
     pub fn with_who(self, w: Who) -> Rec<P> {
         match self {
@@ -83,7 +161,43 @@ impl<P> Rec<P> {
             Rec::OtherEntry { .. } => Rec::OtherEntry { who: w },
             Rec::Exit { sc, ret, .. } => Rec::Exit { who: w, sc, ret },
             Rec::Pair { sc, fds, .. } => Rec::Pair { who: w, sc, fds },
+            Rec::Exec { .. } => Rec::Exec { who: w },
+            Rec::Call { call, .. } => Rec::Call { who: w, call },
             r => r,
+        }
+    }
+
+    /// The record's path or name, when it has one (a record has one at most), to
+    /// change in place (a log of the cube moves them when logs are joined).
+    #[inline]
+    pub fn path_mut(&mut self) -> Option<&mut P> {
+        match self {
+            Rec::Entry { path, .. } | Rec::Irq { name: path, .. } => path.as_mut(),
+            Rec::FdDump { path, .. } | Rec::Name { name: path, .. } | Rec::BlockDevice { name: path, .. } => Some(path),
+            _ => None,
+        }
+    }
+
+    /// The same record with its path or name `p` as `f(p)`.
+    #[inline]
+    pub fn map_path<Q>(self, f: impl FnOnce(P) -> Q) -> Rec<Q> {
+        match self {
+            Rec::Entry { who, sc, a0, a1, a2, path } => Rec::Entry { who, sc, a0, a1, a2, path: path.map(f) },
+            Rec::OtherEntry { who } => Rec::OtherEntry { who },
+            Rec::Exit { who, sc, ret } => Rec::Exit { who, sc, ret },
+            Rec::Pair { who, sc, fds } => Rec::Pair { who, sc, fds },
+            Rec::Fork { parent_tid, parent_pid, child_tid, child_pid } => Rec::Fork { parent_tid, parent_pid, child_tid, child_pid },
+            Rec::Exec { who } => Rec::Exec { who },
+            Rec::ProcState { tid, pid } => Rec::ProcState { tid, pid },
+            Rec::FdDump { pid, fd, path, cloexec } => Rec::FdDump { pid, fd, path: f(path), cloexec },
+            Rec::Name { tid, name } => Rec::Name { tid, name: f(name) },
+            Rec::Switch { s, cpu, prev, next } => Rec::Switch { s, cpu, prev, next },
+            Rec::Call { who, call } => Rec::Call { who, call },
+            Rec::Wakeup { s, tid } => Rec::Wakeup { s, tid },
+            Rec::Irq { s, what, id, name } => Rec::Irq { s, what, id, name: name.map(f) },
+            Rec::Block(b) => Rec::Block(b),
+            Rec::BlockDevice { dev, name } => Rec::BlockDevice { dev, name: f(name) },
+            Rec::Frame { prev, block } => Rec::Frame { prev, block },
         }
     }
 }
@@ -92,16 +206,7 @@ impl Rec<Cow<'_, str>> {
     /// The record with its path owned (for a log).
     #[inline]
     pub fn into_owned(self) -> Rec {
-        match self {
-            Rec::Entry { who, sc, a0, a1, a2, path } => Rec::Entry { who, sc, a0, a1, a2, path: path.map(|p| LoggedPath::new(p.as_ref())) },
-            Rec::OtherEntry { who } => Rec::OtherEntry { who },
-            Rec::Exit { who, sc, ret } => Rec::Exit { who, sc, ret },
-            Rec::Pair { who, sc, fds } => Rec::Pair { who, sc, fds },
-            Rec::Fork { parent_tid, parent_pid, child_tid, child_pid } => Rec::Fork { parent_tid, parent_pid, child_tid, child_pid },
-            Rec::Exec { tid } => Rec::Exec { tid },
-            Rec::ProcState { tid, pid } => Rec::ProcState { tid, pid },
-            Rec::FdDump { pid, fd, path, cloexec } => Rec::FdDump { pid, fd, path: LoggedPath::new(path.as_ref()), cloexec },
-        }
+        self.map_path(|p| LoggedPath::new(p.as_ref()))
     }
 }
 
@@ -321,7 +426,7 @@ impl Log {
                 self.put(LRec::R(rec));
                 return;
             }
-            Some(Who::Head(_)) => {
+            Some(Who::Head(_) | Who::Stream(_)) => {
                 // May be any thread: forget everything known.
                 self.pend.clear();
                 self.put(LRec::R(rec));
@@ -342,7 +447,8 @@ impl Log {
                 self.pend.insert(t, Pend::Nothing);
                 self.put(LRec::R(rec));
             }
-            _ => unreachable!("only syscall records name a thread"),
+            // (An exec leaves a pending call as it is; a call's name is no model record.)
+            _ => self.put(LRec::R(rec)),
         }
     }
 
@@ -432,10 +538,10 @@ mod tests {
         let mut log = Log::with_buffer(Vec::with_capacity(4));
         log.reserve(1000);
         assert!(log.recs.capacity() >= 1000);
-        log.push(Rec::Exec { tid: 7 });
+        log.push(Rec::Exec { who: Who::Tid(7) });
         log.reserve(5000);
         assert!(log.recs.capacity() >= 5001);
-        assert_eq!(log.take().recs, vec![LRec::R(Rec::Exec { tid: 7 })]);
+        assert_eq!(log.take().recs, vec![LRec::R(Rec::Exec { who: Who::Tid(7) })]);
     }
 
     #[test]
@@ -462,7 +568,7 @@ mod tests {
     fn a_stamped_log_keeps_each_records_time_and_a_joined_exits() {
         let mut log = Log::default().stamped();
         log.at(5);
-        log.push(Rec::Exec { tid: 7 });
+        log.push(Rec::Exec { who: Who::Tid(7) });
         log.at(10);
         log.push_rw_entry(7, Sc::Read, 3);
         log.at(12);
@@ -475,7 +581,7 @@ mod tests {
         assert_eq!(t.stamps, vec![5, 20, 12]);
         // Unstamped logs keep no times.
         let mut plain = Log::default();
-        plain.push(Rec::Exec { tid: 7 });
+        plain.push(Rec::Exec { who: Who::Tid(7) });
         assert!(plain.take().stamps.is_empty());
     }
 

@@ -361,7 +361,9 @@ impl<T: Default> Replay<T> {
     }
 
     /// Interprets one record; `slot` is the slot of the thread it names, when the
-    /// caller knows it. Records naming the unknown task of a stream change nothing.
+    /// caller knows it. Records naming the unknown task of a stream (or a stream's
+    /// task, [`Who::Stream`]: the caller resolves those) change nothing, nor do the
+    /// records of what statistics measure beside the model (see [`crate::log`]).
     /// Returns `(placeholder, file)` when a statedump record named an fd whose bytes
     /// were held ([`Replay::fd_dump`]): the statistic moves them.
     #[inline(always)]
@@ -387,17 +389,27 @@ impl<T: Default> Replay<T> {
                     self.exit_fds(i, sc, 0, Some(fds), sink);
                 }
             }
-            Rec::Entry { who: Who::Head(_), .. }
-            | Rec::OtherEntry { who: Who::Head(_) }
-            | Rec::Exit { who: Who::Head(_), .. }
-            | Rec::Pair { who: Who::Head(_), .. } => {}
+            Rec::Entry { who: Who::Head(_) | Who::Stream(_), .. }
+            | Rec::OtherEntry { who: Who::Head(_) | Who::Stream(_) }
+            | Rec::Exit { who: Who::Head(_) | Who::Stream(_), .. }
+            | Rec::Pair { who: Who::Head(_) | Who::Stream(_), .. }
+            | Rec::Exec { who: Who::Head(_) | Who::Stream(_) } => {}
             Rec::Fork { parent_tid, parent_pid, child_tid, child_pid } => self.fork(parent_tid, parent_pid, child_tid, child_pid),
-            Rec::Exec { tid } => self.exec(tid),
+            Rec::Exec { who: Who::Tid(t) } => self.exec(t),
             Rec::ProcState { tid, pid } => self.set_pid(tid, pid),
             Rec::FdDump { pid, fd, path, cloexec } => {
                 let file = sink.named(path.as_ref());
                 return self.fd_dump(pid, fd, file, cloexec).map(|held| (held, file));
             }
+            // What statistics measure beside the model (see `crate::log`).
+            Rec::Name { .. }
+            | Rec::Switch { .. }
+            | Rec::Call { .. }
+            | Rec::Wakeup { .. }
+            | Rec::Irq { .. }
+            | Rec::Block(_)
+            | Rec::BlockDevice { .. }
+            | Rec::Frame { .. } => {}
         }
         None
     }

@@ -10,6 +10,14 @@
 //! `end`", through a callback (`credit(slot, start, end)`), and only accumulates. The idle task (tid 0) is never
 //! credited; threads are named by the slot the caller gives them (as
 //! [`crate::model::Info::slot`]).
+//!
+//! A consumer that reads a whole trace in time order (the cube's applier) keeps the
+//! executions in progress instead ([`Clock`]): it credits them up to any time (the
+//! cube: at each finest-frame boundary, and before a thread is renamed) while they go
+//! on.
+
+use crate::log::Who;
+use crate::running::Running;
 
 /// One stream's executions in a chunk (see the module documentation).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -73,6 +81,93 @@ impl Runs {
     }
 }
 
+/// The executions in progress on each stream of a state read in time order: who runs
+/// on each stream and since when. Before a stream's first switch its task is that
+/// switch's `prev_tid` when the reader knows it ([`Clock::new`]: a prescan), which ran
+/// from the trace's first event (the kernel ran it since before tracing began).
+#[derive(Debug, Clone, Default)]
+pub struct Clock {
+    /// The task running on each stream (its last switch's `next_tid`).
+    running: Running,
+    /// The first switch's `prev_tid` of each stream, from the prescan.
+    first: Running,
+    /// Per stream: since when its running task is not credited.
+    since: Vec<i64>,
+}
+
+impl Clock {
+    /// Nothing run yet on `first_prev.len()` streams, whose first switches switch out
+    /// `first_prev` (`None`: unknown, or none).
+    pub fn new(first_prev: &[Option<i32>]) -> Clock {
+        let mut first = Running::new(first_prev.len());
+        for (s, p) in first_prev.iter().enumerate() {
+            if let Some(p) = *p {
+                first.switched(s, p, p);
+            }
+        }
+        Clock { running: Running::new(first_prev.len()), first, since: vec![0; first_prev.len()] }
+    }
+
+    /// Streams known.
+    pub fn streams(&self) -> usize {
+        self.since.len()
+    }
+
+    /// Keeps at least `streams` streams (new ones appended, with nothing known).
+    pub fn grow(&mut self, streams: usize) {
+        if self.since.len() < streams {
+            self.since.resize(streams, 0);
+            self.running.append(&Running::new(streams));
+            self.first.append(&Running::new(streams));
+        }
+    }
+
+    /// The task running on each stream, by its last switch.
+    #[inline]
+    pub fn running(&self) -> &Running {
+        &self.running
+    }
+
+    /// The task running on stream `s` (before its first switch: that switch's
+    /// `prev_tid`, when known).
+    #[inline(always)]
+    pub fn who(&self, s: usize) -> Option<i32> {
+        match Running::resolve(Who::Head(s as u32), &self.running, &self.first, true) {
+            Who::Tid(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// A `sched_switch` on stream `s` at `t` from `prev` to `next`: returns the
+    /// execution it ends, `(tid, start)`: the running task's since its switch in (or
+    /// its last credit), or before the stream's first switch, `prev`'s from `begin`.
+    #[inline]
+    pub fn switch(&mut self, s: usize, t: i64, prev: i32, next: i32, begin: i64) -> (i32, i64) {
+        self.grow(s + 1);
+        let ended = match self.running.running(s) {
+            Some(tid) => (tid, self.since[s]),
+            None => (prev, begin),
+        };
+        self.running.switched(s, prev, next);
+        self.since[s] = t;
+        ended
+    }
+
+    /// Credits the task running on each stream (or only on those that run `only`) up
+    /// to `t`, `credit(stream, tid, since)`, and restarts their executions at `t`
+    /// (streams whose execution began at `t` or later are left alone).
+    pub fn credit_until(&mut self, t: i64, only: Option<i32>, mut credit: impl FnMut(usize, i32, i64)) {
+        for (s, since) in self.since.iter_mut().enumerate() {
+            if let Some(tid) = self.running.running(s) {
+                if t > *since && only.is_none_or(|o| o == tid) {
+                    credit(s, tid, *since);
+                    *since = t;
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,5 +190,25 @@ mod tests {
         // The ends: the head (tid 4, slot 9) from 0 to 10, the tail from 70 to 100.
         a.finish(0, 100, true, |_| 9, |i, a, b| got.push((i, a, b)));
         assert_eq!(got, vec![(0, 10, 30), (1, 40, 70), (9, 0, 10), (1, 70, 100)]);
+    }
+
+    #[test]
+    fn a_clock_credits_executions_up_to_any_time() {
+        // Stream 0's first switch switches out 4 (prescanned); stream 1's is unknown.
+        let mut c = Clock::new(&[Some(4), None]);
+        assert_eq!((c.who(0), c.who(1)), (Some(4), None));
+        // Before the first switch, 4 ran from the trace's beginning.
+        assert_eq!(c.switch(0, 10, 4, 5, 0), (4, 0));
+        assert_eq!((c.who(0), c.running().running(0)), (Some(5), Some(5)));
+        let mut got = Vec::new();
+        c.credit_until(15, None, |s, tid, since| got.push((s, tid, since)));
+        // A rename of 7 credits nothing (7 runs nowhere); credited again only after.
+        c.credit_until(15, Some(7), |s, tid, since| got.push((s, tid, since)));
+        c.credit_until(15, None, |s, tid, since| got.push((s, tid, since)));
+        assert_eq!(got, vec![(0, 5, 10)]);
+        // The switch ends 5's execution where the credit left it.
+        assert_eq!(c.switch(0, 30, 5, 0, 0), (5, 15));
+        c.grow(3);
+        assert_eq!((c.streams(), c.who(2)), (3, None));
     }
 }

@@ -428,9 +428,9 @@ impl Io {
                 st.info.on_event(ev, c, (ctx.order, ctx.stream));
                 let t = i32_of(ev, *tid).or(match who {
                     Who::Tid(t) => Some(t),
-                    Who::Head(_) => None,
+                    Who::Head(_) | Who::Stream(_) => None,
                 });
-                Rec::Exec { tid: t? }
+                Rec::Exec { who: Who::Tid(t?) }
             }
             Kind::ProcState { tid, pid, .. } => {
                 st.info.on_event(ev, c, (ctx.order, ctx.stream));

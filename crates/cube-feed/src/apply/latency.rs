@@ -17,7 +17,8 @@ use kernel::latency::{call_name, elapsed, BlockRequests, CallId, IrqMachine, Wak
 use kernel::model::FxMap;
 
 use super::{Applier, Delta, OPERATION};
-use crate::log::{BlockEvent, Fact, IrqEvent, SliceLog, Str};
+use crate::log::{Record, SliceLog, Str};
+use kernel::log::{BlockEvent, BlockRec, IrqEvent, Rec};
 
 /// The latency state beside the applier's (see the module documentation).
 #[derive(Debug, Default)]
@@ -96,21 +97,21 @@ impl Applier {
     /// A wake-up of `tid` on stream `s` at `t`.
     pub(super) fn wakeup(&mut self, s: usize, t: i64, tid: i32) {
         if !self.lat.m_wakeup.is_empty() {
-            self.lat.waits.wakeup(t, tid, s, &self.running);
+            self.lat.waits.wakeup(t, tid, s, self.clock.running());
         }
     }
 
     /// Stream `s` switched to `next` at `t`: ends its wait.
     pub(super) fn switched_in(&mut self, cube: &mut Cube, s: usize, t: i64, next: i32) -> Result<()> {
         let Some(w) = self.lat.waits.switch_in(t, next) else { return Ok(()) };
-        let cpu = self.streams[s].cpu.map_or(0, |n| n.0);
+        let cpu = self.cpus.get(s).copied().flatten().map_or(0, |n| n.0);
         let p = self.process_node(cube, next);
         self.update(cube, t, |a| &mut a.lat.m_wakeup, [self.machine(s), cpu, p.0, 0, 0], once(w.latency))
     }
 
-    /// An interrupt event ([`Fact::Irq`]).
-    pub(super) fn irq(&mut self, cube: &mut Cube, log: &SliceLog, f: &Fact) -> Result<()> {
-        let Fact::Irq { t, s, what, id, name } = *f else { return Ok(()) };
+    /// An interrupt event ([`Rec::Irq`]) at `t`.
+    pub(super) fn irq(&mut self, cube: &mut Cube, log: &SliceLog, r: &Record, t: i64) -> Result<()> {
+        let Rec::Irq { s, what, id, name } = *r else { return Ok(()) };
         let s = s as usize;
         if self.lat.m_irq.is_empty() {
             return Ok(());
@@ -153,13 +154,13 @@ impl Applier {
                 n
             }
         };
-        let cpu = self.streams.get(s).and_then(|st| st.cpu).map_or(0, |n| n.0);
+        let cpu = self.cpus.get(s).copied().flatten().map_or(0, |n| n.0);
         self.update(cube, t, |a| &mut a.lat.m_irq, [self.machine(s), cpu, 0, 0, op.0], once(h.duration))
     }
 
-    /// A block request event ([`Fact::Block`]).
-    pub(super) fn block(&mut self, cube: &mut Cube, f: &Fact) -> Result<()> {
-        let Fact::Block { t, s, what, dev, sector, nr, tid } = *f else { return Ok(()) };
+    /// A block request event at `t`.
+    pub(super) fn block(&mut self, cube: &mut Cube, b: &BlockRec, t: i64) -> Result<()> {
+        let BlockRec { s, what, dev, sector, nr, tid } = *b;
         let s = s as usize;
         if self.lat.m_block.is_empty() {
             return Ok(());
