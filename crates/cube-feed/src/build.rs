@@ -1,8 +1,8 @@
 //! Building a cube from a trace, in parallel (C8), and the event-at-a-time feed.
 //!
 //! The build is an [`engine::Analysis`]: workers turn slices of the trace into
-//! [`SliceLog`]s (decoding, the partial history of event counts, the state-dependent
-//! facts), and the engine's ordered, pipelined merge hands them in time order to the
+//! [`SliceLog`]s (decoding, the partial history of event counts, the kernel's
+//! records), and the engine's ordered, pipelined merge hands them in time order to the
 //! [`Applier`], which holds the cube and the kernel state. The applier is the
 //! accumulator of the merge: `merge(applier, log)` applies the log, `merge(log, log)`
 //! concatenates (associative). One worker runs the same code inline, so the serial
@@ -195,7 +195,7 @@ impl ChunkPolicy for CubeBuild {
 }
 
 /// Trace bytes of all slices in flight in a build at most (bounds its memory: a
-/// slice's log takes about three times its trace bytes, ~80 bytes per fact).
+/// slice's log takes a few times its trace bytes, ~48 bytes per record and its stamp).
 pub const IN_FLIGHT_BYTES: u64 = 16 << 20;
 
 /// Builds an in-memory cube from the trace (set) at `trace`.

@@ -1,13 +1,19 @@
 //! Linux kernel events → cube updates: the kernel feed and the parallel cube build
 //! (requirement C8).
 //!
-//! Where it sits: it wires `ctf` (events), `analysis`'s kernel model (event layouts,
-//! fd tables), `engine` (slices, workers, the ordered merge) and `cube` (which knows
-//! nothing of traces). Data flow: slices of the trace are decoded on workers into
-//! [`log::SliceLog`]s — the partial history of event counts per frame and the
-//! state-dependent facts — which the [`apply::Applier`] applies to the cube in time
-//! order ([`build`]). [`KernelFeed`] does the same one event at a time, for live
-//! sources.
+//! Where it sits: it wires `ctf` (events), the `kernel` model (event layouts, the log
+//! record type, the replayed threads and fd tables, who runs on each CPU, the latency
+//! rules), `engine` (slices, workers, the ordered merge) and `cube` (which knows
+//! nothing of traces). It keeps no kernel state of its own: only what the cube needs
+//! beside the model (members, thread names, the latency measures' pending waits).
+//! What lives where:
+//! * [`log`]: the worker side, a slice's events → a [`log::SliceLog`]: the partial
+//!   history of event counts per frame and the kernel's records
+//!   ([`kernel::log::Rec`]), stamped with their times;
+//! * [`apply`]: the [`apply::Applier`], which applies logs to the cube in time order
+//!   over the kernel's state ([`kernel::replay::Replay`], [`kernel::runs::Clock`]);
+//! * [`build`]: the build as an engine analysis ([`build_from_trace`]), and
+//!   [`KernelFeed`], the same one event at a time, for live sources.
 //!
 //! ```no_run
 //! let (cube, report) = cube_feed::build_from_trace(std::path::Path::new("trace"), &Default::default())?;

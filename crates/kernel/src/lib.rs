@@ -1,5 +1,6 @@
 //! The Linux kernel model, shared by every statistic (`analysis`'s count, cpu and io,
-//! `cube-feed` and so `live`): no other crate keeps kernel state.
+//! `cube-feed` and so `live`): no other crate keeps kernel state (threads, the current
+//! task per CPU, fd tables, pending syscalls) or defines kernel log records.
 //!
 //! Where it sits: above `ctf` (it reads events through resolved field handles), below
 //! `analysis` and `cube-feed`; it knows nothing of the engine. Modules:
@@ -8,12 +9,16 @@
 //!   `sys_enter`/`sys_exit`), resolved once per class, and the syscall tables;
 //! * [`model`]: the thread table (tid → pid, name) and the time span;
 //! * [`fdtable`]: the fd tables per process and the kernel rules that change them;
-//! * [`log`]: the one chunk-local log record type ([`log::Rec`]) and a chunk's log,
+//! * [`log`]: the one chunk-local log record type ([`log::Rec`]) and io's chunk log,
 //!   whose records name the issuing thread, or the unknown task running on a stream
-//!   when the chunk began (resolved when chunks merge, [`running::Running`]);
+//!   when the chunk began (resolved when chunks merge, [`running::Running`]); the
+//!   cube's feed logs the same records (with what its measures need beside the model:
+//!   thread names, switches, syscall names, wake-ups, interrupts, block requests,
+//!   frame marks), naming issuers by stream ([`log::Who::Stream`]);
 //! * [`running`]: the current task per stream (CPU) of a chunk, and its merge;
 //! * [`runs`]: the executions per stream (who ran on a CPU, from when to when), as
-//!   CPU time credited to threads;
+//!   CPU time credited to threads: chunk by chunk ([`runs::Runs`]), or in progress
+//!   for a reader in time order, credited up to any time ([`runs::Clock`]);
 //! * [`replay`]: the replayed state (threads, pending syscalls, fd tables) that a
 //!   log is interpreted against, telling a statistic's [`replay::Sink`] the resolved
 //!   facts;
