@@ -82,6 +82,7 @@ impl BuildReport {
 
 /// A merge state of the build: the applier (the accumulator, holding the cube) or a
 /// log of slices not yet applied.
+#[allow(clippy::large_enum_variant, reason = "a part is moved once per merge, and a log is its common form: boxing it would add an allocation per slice")]
 pub enum Part {
     /// The kernel state and the cube, with the first error met while applying.
     Cube(Box<(Applier, Cube)>, Option<CubeError>),
