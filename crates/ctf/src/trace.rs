@@ -147,6 +147,14 @@ pub struct TraceSet {
     pub warnings: Vec<String>,
 }
 
+/// The directories of the traces below `root` (or of the trace `root` is), sorted, as
+/// [`TraceSet::open`] finds them (links followed, loops detected).
+pub fn trace_dirs(root: &Path) -> Result<Vec<PathBuf>> {
+    let mut found = discover::find_traces(root)?;
+    found.dirs.sort();
+    Ok(found.dirs)
+}
+
 impl TraceSet {
     /// Opens every trace below `root` (or the trace `root` is).
     /// Symbolic links are followed (loops detected); only regular files are opened;

@@ -66,11 +66,16 @@ impl Running {
         self.cur.get(stream).is_some_and(|c| c.0.is_none() && c.1.is_none())
     }
 
+    /// Makes room for `streams` streams; the new ones know nothing yet.
+    pub fn grow(&mut self, streams: usize) {
+        if self.cur.len() < streams {
+            self.cur.resize(streams, (None, None));
+        }
+    }
+
     /// Joins the chunk just after this one.
     pub fn append(&mut self, later: &Running) {
-        if self.cur.len() < later.cur.len() {
-            self.cur.resize(later.cur.len(), (None, None));
-        }
+        self.grow(later.cur.len());
         for (x, y) in self.cur.iter_mut().zip(&later.cur) {
             x.0 = x.0.or(y.0);
             x.1 = y.1.or(x.1);

@@ -117,8 +117,8 @@ impl Clock {
     pub fn grow(&mut self, streams: usize) {
         if self.since.len() < streams {
             self.since.resize(streams, 0);
-            self.running.append(&Running::new(streams));
-            self.first.append(&Running::new(streams));
+            self.running.grow(streams);
+            self.first.grow(streams);
         }
     }
 

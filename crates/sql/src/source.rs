@@ -42,12 +42,10 @@ mod cache {
     use super::Source;
     use crate::SqlError;
 
-    /// The files below a directory (followed links included, to a depth of
-    /// [`DEPTH`]) with their sizes and modification times, sorted.
+    /// The files of each trace below a directory ([`ctf::trace::trace_dirs`]: the
+    /// stream files, `metadata` and `index/`, links followed) with their sizes and
+    /// modification times, sorted.
     type Stamp = Vec<(PathBuf, u64, Option<SystemTime>)>;
-
-    /// How deep [`stamp`] looks (a link loop stops there).
-    const DEPTH: usize = 16;
 
     /// At most this many sets are kept (then the cache starts again empty).
     const MAX_SETS: usize = 64;
@@ -65,21 +63,20 @@ mod cache {
         SETS.get_or_init(Mutex::default)
     }
 
-    /// What `dir` holds now (None: it cannot be read; the set is then opened afresh,
-    /// which says why).
+    /// What the traces below `dir` hold now (None: they cannot be listed; the set is
+    /// then opened afresh, which says why).
     pub(super) fn stamp(dir: &Path) -> Option<Stamp> {
         let mut out = Vec::new();
-        let mut todo = vec![(dir.to_path_buf(), 0)];
-        while let Some((d, depth)) = todo.pop() {
-            for e in std::fs::read_dir(&d).ok()? {
-                let path = e.ok()?.path();
-                let m = std::fs::metadata(&path).ok()?;
-                if m.is_dir() {
-                    if depth < DEPTH {
-                        todo.push((path, depth + 1));
+        for trace in ctf::trace::trace_dirs(dir).ok()? {
+            let index = trace.join("index");
+            for d in [trace, index] {
+                let Ok(entries) = std::fs::read_dir(&d) else { continue };
+                for e in entries {
+                    let path = e.ok()?.path();
+                    let m = std::fs::metadata(&path).ok()?;
+                    if !m.is_dir() {
+                        out.push((path, m.len(), m.modified().ok()));
                     }
-                } else {
-                    out.push((path, m.len(), m.modified().ok()));
                 }
             }
         }
@@ -223,6 +220,11 @@ mod tests {
         std::fs::write(dir.join("extra"), b"x").unwrap();
         let added = Sources::open_cached(&paths, 2).unwrap().0;
         assert!(!Arc::ptr_eq(&changed.sets[0].set, &added.sets[0].set));
+        // A trace added in a subfolder: opened again, with both traces.
+        fixture_copy(&dir.join("sub"));
+        let nested = Sources::open_cached(&paths, 2).unwrap().0;
+        assert!(!Arc::ptr_eq(&added.sets[0].set, &nested.sets[0].set));
+        assert_eq!(nested.sets[0].set.traces.len(), 2);
         let gone = [tmp.path().join("none")];
         let e = Sources::open_cached(&gone, 2).err().unwrap().to_string();
         assert!(e.starts_with("cannot open trace") && e.contains("none"), "{e}");
