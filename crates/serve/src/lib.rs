@@ -14,7 +14,7 @@
 //! | `GET /api/dimensions` | the dimensions and their levels |
 //! | `GET /api/members?dim=D&level=L&within=LEVEL=LABEL` | the members of a dimension at a level (the tree, level by level) |
 //! | `GET /api/info` | time span, `now`, tilted-frame levels, updates, live or not |
-//! | `POST /api/sql` | `{"query": "SELECT ..."}` → `{"columns", "rows", "truncated"}`: read-only SQL over the traces the server was given ([`SqlService`]; 404 without) |
+//! | `POST /api/sql` | `{"query": "SELECT ..."}` → `{"columns", "rows", "truncated"}`: read-only SQL over the traces the server was given ([`SqlService`]; 404 without); `tracecube serve` adds `cube_series` over its cube, bounded in cost as `/api/query` |
 //! | `GET /` | the web page |
 //!
 //! A bad request gets a 4xx answer `{"error": "what is wrong"}`; a handler never

@@ -45,10 +45,17 @@ pub const NAME: &str = "cube_series";
 /// How the function is called, for error messages.
 const USAGE: &str = "cube_series(metric, every [, by [, agg]])";
 
+/// The columns every answer has (beside one text column per `by` entry), for the
+/// shell's completion.
+pub const COLUMNS: [&str; 3] = ["begin_ns", "end_ns", "value"];
+
 /// The table function over one cube directory.
 pub struct CubeSeries {
     dir: PathBuf,
     cube: Cube,
+    /// The most cell values one call may read (the bound of a server's `/api/query`);
+    /// None: no bound.
+    max_cost: Option<u64>,
 }
 
 impl std::fmt::Debug for CubeSeries {
@@ -74,7 +81,14 @@ impl CubeSeries {
     /// Opens the cube directory `dir`.
     pub fn open(dir: &Path) -> Result<CubeSeries, SqlError> {
         let cube = cube::open(dir).map_err(|e| SqlError::OpenCube(dir.display().to_string(), e.to_string()))?;
-        Ok(CubeSeries { dir: dir.to_path_buf(), cube })
+        Ok(CubeSeries { dir: dir.to_path_buf(), cube, max_cost: None })
+    }
+
+    /// Refuses, before it runs, a call that would read more than `max` cell values
+    /// (as [`cube::Cube::query_cost`] estimates them), as a server's `/api/query` does.
+    pub fn with_max_cost(mut self, max: u64) -> CubeSeries {
+        self.max_cost = Some(max);
+        self
     }
 
     /// The cube's answer to `q` as one record batch (see the module's documentation
@@ -82,6 +96,14 @@ impl CubeSeries {
     pub fn batch(&self, q: &Question) -> Result<RecordBatch, CubeError> {
         let args = QueryArgs { metric: q.metric.clone(), agg: q.agg.clone(), by: q.by.clone(), every: q.every.clone(), ..Default::default() };
         let req = args.to_request(&self.cube)?;
+        if let Some(max) = self.max_cost {
+            let cost = self.cube.query_cost(&req)?;
+            if cost > max {
+                return Err(CubeError::Query(format!(
+                    "this question would read {cost} cell values, over the limit of {max}: ask a larger every, or fewer groups"
+                )));
+            }
+        }
         let resp = self.cube.query(&req)?;
         let float = req.agg == Agg::Avg;
         let n: usize = resp.windows.iter().map(|w| w.rows.len()).sum();

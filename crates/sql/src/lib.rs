@@ -141,6 +141,22 @@ impl SqlSession {
         Ok(())
     }
 
+    /// [`SqlSession::add_cube`] for a server's users: a call that would read more than
+    /// `max_cost` cell values is refused before it runs
+    /// ([`cube_series::CubeSeries::with_max_cost`]).
+    pub fn add_cube_bounded(&self, dir: &Path, max_cost: u64) -> Result<(), SqlError> {
+        self.ctx.register_udtf(cube_series::NAME, Arc::new(cube_series::CubeSeries::open(dir)?.with_max_cost(max_cost)));
+        Ok(())
+    }
+
+    /// The names of the session's table functions (DataFusion's own, such as
+    /// `generate_series`, and `cube_series` once a cube is added), sorted.
+    pub fn function_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.ctx.state().table_functions().keys().cloned().collect();
+        names.sort();
+        names
+    }
+
     /// The trace sets of the session.
     pub fn sources(&self) -> &Sources {
         &self.sources

@@ -169,6 +169,16 @@ fn bad_calls_say_what_is_wrong() {
     assert!(e.contains("cube_series(metric, every [, by [, agg]]): 1 arguments"), "{e}");
     let e = err("SELECT * FROM cube_series(42, '1s')");
     assert!(e.contains("metric must be text"), "{e}");
+    // Under a cost bound (a server's), a question that reads too much is refused
+    // before it runs; one within the bound is answered.
+    let bounded = SqlSession::open(&[], 1).unwrap();
+    bounded.add_cube_bounded(&dir, 1).unwrap();
+    let e = bounded.query("SELECT * FROM cube_series('cpu_time', '1ms', 'process')").expect_err("over the bound").to_string();
+    assert!(e.contains("cell values, over the limit of 1"), "{e}");
+    bounded.add_cube_bounded(&dir, u64::MAX).unwrap();
+    assert!(!bounded.query("SELECT * FROM cube_series('cpu_time', '1ms', 'process')").unwrap().is_empty());
+    assert!(bounded.function_names().iter().any(|f| f == sql::cube_series::NAME));
+    assert!(!SqlSession::open(&[], 1).unwrap().function_names().iter().any(|f| f == sql::cube_series::NAME));
     // A directory that holds no cube names it.
     let empty = tempfile::tempdir().unwrap();
     let e = SqlSession::open(&[], 1).unwrap().add_cube(empty.path()).unwrap_err().to_string();

@@ -156,6 +156,16 @@ fn sql_endpoint_answers_like_the_sql_command_and_only_reads() {
     let (status, body) = post(&addr, "/api/sql", r#"{"query": "SELEC 1"}"#);
     assert_eq!(status, 400, "{body}");
 
+    // `cube_series` over the served cube: its total equals `/api/query`'s.
+    let (status, body) = post(&addr, "/api/sql", r#"{"query": "SELECT sum(value) AS n FROM cube_series('events', NULL)"}"#);
+    assert_eq!(status, 200, "{body}");
+    let got: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let (status, q) = get(&addr, "/api/query?metric=events");
+    assert_eq!(status, 200, "{q}");
+    let q: serde_json::Value = serde_json::from_str(&q).unwrap();
+    assert_eq!(got["rows"][0]["n"].as_i64(), q["windows"][0]["rows"][0]["value"].as_f64().map(|v| v as i64), "{got} vs {q}");
+    assert_eq!(got["rows"][0]["n"].as_i64(), Some(20_000));
+
     let (_plain, addr) = start(&cube, "127.0.0.1:0", &[]);
     let (status, body) = post(&addr, "/api/sql", r#"{"query": "SELECT 1"}"#);
     assert_eq!(status, 404, "{body}");

@@ -16,7 +16,8 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:8321")]
     pub addr: String,
     /// Trace directories to answer `POST /api/sql` over (repeatable): the tables of
-    /// `tracecube sql`, read-only, bounded in rows and time.
+    /// `tracecube sql`, read-only, bounded in rows and time, and the table function
+    /// `cube_series` over the served cube, bounded in cost as `/api/query` is.
     #[cfg(feature = "sql")]
     #[arg(long = "trace")]
     pub traces: Vec<PathBuf>,
@@ -40,7 +41,10 @@ pub fn run(a: ServeArgs) -> Result<()> {
         for w in &session.warnings {
             eprintln!("tracecube: warning: {w}");
         }
-        serve::spawn_with_sql(addr, cube, false, serve::Limits::default(), Arc::new(SqlOverTraces(session)))?
+        // `cube_series` over the served cube, under `/api/query`'s cost bound.
+        let limits = serve::Limits::default();
+        session.add_cube_bounded(&a.cube, limits.max_query_cost)?;
+        serve::spawn_with_sql(addr, cube, false, limits, Arc::new(SqlOverTraces(session)))?
     };
     #[cfg(not(feature = "sql"))]
     let server = serve::spawn(addr, cube, false)?;

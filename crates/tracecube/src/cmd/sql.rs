@@ -251,6 +251,11 @@ mod shell {
     pub fn run(s: &SqlSession, format: Format, out: &mut dyn Write) -> Result<()> {
         let mut words = s.table_names();
         words.extend(s.column_names());
+        let functions = s.function_names();
+        if functions.iter().any(|f| f == sql::cube_series::NAME) {
+            words.extend(sql::cube_series::COLUMNS.map(String::from));
+        }
+        words.extend(functions);
         words.extend(KEYWORDS.iter().map(|k| k.to_string()));
         let mut ed: Editor<Names, DefaultHistory> = Editor::new()?;
         ed.set_helper(Some(Names { words }));
