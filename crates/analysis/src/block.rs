@@ -405,43 +405,25 @@ pub fn lami(r: &BlockReport) -> Vec<serde_json::Value> {
 
 /// Readable tables (µs).
 pub fn write_text(r: &BlockReport, w: &mut impl std::fmt::Write) -> std::fmt::Result {
-    let us = |ns: f64| ns / 1000.0;
-    for (title, rows) in [("Block request latency per disk (usec)", &r.disks), ("\nBlock request latency per process (usec)", &r.processes)] {
-        writeln!(w, "{title}\n{:<24} {:>8} {:>12} {:>12} {:>12} {:>14} {:>14} {:>14}", "", "Count", "Min", "Avg", "Max", "Read (B)", "Written (B)", "B/s")?;
+    use crate::text::{duration_cells, duration_table, section, write_occurrences};
+    for (title, label, rows) in
+        [("Block request latency per disk (usec)", "Disk", &r.disks), ("Block request latency per process (usec)", "Process", &r.processes)]
+    {
+        let mut t = duration_table(label, &["Read (B)", "Written (B)", "B/s"]);
         for b in rows.iter() {
-            let l = &b.latency;
-            let label = format!("{} ({})", b.name, b.id);
-            writeln!(
-                w,
-                "{label:<24} {:>8} {:>12.3} {:>12.3} {:>12.3} {:>14} {:>14} {:>14.0}",
-                l.count,
-                us(l.min_ns as f64),
-                us(l.mean_ns),
-                us(l.max_ns as f64),
-                b.read_bytes,
-                b.write_bytes,
-                b.throughput_bps
-            )?;
+            let mut cells = vec![format!("{} ({})", b.name, b.id)];
+            cells.extend(duration_cells(&b.latency));
+            cells.extend([b.read_bytes.to_string(), b.write_bytes.to_string(), format!("{:.0}", b.throughput_bps)]);
+            t.add_row(cells);
         }
+        section(w, title, t)?;
     }
-    for (title, rows) in [("Longest requests", &r.longest), ("Log", &r.log)] {
-        if rows.is_empty() {
-            continue;
-        }
-        writeln!(w, "\n{title} (usec)")?;
-        for l in rows.iter() {
-            writeln!(
-                w,
-                "{:<20} {:>12.3}  {} sector {} {} B {} tid {}",
-                l.begin_ns,
-                us(l.duration_ns as f64),
-                l.disk,
-                l.sector,
-                l.bytes,
-                if l.write { "W" } else { "R" },
-                l.tid
-            )?;
-        }
-    }
+    let request = |l: &LongRequestRow| {
+        let rw = if l.write { "W" } else { "R" };
+        (l.begin_ns, l.duration_ns, vec![l.disk.clone(), l.sector.to_string(), l.bytes.to_string(), rw.into(), l.tid.to_string()])
+    };
+    let more = ["Disk", "Sector", "Bytes", "R/W", "TID"];
+    write_occurrences(w, "Longest requests (usec)", &r.longest, &more, request)?;
+    write_occurrences(w, "Log (usec)", &r.log, &more, request)?;
     crate::output::write_freq(w, &r.freq)
 }

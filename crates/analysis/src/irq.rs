@@ -371,32 +371,27 @@ pub fn lami(r: &IrqReport) -> Vec<serde_json::Value> {
 
 /// Readable tables in the manner of `lttng-irqstats` (durations in µs).
 pub fn write_text(r: &IrqReport, w: &mut impl std::fmt::Write) -> std::fmt::Result {
-    let us = |ns: f64| ns / 1000.0;
-    let line = |w: &mut dyn std::fmt::Write, label: &str, l: &DurationRow| -> std::fmt::Result {
-        let sd = l.stdev_ns.map_or("?".to_string(), |s| format!("{:.3}", us(s)));
-        writeln!(w, "{label:<32} {:>8} {:>12.3} {:>12.3} {:>12.3} {sd:>12}", l.count, us(l.min_ns as f64), us(l.mean_ns), us(l.max_ns as f64))
+    use crate::text::{duration_cells, duration_table, section, write_occurrences};
+    let row = |label: String, l: &DurationRow| {
+        let mut cells = vec![label];
+        cells.extend(duration_cells(l));
+        cells
     };
-    writeln!(w, "Hard IRQ                         Duration (us)\n{:<32} {:>8} {:>12} {:>12} {:>12} {:>12}", "", "count", "min", "avg", "max", "stdev")?;
+    let mut t = duration_table("IRQ", &[]);
     for h in &r.hard {
-        line(w, &format!("{} <{}>", h.irq, h.name), &h.latency)?;
+        t.add_row(row(format!("{} <{}>", h.irq, h.name), &h.latency));
     }
-    writeln!(w, "\nSoft IRQ                         Duration (us)")?;
+    section(w, "Hard IRQ duration (usec)", t)?;
+    let (mut dur, mut raise) = (duration_table("Vector", &[]), duration_table("Vector", &[]));
     for s in &r.soft {
-        line(w, &format!("{} <{}>", s.vec, s.name), &s.latency)?;
+        dur.add_row(row(format!("{} <{}>", s.vec, s.name), &s.latency));
+        raise.add_row(row(format!("{} <{}>", s.vec, s.name), &s.raise));
     }
-    writeln!(w, "\nSoft IRQ                         Raise latency (us)")?;
-    for s in &r.soft {
-        line(w, &format!("{} <{}>", s.vec, s.name), &s.raise)?;
-    }
-    for (title, rows) in [("Longest interrupts", &r.longest), ("Log", &r.log)] {
-        if rows.is_empty() {
-            continue;
-        }
-        writeln!(w, "\n{title} (usec)")?;
-        for l in rows.iter() {
-            writeln!(w, "{:<20} {:>12.3}  {} {}", l.begin_ns, us(l.duration_ns as f64), if l.hard { "IRQ" } else { "softirq" }, l.nr)?;
-        }
-    }
+    section(w, "Soft IRQ duration (usec)", dur)?;
+    section(w, "Soft IRQ raise latency (usec)", raise)?;
+    let interrupt = |l: &LongIrqRow| (l.begin_ns, l.duration_ns, vec![if l.hard { "IRQ" } else { "softirq" }.into(), l.nr.to_string()]);
+    write_occurrences(w, "Longest interrupts (usec)", &r.longest, &["Kind", "Number"], interrupt)?;
+    write_occurrences(w, "Log (usec)", &r.log, &["Kind", "Number"], interrupt)?;
     crate::output::write_freq(w, &r.freq)?;
     Ok(())
 }

@@ -360,34 +360,33 @@ pub fn lami(r: &SchedReport) -> Vec<serde_json::Value> {
 
 /// Readable tables in the manner of `lttng-schedstats` (µs).
 pub fn write_text(r: &SchedReport, w: &mut impl std::fmt::Write) -> std::fmt::Result {
-    let us = |ns: f64| ns / 1000.0;
-    let line = |w: &mut dyn std::fmt::Write, label: &str, l: &DurationRow| -> std::fmt::Result {
-        let sd = l.stdev_ns.map_or("?".to_string(), |s| format!("{:.3}", us(s)));
-        writeln!(w, "{label:<36} {:>8} {:>12.3} {:>12.3} {:>12.3} {sd:>12}", l.count, us(l.min_ns as f64), us(l.mean_ns), us(l.max_ns as f64))
+    use crate::text::{duration_cells, duration_table, section, write_occurrences};
+    let row = |label: String, l: &DurationRow| {
+        let mut cells = vec![label];
+        cells.extend(duration_cells(l));
+        cells
     };
-    let head = format!("{:>8} {:>12} {:>12} {:>12} {:>12}", "Count", "Min", "Avg", "Max", "Stdev");
-    writeln!(w, "Scheduling latency (usec), per TID      {head}")?;
-    for t in &r.threads {
-        line(w, &format!("{} ({}) {:?}", t.comm, t.tid.unwrap_or(0), t.prios), &t.latency)?;
+    let mut t = duration_table("Thread", &[]);
+    for th in &r.threads {
+        t.add_row(row(format!("{} ({}) {:?}", th.comm, th.tid.unwrap_or(0), th.prios), &th.latency));
     }
-    writeln!(w, "\nPer process                          {head}")?;
+    section(w, "Scheduling latency (usec), per TID", t)?;
+    let mut t = duration_table("Process", &[]);
     for p in &r.processes {
-        line(w, &format!("{} (PID {})", p.comm, p.pid.unwrap_or(0)), &p.latency)?;
+        t.add_row(row(format!("{} (PID {})", p.comm, p.pid.unwrap_or(0)), &p.latency));
     }
-    writeln!(w, "\nPer priority                         {head}")?;
+    section(w, "Per process", t)?;
+    let mut t = duration_table("Priority", &[]);
     for p in &r.prios {
-        line(w, &format!("prio {}", p.prios.first().copied().unwrap_or(0)), &p.latency)?;
+        t.add_row(row(format!("prio {}", p.prios.first().copied().unwrap_or(0)), &p.latency));
     }
-    line(w, "Total", &r.total)?;
-    for (title, rows) in [("Longest wake-up latencies", &r.longest), ("Log", &r.log)] {
-        if rows.is_empty() {
-            continue;
-        }
-        writeln!(w, "\n{title} (usec)")?;
-        for l in rows.iter() {
-            writeln!(w, "{:<20} {:>12.3}  {} ({}) prio {} waker {:?}", l.wakeup_ns, us(l.latency_ns as f64), l.comm, l.tid, l.prio, l.waker)?;
-        }
-    }
+    t.add_row(row("Total".into(), &r.total));
+    section(w, "Per priority", t)?;
+    let wakeup = |l: &LongWakeupRow| {
+        (l.wakeup_ns, l.latency_ns, vec![format!("{} ({})", l.comm, l.tid), l.prio.to_string(), l.waker.map_or_else(|| "?".into(), |t| t.to_string())])
+    };
+    write_occurrences(w, "Longest wake-up latencies (usec)", &r.longest, &["Thread", "Prio", "Waker"], wakeup)?;
+    write_occurrences(w, "Log (usec)", &r.log, &["Thread", "Prio", "Waker"], wakeup)?;
     crate::output::write_freq(w, &r.freq)?;
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! Readable text for count, cpu and io (E1): sizes in binary units, durations in
+//! Readable text for count, cpu and io (E1), and the table helpers of the latency
+//! analyses' text: sizes in binary units, durations in
 //! s / ms / µs, CPU time as a share and a time, the time range analysed as dates
 //! (lttng-analyses' `Timerange`), a bar per row, and tables laid out by `comfy-table`
 //! whatever the width of a name or path. JSON, LAMI and Parquet keep exact integers.
@@ -10,6 +11,7 @@ use comfy_table::{presets, CellAlignment, Table};
 use crate::count::CountReport;
 use crate::cpu::CpuReport;
 use crate::io::IoReport;
+use crate::latency::DurationRow;
 
 /// How text shows times of day.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -91,6 +93,44 @@ pub fn table(header: &[&str], right: &[usize]) -> Table {
         }
     }
     t
+}
+
+/// The columns of [`duration_cells`].
+pub const DURATION_COLUMNS: [&str; 5] = ["Count", "Min", "Avg", "Max", "Stdev"];
+
+/// A latency row's cells: the count, then the shortest, mean, longest and standard
+/// deviation in µs with three decimals (`?` for the deviation of fewer than two).
+pub fn duration_cells(l: &DurationRow) -> [String; 5] {
+    let us = |ns: f64| format!("{:.3}", ns / 1000.0);
+    [l.count.to_string(), us(l.min_ns as f64), us(l.mean_ns), us(l.max_ns as f64), l.stdev_ns.map_or_else(|| "?".into(), us)]
+}
+
+/// A table of latency rows: the column `label`, the [`DURATION_COLUMNS`], then the
+/// columns `more` (all but `label` aligned right).
+pub fn duration_table(label: &str, more: &[&str]) -> Table {
+    let mut header = vec![label];
+    header.extend(DURATION_COLUMNS);
+    header.extend(more);
+    let right: Vec<usize> = (1..header.len()).collect();
+    table(&header, &right)
+}
+
+/// A list of occurrences (`--log`, the longest ones): the columns `Begin (ns)` and
+/// `Duration (us)` aligned right, then `more`, filled by `row` for each item.
+pub fn write_occurrences<T>(w: &mut impl Write, title: &str, items: &[T], more: &[&str], row: impl Fn(&T) -> (i64, u64, Vec<String>)) -> std::fmt::Result {
+    if items.is_empty() {
+        return Ok(());
+    }
+    let mut header = vec!["Begin (ns)", "Duration (us)"];
+    header.extend(more);
+    let mut t = table(&header, &[0, 1]);
+    for it in items {
+        let (begin, ns, rest) = row(it);
+        let mut cells = vec![begin.to_string(), format!("{:.3}", ns as f64 / 1000.0)];
+        cells.extend(rest);
+        t.add_row(cells);
+    }
+    section(w, title, t)
 }
 
 /// Writes `t` (when it has rows) under `title`, then a blank line.
@@ -206,6 +246,29 @@ mod tests {
         assert_eq!(count(999), "999");
         assert_eq!(count(28_325), "28,325");
         assert_eq!(count(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn latency_tables_stay_aligned_whatever_the_label() {
+        let l = DurationRow { count: 3, max_ns: 12_345_678, mean_ns: 2_000.5, min_ns: 1, stdev_ns: None, total_ns: 0 };
+        let mut t = duration_table("Process", &["B/s"]);
+        t.add_row(["a (1)".to_string()].into_iter().chain(duration_cells(&l)).chain(["7".into()]).collect::<Vec<_>>());
+        t.add_row(
+            ["a-process-with-a-name-longer-than-any-column (2)".to_string()].into_iter().chain(duration_cells(&l)).chain(["7".into()]).collect::<Vec<_>>(),
+        );
+        let mut s = String::new();
+        section(&mut s, "Per process (usec)", t).unwrap();
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines[0], "Per process (usec)");
+        assert!(lines[1].contains("Count") && lines[1].contains("Stdev") && lines[1].ends_with("B/s"), "{s}");
+        // The max column (µs, 3 decimals) and the last column end at the same place.
+        let end = |l: &str, what: &str| l.find(what).map(|i| i + what.len());
+        assert_eq!(end(lines[2], "12345.678"), end(lines[3], "12345.678"), "{s}");
+        assert_eq!(lines[2].len(), lines[3].len(), "{s}");
+        assert!(lines[2].contains(" ? "), "a deviation of fewer than two is `?`: {s}");
+        let mut none = String::new();
+        write_occurrences(&mut none, "Log", &[] as &[u8], &[], |_| (0, 0, vec![])).unwrap();
+        assert!(none.is_empty());
     }
 
     #[test]
