@@ -405,14 +405,13 @@ pub fn lami(r: &BlockReport) -> Vec<serde_json::Value> {
 
 /// Readable tables (µs).
 pub fn write_text(r: &BlockReport, w: &mut impl std::fmt::Write) -> std::fmt::Result {
-    use crate::text::{duration_cells, duration_table, section, write_occurrences};
+    use crate::text::{duration_row, duration_table, section, write_occurrences};
     for (title, label, rows) in
         [("Block request latency per disk (usec)", "Disk", &r.disks), ("Block request latency per process (usec)", "Process", &r.processes)]
     {
         let mut t = duration_table(label, &["Read (B)", "Written (B)", "B/s"]);
         for b in rows.iter() {
-            let mut cells = vec![format!("{} ({})", b.name, b.id)];
-            cells.extend(duration_cells(&b.latency));
+            let mut cells = duration_row(format!("{} ({})", b.name, b.id), &b.latency);
             cells.extend([b.read_bytes.to_string(), b.write_bytes.to_string(), format!("{:.0}", b.throughput_bps)]);
             t.add_row(cells);
         }

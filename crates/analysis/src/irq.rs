@@ -371,12 +371,7 @@ pub fn lami(r: &IrqReport) -> Vec<serde_json::Value> {
 
 /// Readable tables in the manner of `lttng-irqstats` (durations in µs).
 pub fn write_text(r: &IrqReport, w: &mut impl std::fmt::Write) -> std::fmt::Result {
-    use crate::text::{duration_cells, duration_table, section, write_occurrences};
-    let row = |label: String, l: &DurationRow| {
-        let mut cells = vec![label];
-        cells.extend(duration_cells(l));
-        cells
-    };
+    use crate::text::{duration_row as row, duration_table, section, write_occurrences};
     let mut t = duration_table("IRQ", &[]);
     for h in &r.hard {
         t.add_row(row(format!("{} <{}>", h.irq, h.name), &h.latency));

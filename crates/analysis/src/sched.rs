@@ -360,12 +360,7 @@ pub fn lami(r: &SchedReport) -> Vec<serde_json::Value> {
 
 /// Readable tables in the manner of `lttng-schedstats` (µs).
 pub fn write_text(r: &SchedReport, w: &mut impl std::fmt::Write) -> std::fmt::Result {
-    use crate::text::{duration_cells, duration_table, section, write_occurrences};
-    let row = |label: String, l: &DurationRow| {
-        let mut cells = vec![label];
-        cells.extend(duration_cells(l));
-        cells
-    };
+    use crate::text::{duration_row as row, duration_table, section, write_occurrences};
     let mut t = duration_table("Thread", &[]);
     for th in &r.threads {
         t.add_row(row(format!("{} ({}) {:?}", th.comm, th.tid.unwrap_or(0), th.prios), &th.latency));

@@ -105,6 +105,13 @@ pub fn duration_cells(l: &DurationRow) -> [String; 5] {
     [l.count.to_string(), us(l.min_ns as f64), us(l.mean_ns), us(l.max_ns as f64), l.stdev_ns.map_or_else(|| "?".into(), us)]
 }
 
+/// A latency row of a [`duration_table`]: `label`, then [`duration_cells`].
+pub fn duration_row(label: String, l: &DurationRow) -> Vec<String> {
+    let mut cells = vec![label];
+    cells.extend(duration_cells(l));
+    cells
+}
+
 /// A table of latency rows: the column `label`, the [`DURATION_COLUMNS`], then the
 /// columns `more` (all but `label` aligned right).
 pub fn duration_table(label: &str, more: &[&str]) -> Table {
