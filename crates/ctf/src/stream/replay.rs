@@ -20,7 +20,7 @@ use crate::plan::{align_up, low_mask, ExtForm, FastHeader, HeaderLayout, ShortFo
 
 use super::ahead::EXTENDED;
 use super::skim::entry_end;
-use super::{HeaderCopy, Passed, StreamCursor, Wanted};
+use super::{HeaderCopy, Mode, Passed, StreamCursor, Wanted};
 
 /// A wanted event found by a [`Finder`], or where its packet's chain ended.
 #[derive(Debug, Clone, Copy, Default)]
@@ -103,14 +103,16 @@ impl<'t> StreamCursor<'t> {
     /// side (see the module's docs).
     #[inline(always)]
     pub fn replaying(&self) -> bool {
-        self.replaying
+        self.mode == Mode::Replaying
     }
 
     /// Stops delivering found events: the cursor reads on, in turn, from after the
     /// last event it delivered (where reading in turn would stand).
     #[inline(always)]
     pub(super) fn leave_replay(&mut self) {
-        self.replaying = false;
+        if self.mode == Mode::Replaying {
+            self.mode = Mode::InPacket;
+        }
     }
 
     /// Whether [`StreamCursor::next_wanted`], skimming, reads whole packets in pairs
@@ -146,7 +148,7 @@ impl<'t> StreamCursor<'t> {
         };
         self.next_packet += 1;
         if let Err(e) = self.open_packet(a) {
-            self.done = true;
+            self.mode = Mode::Done;
             self.pairing = Some(p);
             return Err(e);
         }
@@ -176,7 +178,7 @@ impl<'t> StreamCursor<'t> {
         p.next = second.then_some(next);
         p.table = table.as_ptr() as usize;
         self.pairing = Some(p);
-        self.replaying = true;
+        self.mode = Mode::Replaying;
         Ok(true)
     }
 
@@ -186,7 +188,7 @@ impl<'t> StreamCursor<'t> {
     #[inline(never)]
     pub(super) fn replay_step(&mut self, wanted: &Wanted, passed: &mut Passed) -> Result<Replayed> {
         let Some(p) = self.pairing.as_mut().filter(|p| p.table == wanted.skim_by_id.as_ptr() as usize) else {
-            self.replaying = false;
+            self.mode = Mode::InPacket;
             return Ok(Replayed::Done);
         };
         let open = &mut p.open;
@@ -216,19 +218,19 @@ impl<'t> StreamCursor<'t> {
         (self.cur.pos, self.dec.clock) = (e.pos, e.clock);
         let second = if e.pos >= self.cur.end { p.next.take() } else { None };
         let Some(second) = second else {
-            self.replaying = false;
+            self.mode = Mode::InPacket;
             return Ok(Replayed::Done);
         };
         p.spare = std::mem::replace(&mut p.open, second).spots;
-        self.in_packet = false;
+        self.mode = Mode::Between;
         let b = self.stream.packets[self.next_packet];
         self.next_packet += 1;
         // (The clock is the first packet's last event's: `b` must not begin before it.)
         if let Err(e) = self.open_packet(b) {
-            self.done = true;
-            self.replaying = false;
+            self.mode = Mode::Done;
             return Err(e);
         }
+        self.mode = Mode::Replaying;
         Ok(Replayed::Opened)
     }
 }
