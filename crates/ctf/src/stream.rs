@@ -16,7 +16,7 @@ use crate::clock::ClockConv;
 use crate::decode::{role_index, Cursor, Decoder, SlotsOnly};
 use crate::error::{DecodeError, DecodeErrorKind as K, Error, Result};
 use crate::ir::Role;
-use crate::plan::{FieldHandle, Plan, ScopeStep, StreamPlan, TAKE};
+use crate::plan::{FieldHandle, Plan, ScopeStep, SkimEntry, StreamPlan};
 use crate::trace::{PacketRef, Stream, TraceSet};
 
 mod ahead;
@@ -106,13 +106,13 @@ impl Passed {
 /// The event classes a reader wants from one stream class, in the two forms
 /// [`StreamCursor::next_wanted`] reads: a mask by class index, and by event id the
 /// table of its skimming loop: [`StreamPlan::skim_by_id`]'s entries of the classes not
-/// wanted (passed over), [`TAKE`]-flagged [`StreamPlan::fixed_by_id`] entries of the
-/// wanted classes of fixed size (the loop stops there, or reads them ahead), and
-/// `u64::MAX` (stop there, for the general path). One look-up per event.
+/// wanted (passed over), [`StreamPlan::fixed_by_id`]'s entries of the wanted classes of
+/// fixed size, [taken](SkimEntry::taken) (the loop stops there, or reads them ahead),
+/// and [`SkimEntry::STOP`] (stop there, for the general path). One look-up per event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wanted {
     mask: Vec<bool>,
-    skim_by_id: Vec<u64>,
+    skim_by_id: Vec<SkimEntry>,
     /// By class index: the fields [`StreamCursor::read_ahead`] copies out of its events
     /// (empty: none).
     copies: Vec<Option<CopySpec>>,
@@ -121,16 +121,16 @@ pub struct Wanted {
 impl Wanted {
     /// The classes of `sp` true in `mask` (by class index; classes beyond it are wanted).
     pub fn new(sp: &StreamPlan, mask: Vec<bool>) -> Wanted {
-        let wanted = |class: u64| mask.get(class as usize).copied().unwrap_or(true);
+        let wanted = |class: u32| mask.get(class as usize).copied().unwrap_or(true);
         let skim_by_id = sp
             .skim_by_id
             .iter()
             .zip(&sp.fixed_by_id)
             .map(|(&e, &f)| match e {
-                u64::MAX => u64::MAX,
-                e if !wanted(e >> 32) => e,
-                _ if f != u64::MAX => TAKE | f,
-                _ => u64::MAX,
+                SkimEntry::STOP => SkimEntry::STOP,
+                e if !wanted(e.class()) => e,
+                _ if !f.is_stop() => f.taken(),
+                _ => SkimEntry::STOP,
             })
             .collect();
         Wanted { mask, skim_by_id, copies: Vec::new() }

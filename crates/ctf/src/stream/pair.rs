@@ -12,7 +12,7 @@
 use crate::decode::extend_clock_masked;
 use crate::error::Result;
 use crate::ir::Role;
-use crate::plan::{align_up, low_mask, FastHeader, Node, TAKE};
+use crate::plan::{align_up, low_mask, FastHeader, Node, SkimEntry};
 use crate::trace::PacketRef;
 
 use super::count::{counted_whole, tally};
@@ -194,12 +194,12 @@ impl Chain<'_> {
     ///
     /// [`StreamPlan::skim_by_id`]: crate::plan::StreamPlan::skim_by_id
     #[inline(always)]
-    fn pass_one(&mut self, h: &FastHeader, table: &[u64], per_class: &mut [u64]) -> bool {
+    fn pass_one(&mut self, h: &FastHeader, table: &[SkimEntry], per_class: &mut [u64]) -> bool {
         let base = align_up(self.pos, u64::from(h.align));
         let Some(w) = h.peek(self.buf, base, self.end) else { return false };
         let Some(&e) = table.get(w.id as usize) else { return false };
         let at = base + w.bits;
-        if e & TAKE != 0 || !at.is_multiple_of(8) {
+        if e.stops() || !at.is_multiple_of(8) {
             return false;
         }
         let Some(next) = entry_end(self.buf, (at / 8) as usize, (self.end / 8) as usize, e) else { return false };
@@ -216,7 +216,7 @@ impl Chain<'_> {
         };
         self.clock = clock;
         self.pos = next as u64 * 8;
-        tally(per_class, (e >> 32) as u32);
+        tally(per_class, e.class());
         true
     }
 }
