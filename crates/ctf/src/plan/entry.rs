@@ -2,8 +2,8 @@
 
 use super::StringSkim;
 
-/// An entry of a skimming table, by event id ([`StreamPlan::fixed_by_id`],
-/// [`StreamPlan::skim_by_id`], and the tables of [`crate::stream::Wanted`]): how the
+/// An entry of a skimming table, by event id ([`StreamPlan::fixed_by_id`](super::StreamPlan::fixed_by_id),
+/// [`StreamPlan::skim_by_id`](super::StreamPlan::skim_by_id), and the tables of [`crate::stream::Wanted`]): how the
 /// skimming loops pass over an event of that id, or that they stop before it.
 ///
 /// One of:
@@ -17,8 +17,8 @@ use super::StringSkim;
 ///
 /// It is one machine word (the loops keep it in a register: its tests are one bit
 /// test each, its class and size one shift or mask): the class index in bits 32 to
-/// 62, the size (or the string layout, with [`SkimEntry::STRING`]) in bits 0 to 31,
-/// [`SkimEntry::TAKE`] in bit 63. Class indexes are below 2^31, so a fixed or string
+/// 62, the size (or the string layout, with a flag in bit 31) in bits 0 to 31,
+/// the taken flag in bit 63. Class indexes are below 2^31, so a fixed or string
 /// entry never has bit 63; [`SkimEntry::STOP`] has every bit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(transparent)]
