@@ -9,9 +9,11 @@
 use crate::ir::*;
 
 mod compile;
+mod entry;
 mod fixed;
 mod header;
 
+pub use entry::SkimEntry;
 pub use fixed::{FixedSize, FlatOp, SkimOp, SkipChain, StringSkim};
 pub(crate) use header::low_mask;
 pub use header::{ExtForm, ExtWords, FastHeader, FixedInt, HeaderLayout, ShortForm, ShortWord};
@@ -256,23 +258,16 @@ pub struct StreamPlan {
     /// `fast_header`, such an event is read by word loads alone
     /// ([`FastHeader::peek`]).
     pub fixed: Vec<FixedSize>,
-    /// By event id (as `by_id`): `class index << 32 | bytes` of the classes of `fixed`
-    /// whose scopes need no alignment beyond a byte (and whose index is below 2^31:
-    /// see [`TAKE`]), else `u64::MAX`: what the reader's skimming loop reads per event.
-    pub fixed_by_id: Vec<u64>,
+    /// By event id (as `by_id`): a fixed [`SkimEntry`] (class index, bytes) of the
+    /// classes of `fixed` whose scopes need no alignment beyond a byte, else
+    /// [`SkimEntry::STOP`]: what the reader's skimming loop reads per event.
+    pub fixed_by_id: Vec<SkimEntry>,
     /// By event id: what the skimming loop passes over an event by, when it is not
     /// wanted: `fixed_by_id`'s entry for a class of fixed size; for a class whose scopes
     /// are fields of whole bytes (aligned to at most a byte) around one NUL-terminated
-    /// string ([`StringSkim`]), `class index << 32 |` [`StringSkim::entry`]; else
-    /// `u64::MAX`.
-    pub skim_by_id: Vec<u64>,
+    /// string ([`StringSkim`]), a string [`SkimEntry`]; else [`SkimEntry::STOP`].
+    pub skim_by_id: Vec<SkimEntry>,
 }
-
-/// The flag of a skimming table's entry ([`crate::stream::Wanted`]) for a wanted class
-/// of fixed size: its [`StreamPlan::fixed_by_id`] entry with this bit set, so that one
-/// look-up tells the skimming loop to pass an event over or to stop at it. (Entries
-/// keep class indexes below 2^31: passed ones never have the bit; `u64::MAX` has it.)
-pub const TAKE: u64 = 1 << 63;
 
 impl StreamPlan {
     /// The event class with id `id`.

@@ -16,7 +16,7 @@ use crate::clock::ClockConv;
 use crate::decode::{role_index, Cursor, Decoder, SlotsOnly};
 use crate::error::{DecodeError, DecodeErrorKind as K, Error, Result};
 use crate::ir::Role;
-use crate::plan::{FieldHandle, Plan, ScopeStep, StreamPlan, TAKE};
+use crate::plan::{FieldHandle, Plan, ScopeStep, SkimEntry, StreamPlan};
 use crate::trace::{PacketRef, Stream, TraceSet};
 
 mod ahead;
@@ -106,13 +106,13 @@ impl Passed {
 /// The event classes a reader wants from one stream class, in the two forms
 /// [`StreamCursor::next_wanted`] reads: a mask by class index, and by event id the
 /// table of its skimming loop: [`StreamPlan::skim_by_id`]'s entries of the classes not
-/// wanted (passed over), [`TAKE`]-flagged [`StreamPlan::fixed_by_id`] entries of the
-/// wanted classes of fixed size (the loop stops there, or reads them ahead), and
-/// `u64::MAX` (stop there, for the general path). One look-up per event.
+/// wanted (passed over), [`StreamPlan::fixed_by_id`]'s entries of the wanted classes of
+/// fixed size, [taken](SkimEntry::taken) (the loop stops there, or reads them ahead),
+/// and [`SkimEntry::STOP`] (stop there, for the general path). One look-up per event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wanted {
     mask: Vec<bool>,
-    skim_by_id: Vec<u64>,
+    skim_by_id: Vec<SkimEntry>,
     /// By class index: the fields [`StreamCursor::read_ahead`] copies out of its events
     /// (empty: none).
     copies: Vec<Option<CopySpec>>,
@@ -121,16 +121,16 @@ pub struct Wanted {
 impl Wanted {
     /// The classes of `sp` true in `mask` (by class index; classes beyond it are wanted).
     pub fn new(sp: &StreamPlan, mask: Vec<bool>) -> Wanted {
-        let wanted = |class: u64| mask.get(class as usize).copied().unwrap_or(true);
+        let wanted = |class: u32| mask.get(class as usize).copied().unwrap_or(true);
         let skim_by_id = sp
             .skim_by_id
             .iter()
             .zip(&sp.fixed_by_id)
             .map(|(&e, &f)| match e {
-                u64::MAX => u64::MAX,
-                e if !wanted(e >> 32) => e,
-                _ if f != u64::MAX => TAKE | f,
-                _ => u64::MAX,
+                SkimEntry::STOP => SkimEntry::STOP,
+                e if !wanted(e.class()) => e,
+                _ if !f.is_stop() => f.taken(),
+                _ => SkimEntry::STOP,
             })
             .collect();
         Wanted { mask, skim_by_id, copies: Vec::new() }
@@ -196,7 +196,8 @@ pub struct StreamCursor<'t> {
     conv: Option<ClockConv>,
     dec: Decoder,
     cur: Cursor<'t>,
-    in_packet: bool,
+    /// Where the cursor stands: see [`Mode`].
+    mode: Mode,
     packet: Option<PacketRef>,
     packet_epoch: u32,
     prev: Option<PacketRef>,
@@ -206,20 +207,43 @@ pub struct StreamCursor<'t> {
     ev: EventPos,
     /// The item last returned by `next` (for [`StreamCursor::current`]).
     current: Option<(bool, Notice)>,
-    done: bool,
     report_stream_error: bool,
     /// The file (trace and file index) whose bytes are populated up to byte `.2`
     /// ([`StreamCursor::populate_ahead`]).
     populated: (u32, u32, u64),
     /// What reading packets in pairs keeps (made at the first pair: see `replay.rs`).
     pairing: Option<Box<replay::Pairing<'t>>>,
-    /// Whether the open packet's wanted events come from `pairing`.
-    replaying: bool,
-    /// Whether skimming reads whole packets in pairs ([`StreamCursor::read_in_pairs`]).
+    /// Whether skimming reads whole packets in pairs ([`StreamCursor::read_in_pairs`]):
+    /// a setting, not a state.
     pairs: bool,
-    /// Whether `dec.clock` holds this stream's clock as the packet before the next one
-    /// left it (read by this cursor): then a packet beginning before it is an error.
-    clock_known: bool,
+}
+
+/// Where a [`StreamCursor`] stands. (One value for what were four flags: inside a
+/// packet, replaying found events, done, and whether the clock is the stream's.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// No packet opened yet (since the cursor was made or pointed elsewhere,
+    /// [`StreamCursor::retarget`]): the decoder's clock is not this stream's, so the
+    /// first packet opened is not checked against it.
+    Fresh,
+    /// Between packets: the decoder's clock is this stream's as the packet before the
+    /// next one left it (a packet beginning before it is an error).
+    Between,
+    /// Inside the open packet, reading its events in turn.
+    InPacket,
+    /// Inside the open packet, its wanted events delivered from what reading packets in
+    /// pairs found (`pairing`: see `replay.rs`).
+    Replaying,
+    /// At the end of the range, or after an error: nothing more is yielded.
+    Done,
+}
+
+impl Mode {
+    /// Inside a packet (reading in turn or replaying).
+    #[inline(always)]
+    fn in_packet(self) -> bool {
+        matches!(self, Mode::InPacket | Mode::Replaying)
+    }
 }
 
 impl<'t> StreamCursor<'t> {
@@ -251,7 +275,7 @@ impl<'t> StreamCursor<'t> {
             conv: sp.clock.map(|c| trace.clocks[c]),
             dec: Decoder::new(plan),
             cur: Cursor::new(&[], 0),
-            in_packet: false,
+            mode: Mode::Fresh,
             packet: None,
             packet_epoch: 0,
             prev,
@@ -260,13 +284,10 @@ impl<'t> StreamCursor<'t> {
             pending: Vec::new(),
             ev: EventPos::default(),
             current: None,
-            done: false,
             report_stream_error: report,
             populated: (u32::MAX, u32::MAX, 0),
             pairing: None,
-            replaying: false,
             pairs: true,
-            clock_known: false,
         }
     }
 
@@ -300,7 +321,7 @@ impl<'t> StreamCursor<'t> {
             }
             Ok(None) => Ok(None),
             Err(e) => {
-                self.done = true;
+                self.mode = Mode::Done;
                 Err(e)
             }
         }
@@ -317,12 +338,12 @@ impl<'t> StreamCursor<'t> {
     #[inline(always)]
     pub fn next_wanted(&mut self, wanted: &Wanted, trace: usize, window: (u64, u64), skim: bool, passed: &mut Passed) -> Result<Option<Item<'_, 't>>> {
         let is_wanted = |class: u32| wanted.has(class as usize);
-        if self.replaying && (!skim || self.trace as usize != trace) {
+        if self.mode == Mode::Replaying && (!skim || self.trace as usize != trace) {
             self.leave_replay();
         }
         loop {
-            if self.in_packet && !self.done && self.pending.is_empty() && self.trace as usize == trace {
-                if self.replaying {
+            if self.mode.in_packet() && self.pending.is_empty() && self.trace as usize == trace {
+                if self.mode == Mode::Replaying {
                     match self.replay_step(wanted, passed)? {
                         replay::Replayed::Event => {
                             self.current = None;
@@ -360,7 +381,7 @@ impl<'t> StreamCursor<'t> {
                     }
                     passed.see(self.dec.clock, window);
                 }
-                self.in_packet = false;
+                self.mode = Mode::Between;
             }
             // The next two packets read in a pair where they can be.
             if skim && self.start_pair(wanted, trace, window)? {
@@ -385,7 +406,7 @@ impl<'t> StreamCursor<'t> {
                     return Ok(None);
                 }
                 Err(e) => {
-                    self.done = true;
+                    self.mode = Mode::Done;
                     return Err(e);
                 }
             }
@@ -423,21 +444,21 @@ impl<'t> StreamCursor<'t> {
 
     fn advance(&mut self) -> Result<Option<Step>> {
         loop {
-            if self.done {
+            if self.mode == Mode::Done {
                 return Ok(None);
             }
             if let Some(n) = self.pending.pop() {
                 return Ok(Some(Step::Notice(n)));
             }
-            if self.in_packet {
+            if self.mode.in_packet() {
                 if self.cur.pos < self.cur.end {
                     self.decode_event().map_err(|e| self.stream_error(e))?;
                     return Ok(Some(Step::Event));
                 }
-                self.in_packet = false;
+                self.mode = Mode::Between;
             }
             if self.next_packet >= self.last_packet {
-                self.done = true;
+                self.mode = Mode::Done;
                 if self.report_stream_error {
                     if let Some((t, f)) = self.stream.error {
                         // Re-scan to rebuild the (non-Clone) error.
@@ -601,7 +622,7 @@ impl<'t> StreamCursor<'t> {
     /// Ends the cursor on a decoding error of the open packet, as an error naming the
     /// file and offset.
     fn fail(&mut self, e: DecodeError) -> Error {
-        self.done = true;
+        self.mode = Mode::Done;
         self.stream_error(e)
     }
 }

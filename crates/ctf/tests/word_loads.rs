@@ -105,7 +105,7 @@ fn events_after(set: &TraceSet, s: usize, lo: Option<u64>) -> (Vec<EventKey>, Op
     while let Some(item) = c.next().expect("reads") {
         if let Item::Event(e) = item {
             let class = e.class_index() as u64;
-            let skimmed = e.stream_plan().skim_by_id.iter().any(|&x| x != u64::MAX && x >> 32 == class);
+            let skimmed = e.stream_plan().skim_by_id.iter().any(|&x| !x.is_stop() && u64::from(x.class()) == class);
             out.push((e.packet().info.offset, e.class_index(), e.cycles(), skimmed));
         }
         if first {
@@ -317,8 +317,8 @@ fn string_classes_are_skimmed_by_their_sizes_around_the_nul() {
         let class = sp.events.iter().position(|e| &*e.name == name).unwrap_or_else(|| panic!("{name} declared"));
         let id = sp.events[class].id as usize;
         let e = sp.skim_by_id[id];
-        assert_eq!(e >> 32, class as u64, "{name}: the entry names its class");
-        (e & StringSkim::FLAG != 0).then(|| StringSkim::of_entry(e & 0xffff_ffff))
+        assert_eq!(e.class(), class as u32, "{name}: the entry names its class");
+        e.is_string().then(|| e.string_layout())
     };
     // `irq_handler_entry`: `int32 irq`, then `name`.
     assert_eq!(layout("irq_handler_entry"), Some(StringSkim { prefix: 4, suffix: 0 }));
@@ -436,4 +436,23 @@ fn flat_decoding_equals_the_tree_decoder_on_shared_traces() {
     }
     // (The kernel traces' `openat`, `execve`, statedump and `irq_handler_entry` events.)
     assert!(flat_events > 1000, "{flat_events} events decoded flat");
+}
+
+/// A skimming table's entry gives back what it was made of: a fixed entry its class and
+/// size, a string entry its class and layout, a taken one stops the loop with its class
+/// and size kept, and out-of-range classes or suffixes make no entry.
+#[test]
+fn skim_entries_keep_their_class_and_size() {
+    use ctf::plan::SkimEntry;
+    let f = SkimEntry::fixed(7, 24).expect("fits");
+    assert_eq!((f.class(), f.bytes(), f.stops(), f.is_string(), f.is_stop()), (7, 24, false, false, false));
+    let t = f.taken();
+    assert_eq!((t.class(), t.bytes(), t.stops(), t.is_stop()), (7, 24, true, false));
+    let layout = StringSkim { prefix: 4, suffix: 0x7fff };
+    let s = SkimEntry::string((1 << 31) - 1, layout).expect("fits");
+    assert_eq!((s.class(), s.is_string(), s.string_layout(), s.stops()), ((1 << 31) - 1, true, layout, false));
+    assert!(SkimEntry::STOP.stops() && SkimEntry::STOP.is_stop());
+    assert_eq!(SkimEntry::fixed(1 << 31, 8), None);
+    assert_eq!(SkimEntry::fixed(0, 1 << 31), None);
+    assert_eq!(SkimEntry::string(0, StringSkim { prefix: 0, suffix: 0x8000 }), None);
 }

@@ -3,7 +3,7 @@
 
 use crate::ir::*;
 
-use super::{Choice, EventPlan, FixedSize, Member, Node, NodeId, Plan, PlanError, ScopeStep, SkipChain, StreamPlan, StringSkim, TAKE};
+use super::{Choice, EventPlan, FixedSize, Member, Node, NodeId, Plan, PlanError, ScopeStep, SkimEntry, SkipChain, StreamPlan, StringSkim};
 
 impl Plan {
     /// Compiles a trace class.
@@ -97,22 +97,20 @@ impl Plan {
             }
             p.streams[si].fixed = p.streams[si].events.iter().map(|e| FixedSize::of(e.skip_all.as_ref())).collect();
             let sp = &p.streams[si];
-            // Class index `i` as an entry's high word, when below 2^31 (see `TAKE`).
-            let high_word = |i: u32| Some(u64::from(i) << 32).filter(|h| *h < TAKE);
-            let fixed_by_id = sp
+            let fixed_by_id: Vec<SkimEntry> = sp
                 .by_id
                 .iter()
-                .map(|&i| match (sp.fixed.get(i as usize), high_word(i)) {
-                    (Some(f), Some(h)) if f.is_fixed() && f.align <= 8 => h | u64::from(f.bits / 8),
-                    _ => u64::MAX,
+                .map(|&i| match sp.fixed.get(i as usize) {
+                    Some(f) if f.is_fixed() && f.align <= 8 => SkimEntry::fixed(i, f.bits / 8).unwrap_or(SkimEntry::STOP),
+                    _ => SkimEntry::STOP,
                 })
                 .collect();
             let skim_by_id = sp
                 .by_id
                 .iter()
                 .zip(&fixed_by_id)
-                .map(|(&i, &f)| match (sp.events.get(i as usize).and_then(StringSkim::of), high_word(i)) {
-                    (Some(s), Some(h)) if f == u64::MAX => h | s.entry(),
+                .map(|(&i, &f)| match sp.events.get(i as usize).and_then(StringSkim::of) {
+                    Some(s) if f.is_stop() => SkimEntry::string(i, s).unwrap_or(SkimEntry::STOP),
                     _ => f,
                 })
                 .collect();

@@ -109,21 +109,6 @@ pub struct StringSkim {
 }
 
 impl StringSkim {
-    /// The flag of a [`StreamPlan::skim_by_id`](super::StreamPlan::skim_by_id) entry of this form (in its low word).
-    pub const FLAG: u64 = 1 << 31;
-
-    /// The low word of its [`StreamPlan::skim_by_id`](super::StreamPlan::skim_by_id) entry: [`StringSkim::FLAG`], the
-    /// suffix's size in bits 16 to 30 and the prefix's in bits 0 to 15.
-    pub fn entry(self) -> u64 {
-        Self::FLAG | u64::from(self.suffix & 0x7fff) << 16 | u64::from(self.prefix)
-    }
-
-    /// The layout of an entry's low word `low` (which has [`StringSkim::FLAG`]).
-    #[inline(always)]
-    pub fn of_entry(low: u64) -> StringSkim {
-        StringSkim { prefix: low as u16, suffix: (low >> 16) as u16 & 0x7fff }
-    }
-
     /// The layout of event class `ev`, if it has this form.
     pub(super) fn of(ev: &EventPlan) -> Option<StringSkim> {
         let (mut sizes, mut strings) = ([0u64; 2], 0usize);

@@ -255,7 +255,7 @@ impl<'t> StreamCursor<'t> {
     /// of how dense the wanted events are).
     pub fn read_ahead(&mut self, wanted: &Wanted, trace: usize, window: (u64, u64), passed: &mut Passed, out: &mut AheadBuf, max: usize) -> usize {
         self.leave_replay();
-        if !self.in_packet || self.done || !self.pending.is_empty() || self.trace as usize != trace {
+        if !self.mode.in_packet() || !self.pending.is_empty() || self.trace as usize != trace {
             return 0;
         }
         let Some(conv) = self.conv else { return 0 };

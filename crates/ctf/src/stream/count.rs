@@ -3,7 +3,7 @@
 
 use crate::error::{DecodeError, Result};
 
-use super::{PacketCount, Step, StreamCursor};
+use super::{Mode, PacketCount, Step, StreamCursor};
 
 impl<'t> StreamCursor<'t> {
     /// Counts the remaining events per event class (`per_class[class_index] += 1`) and
@@ -24,11 +24,11 @@ impl<'t> StreamCursor<'t> {
                     discarded += n.count
                 }
             }
-            if self.in_packet {
+            if self.mode.in_packet() {
                 self.skim_rest(per_class).map_err(|e| self.stream_error(e))?;
-                self.in_packet = false;
+                self.mode = Mode::Between;
             }
-            if !self.done && self.next_packet + 1 < self.last_packet {
+            if self.mode != Mode::Done && self.next_packet + 1 < self.last_packet {
                 let twin = twin.get_or_insert_with(|| self.twin());
                 if let Some((first, second)) = self.count_pair(twin, per_class, (0, u64::MAX))? {
                     let second = second?;
@@ -50,7 +50,7 @@ impl<'t> StreamCursor<'t> {
                     tally(per_class, self.ev.class);
                 }
                 Err(e) => {
-                    self.done = true;
+                    self.mode = Mode::Done;
                     return Err(e);
                 }
             }
@@ -69,13 +69,13 @@ impl<'t> StreamCursor<'t> {
     /// those of the counted events.
     pub fn count_packet_in(&mut self, per_class: &mut [u64], window: (u64, u64)) -> Result<Option<PacketCount>> {
         self.leave_replay();
-        if !self.in_packet {
-            if self.done || self.next_packet >= self.last_packet {
+        if !self.mode.in_packet() {
+            if self.mode == Mode::Done || self.next_packet >= self.last_packet {
                 // Let `advance` report the stream's error (if any) and finish.
                 return match self.advance() {
                     Ok(_) => Ok(None),
                     Err(e) => {
-                        self.done = true;
+                        self.mode = Mode::Done;
                         Err(e)
                     }
                 };
@@ -83,7 +83,7 @@ impl<'t> StreamCursor<'t> {
             let p = self.stream.packets[self.next_packet];
             self.next_packet += 1;
             if let Err(e) = self.open_packet(p) {
-                self.done = true;
+                self.mode = Mode::Done;
                 return Err(e);
             }
         }
@@ -104,7 +104,7 @@ impl<'t> StreamCursor<'t> {
             }
         });
         seen.map_err(|e| self.fail(e))?;
-        self.in_packet = false;
+        self.mode = Mode::Between;
         Ok(Some(out))
     }
 

@@ -8,7 +8,7 @@ use crate::ir::Role;
 use crate::plan::{Node, Plan, StreamPlan};
 use crate::trace::{PacketRef, TraceSet};
 
-use super::{Item, Notice, StreamCursor};
+use super::{Item, Mode, Notice, StreamCursor};
 
 impl<'t> StreamCursor<'t> {
     pub(super) fn open_packet(&mut self, p: PacketRef) -> Result<()> {
@@ -26,7 +26,7 @@ impl<'t> StreamCursor<'t> {
         }
         self.populate_ahead(&p);
         // The clock as the packet before left it, where this cursor read that packet.
-        let last_clock = (self.clock_known && p.trace == self.prev.map_or(u32::MAX, |q| q.trace)).then_some(self.dec.clock);
+        let last_clock = (self.mode != Mode::Fresh && p.trace == self.prev.map_or(u32::MAX, |q| q.trace)).then_some(self.dec.clock);
         let data: &'t [u8] = &file.bytes;
         // A packet running past the end of its file is read up to there; the stream's
         // indexing error is reported after its last event.
@@ -61,11 +61,10 @@ impl<'t> StreamCursor<'t> {
         self.packet_epoch = self.dec.epoch;
         let p = PacketRef { info, ..p };
         self.check_time(&p, last_clock).map_err(|kind| Error::Stream { path: file.path.clone(), offset: info.offset, kind })?;
-        self.clock_known = true;
         self.queue_notices(&p);
         self.prev = Some(p);
         self.packet = Some(p);
-        self.in_packet = true;
+        self.mode = Mode::InPacket;
         Ok(())
     }
 
@@ -186,7 +185,7 @@ impl<'t> StreamCursor<'t> {
     /// gone past the time it wants there may then stop: a stream's clock only grows.)
     #[inline]
     pub fn in_last_packet(&self) -> bool {
-        self.in_packet && self.next_packet >= self.last_packet && !self.report_stream_error
+        self.mode.in_packet() && self.next_packet >= self.last_packet && !self.report_stream_error
     }
 
     /// For a reader whose last item lies after `ns` (ns from origin): whether, by the
@@ -265,7 +264,7 @@ impl<'t> StreamCursor<'t> {
     #[inline(never)]
     pub fn pass_before(&mut self, lo: u64) -> Option<u64> {
         self.leave_replay();
-        if !self.in_packet || !self.pending.is_empty() || self.done {
+        if !self.mode.in_packet() || !self.pending.is_empty() {
             return None;
         }
         let (from, sp) = (self.cur.pos, self.sp);

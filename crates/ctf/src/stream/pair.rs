@@ -12,12 +12,12 @@
 use crate::decode::extend_clock_masked;
 use crate::error::Result;
 use crate::ir::Role;
-use crate::plan::{align_up, low_mask, FastHeader, Node, TAKE};
+use crate::plan::{align_up, low_mask, FastHeader, Node, SkimEntry};
 use crate::trace::PacketRef;
 
 use super::count::{counted_whole, tally};
 use super::skim::entry_end;
-use super::{PacketCount, StreamCursor};
+use super::{Mode, PacketCount, StreamCursor};
 
 /// What [`StreamCursor::count_pair`] counted: the first packet, and the second or the
 /// error met in it (after the first was counted, as reading them in turn would have).
@@ -42,12 +42,10 @@ impl<'t> StreamCursor<'t> {
         self.last_packet = (first + 1).min(self.stream.packets.len());
         self.prev = prev;
         self.prev_discarded = prev.and_then(|p| p.info.discarded);
-        self.in_packet = false;
+        self.mode = Mode::Fresh;
         self.pending.clear();
         self.current = None;
-        self.done = false;
         self.report_stream_error = false;
-        self.clock_known = false;
     }
 
     /// Counts the next two packets of this cursor's range per event class into
@@ -71,7 +69,7 @@ impl<'t> StreamCursor<'t> {
         let Some((a, b)) = self.next_two_whole(window) else { return Ok(None) };
         self.next_packet += 1;
         if let Err(e) = self.open_packet(a) {
-            self.done = true;
+            self.mode = Mode::Done;
             return Err(e);
         }
         let mut pa = self.begin_count(per_class)?;
@@ -98,7 +96,7 @@ impl<'t> StreamCursor<'t> {
         self.prev_discarded = twin.prev_discarded;
         self.dec.clock = twin.dec.clock;
         if b_count.is_err() {
-            self.done = true;
+            self.mode = Mode::Done;
         }
         Ok(Some((a_count, b_count)))
     }
@@ -110,7 +108,7 @@ impl<'t> StreamCursor<'t> {
     /// the second reads the same before the first is done).
     pub(super) fn next_two_whole(&self, window: (u64, u64)) -> Option<(PacketRef, PacketRef)> {
         let j = self.next_packet;
-        if self.in_packet || self.done || !self.pending.is_empty() || j + 1 >= self.last_packet {
+        if !matches!(self.mode, Mode::Fresh | Mode::Between) || !self.pending.is_empty() || j + 1 >= self.last_packet {
             return None;
         }
         let (a, b) = (self.stream.packets[j], self.stream.packets[j + 1]);
@@ -130,7 +128,7 @@ impl<'t> StreamCursor<'t> {
         twin.next_packet += 1;
         let opened = twin.open_packet(b);
         if opened.is_err() {
-            twin.done = true;
+            twin.mode = Mode::Done;
         }
         self.populated = twin.populated;
         opened
@@ -172,7 +170,7 @@ impl<'t> StreamCursor<'t> {
             out.events += n;
             out.last_cycles = Some(self.dec.clock);
         }
-        self.in_packet = false;
+        self.mode = Mode::Between;
         Ok(out)
     }
 }
@@ -196,12 +194,12 @@ impl Chain<'_> {
     ///
     /// [`StreamPlan::skim_by_id`]: crate::plan::StreamPlan::skim_by_id
     #[inline(always)]
-    fn pass_one(&mut self, h: &FastHeader, table: &[u64], per_class: &mut [u64]) -> bool {
+    fn pass_one(&mut self, h: &FastHeader, table: &[SkimEntry], per_class: &mut [u64]) -> bool {
         let base = align_up(self.pos, u64::from(h.align));
         let Some(w) = h.peek(self.buf, base, self.end) else { return false };
         let Some(&e) = table.get(w.id as usize) else { return false };
         let at = base + w.bits;
-        if e & TAKE != 0 || !at.is_multiple_of(8) {
+        if e.stops() || !at.is_multiple_of(8) {
             return false;
         }
         let Some(next) = entry_end(self.buf, (at / 8) as usize, (self.end / 8) as usize, e) else { return false };
@@ -218,7 +216,7 @@ impl Chain<'_> {
         };
         self.clock = clock;
         self.pos = next as u64 * 8;
-        tally(per_class, (e >> 32) as u32);
+        tally(per_class, e.class());
         true
     }
 }

@@ -16,11 +16,11 @@
 
 use crate::decode::extend_clock_masked;
 use crate::error::Result;
-use crate::plan::{align_up, low_mask, ExtForm, FastHeader, HeaderLayout, ShortForm, TAKE};
+use crate::plan::{align_up, low_mask, ExtForm, FastHeader, HeaderLayout, ShortForm, SkimEntry};
 
 use super::ahead::EXTENDED;
 use super::skim::entry_end;
-use super::{HeaderCopy, Passed, StreamCursor, Wanted};
+use super::{HeaderCopy, Mode, Passed, StreamCursor, Wanted};
 
 /// A wanted event found by a [`Finder`], or where its packet's chain ended.
 #[derive(Debug, Clone, Copy, Default)]
@@ -103,14 +103,16 @@ impl<'t> StreamCursor<'t> {
     /// side (see the module's docs).
     #[inline(always)]
     pub fn replaying(&self) -> bool {
-        self.replaying
+        self.mode == Mode::Replaying
     }
 
     /// Stops delivering found events: the cursor reads on, in turn, from after the
     /// last event it delivered (where reading in turn would stand).
     #[inline(always)]
     pub(super) fn leave_replay(&mut self) {
-        self.replaying = false;
+        if self.mode == Mode::Replaying {
+            self.mode = Mode::InPacket;
+        }
     }
 
     /// Whether [`StreamCursor::next_wanted`], skimming, reads whole packets in pairs
@@ -146,7 +148,7 @@ impl<'t> StreamCursor<'t> {
         };
         self.next_packet += 1;
         if let Err(e) = self.open_packet(a) {
-            self.done = true;
+            self.mode = Mode::Done;
             self.pairing = Some(p);
             return Err(e);
         }
@@ -176,7 +178,7 @@ impl<'t> StreamCursor<'t> {
         p.next = second.then_some(next);
         p.table = table.as_ptr() as usize;
         self.pairing = Some(p);
-        self.replaying = true;
+        self.mode = Mode::Replaying;
         Ok(true)
     }
 
@@ -186,7 +188,7 @@ impl<'t> StreamCursor<'t> {
     #[inline(never)]
     pub(super) fn replay_step(&mut self, wanted: &Wanted, passed: &mut Passed) -> Result<Replayed> {
         let Some(p) = self.pairing.as_mut().filter(|p| p.table == wanted.skim_by_id.as_ptr() as usize) else {
-            self.replaying = false;
+            self.mode = Mode::InPacket;
             return Ok(Replayed::Done);
         };
         let open = &mut p.open;
@@ -216,19 +218,19 @@ impl<'t> StreamCursor<'t> {
         (self.cur.pos, self.dec.clock) = (e.pos, e.clock);
         let second = if e.pos >= self.cur.end { p.next.take() } else { None };
         let Some(second) = second else {
-            self.replaying = false;
+            self.mode = Mode::InPacket;
             return Ok(Replayed::Done);
         };
         p.spare = std::mem::replace(&mut p.open, second).spots;
-        self.in_packet = false;
+        self.mode = Mode::Between;
         let b = self.stream.packets[self.next_packet];
         self.next_packet += 1;
         // (The clock is the first packet's last event's: `b` must not begin before it.)
         if let Err(e) = self.open_packet(b) {
-            self.done = true;
-            self.replaying = false;
+            self.mode = Mode::Done;
             return Err(e);
         }
+        self.mode = Mode::Replaying;
         Ok(Replayed::Opened)
     }
 }
@@ -294,7 +296,7 @@ impl<'b> Finder<'b> {
     /// noting it as a spot when wanted; false, with nothing moved, otherwise (the
     /// general path then reads it). Headers are read by [`FastHeader::peek`].
     #[inline(always)]
-    fn step(&mut self, h: &FastHeader, table: &[u64]) -> bool {
+    fn step(&mut self, h: &FastHeader, table: &[SkimEntry]) -> bool {
         let at = &mut self.at;
         let base = align_up(at.pos as u64 * 8, u64::from(h.align));
         let Some(w) = h.peek(self.buf, base, self.end as u64 * 8) else { return false };
@@ -312,7 +314,7 @@ impl<'b> Finder<'b> {
     /// whose extended form `x` has its id and timestamp in its first 16 bytes (LTTng's
     /// layouts, their constants then folded in): one 16-byte load reads either form.
     #[inline(always)]
-    fn step_in_block(&mut self, form: ShortForm, x: ExtForm, table: &[u64]) -> bool {
+    fn step_in_block(&mut self, form: ShortForm, x: ExtForm, table: &[SkimEntry]) -> bool {
         let at = &mut self.at;
         let sw = form.word;
         let am = (form.align / 8) as usize - 1;
@@ -403,17 +405,17 @@ fn step_on(
     from: usize,
     (id, tag, lead): (u64, u64, u32),
     clock: u64,
-    table: &[u64],
+    table: &[SkimEntry],
     last: u64,
     spots: &mut Vec<Spot>,
 ) -> bool {
     let Some(&e) = table.get(id as usize) else { return false };
-    if e == u64::MAX {
+    if e.is_stop() {
         return false;
     }
     let Some(next) = entry_end(buf, from, end, e) else { return false };
-    let take = e & TAKE != 0;
-    let head = SpotHead { tag, class: ((e & !TAKE) >> 32) as u32, lead, size: (e & 0xffff_ffff) as u32 };
+    let take = e.stops();
+    let head = SpotHead { tag, class: e.class(), lead, size: e.bytes() as u32 };
     at.moved(next, clock, take, head, last, spots);
     true
 }
@@ -434,7 +436,7 @@ fn find_side_by_side(a: &mut StreamCursor<'_>, fa: &mut Finder<'_>, b: &mut Stre
 /// [`Finder::step`] through a [`FastHeader`].
 trait Step {
     /// One step of `f` (see [`Finder::step`]).
-    fn step(&self, f: &mut Finder<'_>, table: &[u64]) -> bool;
+    fn step(&self, f: &mut Finder<'_>, table: &[SkimEntry]) -> bool;
 }
 
 /// LTTng's little-endian layouts: [`Finder::step_in_block`].
@@ -442,14 +444,14 @@ struct InBlock(ShortForm, ExtForm);
 
 impl Step for InBlock {
     #[inline(always)]
-    fn step(&self, f: &mut Finder<'_>, table: &[u64]) -> bool {
+    fn step(&self, f: &mut Finder<'_>, table: &[SkimEntry]) -> bool {
         f.step_in_block(self.0, self.1, table)
     }
 }
 
 impl Step for FastHeader {
     #[inline(always)]
-    fn step(&self, f: &mut Finder<'_>, table: &[u64]) -> bool {
+    fn step(&self, f: &mut Finder<'_>, table: &[SkimEntry]) -> bool {
         f.step(self, table)
     }
 }

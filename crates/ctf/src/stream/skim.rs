@@ -3,7 +3,7 @@
 //! and entering such an event as the current one without the general decoder.
 
 use crate::decode::HeaderWord;
-use crate::plan::{ExtForm, HeaderLayout, ShortForm, StringSkim, TAKE};
+use crate::plan::{ExtForm, HeaderLayout, ShortForm, SkimEntry, StringSkim};
 
 use super::{ahead, EventPos, HeaderCopy, Passed, StreamCursor, Wanted};
 
@@ -70,7 +70,7 @@ impl<'t> StreamCursor<'t> {
     /// fixed size, or a [`StringSkim`] layout whose string ends inside the packet) and,
     /// with `STOP`, a clock value below `stop_at`, calling `see(class, clock)` for each.
     /// The event it stops before is left unread, for the general path; when its entry
-    /// has the [`TAKE`] flag (a wanted class of fixed size) and it lies inside the
+    /// is [taken](SkimEntry::taken) (a wanted class of fixed size) and it lies inside the
     /// packet, it is returned as read.
     /// Only the position and the clock change: skimmed events write no slot. The whole
     /// loop runs on locals.
@@ -78,19 +78,19 @@ impl<'t> StreamCursor<'t> {
     /// LTTng's two little-endian header layouts get loops of their own, compiled with
     /// the layout's constants (fewer live values in the loop, fewer spills).
     #[inline(always)]
-    pub(super) fn skim_fixed<const STOP: bool>(&mut self, table: &[u64], stop_at: u64, see: impl FnMut(u32, u64)) -> Option<Stopped> {
+    pub(super) fn skim_fixed<const STOP: bool>(&mut self, table: &[SkimEntry], stop_at: u64, see: impl FnMut(u32, u64)) -> Option<Stopped> {
         self.skim_fixed_taking::<STOP, false>(table, stop_at, see, |_| false)
     }
 
     /// [`StreamCursor::skim_fixed`] that offers each event of fixed size it would stop
-    /// before (one whose entry has the [`TAKE`] flag) to `take` first: when `take`
+    /// before (one whose entry is [taken](SkimEntry::taken)) to `take` first: when `take`
     /// returns true (it keeps the event), the loop goes on after that event. Without
     /// `STOP` only; `TAKES` where `take` may keep events (its checks are then fewer; the
     /// loop may stop 4 GiB on in a packet).
     #[inline(always)]
     pub(super) fn skim_fixed_taking<const STOP: bool, const TAKES: bool>(
         &mut self,
-        table: &[u64],
+        table: &[SkimEntry],
         stop_at: u64,
         see: impl FnMut(u32, u64),
         take: impl FnMut(&Stopped) -> bool,
@@ -122,7 +122,7 @@ impl<'t> StreamCursor<'t> {
         &mut self,
         form: ShortForm,
         ext: Option<ExtForm>,
-        table: &[u64],
+        table: &[SkimEntry],
         stop_at: u64,
         mut see: impl FnMut(u32, u64),
         mut take: impl FnMut(&Stopped) -> bool,
@@ -161,7 +161,7 @@ impl<'t> StreamCursor<'t> {
         let in_block = ext.is_some_and(|x| x.words.id.0 <= 8 && x.words.ts.0 <= 8);
         let (mut p, mut clock, mut stopped) = ((self.cur.pos / 8) as usize, self.dec.clock, None);
         // With `TAKES`, content more than 4 GiB on is left to the next run: an entry of
-        // `u64::MAX` (stop there), read as a size of 2^32 - 1 bytes, then ends past
+        // `SkimEntry::STOP` (stop there), read as a size of 2^32 - 1 bytes, then ends past
         // `end`, which so checks both.
         let end = if TAKES { end.min(p.saturating_add(u32::MAX as usize - 1)) } else { end };
         while p < end {
@@ -199,24 +199,16 @@ impl<'t> StreamCursor<'t> {
                 ((i >> x.id.1) & x.id.2, ts, (x.bits / 8) as usize, (x.bits / 8 * 8) as u32 | ahead::EXTENDED, cycles, true)
             };
             let Some(&e) = table.get(id as usize) else { break };
-            if e & TAKE != 0 {
-                // Not passed over: one of fixed size (`TAKE`, not `u64::MAX`), inside
-                // the packet, is offered to `take`, else handed over.
-                let next = base + hbytes + (e & 0xffff_ffff) as usize;
-                if (!TAKES && e == u64::MAX) || next > end {
+            if e.stops() {
+                // Not passed over: one of fixed size (taken, not `STOP`), inside the
+                // packet, is offered to `take`, else handed over.
+                let next = base + hbytes + e.bytes();
+                if (!TAKES && e.is_stop()) || next > end {
                     break;
                 }
                 let header = HeaderWord { tag, id, ts, ext: is_ext, bits: hbytes as u64 * 8 };
                 let lead = ((base - p) * 8) as u32 + hlead;
-                let s = Stopped {
-                    header,
-                    lead,
-                    start: p as u64 * 8,
-                    at: (base + hbytes) as u64 * 8,
-                    end: next as u64 * 8,
-                    class: ((e & !TAKE) >> 32) as u32,
-                    cycles,
-                };
+                let s = Stopped { header, lead, start: p as u64 * 8, at: (base + hbytes) as u64 * 8, end: next as u64 * 8, class: e.class(), cycles };
                 if !STOP && take(&s) {
                     (p, clock) = (next, cycles);
                     continue;
@@ -224,9 +216,9 @@ impl<'t> StreamCursor<'t> {
                 stopped = Some(s);
                 break;
             }
-            let mut next = base + hbytes + (e & 0xffff_ffff) as usize;
-            if e & StringSkim::FLAG != 0 {
-                let Some(n) = string_end(buf, base + hbytes, end, StringSkim::of_entry(e)) else { break };
+            let mut next = base + hbytes + e.bytes();
+            if e.is_string() {
+                let Some(n) = string_end(buf, base + hbytes, end, e.string_layout()) else { break };
                 next = n;
             }
             if next > end {
@@ -235,7 +227,7 @@ impl<'t> StreamCursor<'t> {
             if STOP && cycles >= stop_at {
                 break;
             }
-            see((e >> 32) as u32, cycles);
+            see(e.class(), cycles);
             (p, clock) = (next, cycles);
         }
         self.cur.pos = p as u64 * 8;
@@ -341,14 +333,13 @@ pub(super) struct Stopped {
 }
 
 /// Where an event whose scopes start at byte `from` ends, by its entry `e` in a
-/// skimming table ([`StreamPlan::skim_by_id`](crate::plan::StreamPlan::skim_by_id), or a [`Wanted`] table whose [`TAKE`]
+/// skimming table ([`StreamPlan::skim_by_id`](crate::plan::StreamPlan::skim_by_id), or a [`Wanted`] table whose taken
 /// entries are of fixed size): a fixed size, or a [`StringSkim`] layout's string found by
 /// its NUL; `None` where it ends past `end`. (The skimming loop keeps its own copy of
 /// this step: sharing it changed that loop's machine code, BENCHMARKS.md, session 32.)
 #[inline(always)]
-pub(super) fn entry_end(buf: &[u8], from: usize, end: usize, e: u64) -> Option<usize> {
-    let next =
-        if e & TAKE == 0 && e & StringSkim::FLAG != 0 { string_end(buf, from, end, StringSkim::of_entry(e))? } else { from + (e & 0xffff_ffff) as usize };
+pub(super) fn entry_end(buf: &[u8], from: usize, end: usize, e: SkimEntry) -> Option<usize> {
+    let next = if !e.stops() && e.is_string() { string_end(buf, from, end, e.string_layout())? } else { from + e.bytes() };
     (next <= end).then_some(next)
 }
 
