@@ -15,7 +15,7 @@ use std::time::Instant;
 use ctf::stream::EventRef;
 use ctf::trace::TraceSet;
 use cube::{Cube, CubeConfig, CubeError, Result};
-use engine::{Analysis, ChunkPolicy, Ctx, EngineOptions, Partition, Selective, Tally};
+use engine::{Analysis, ChunkPolicy, Ctx, EngineError, EngineOptions, Partition, Selective, Slice, Tally};
 use serde::Serialize;
 
 use crate::apply::{prescan_first_switch, Applier};
@@ -120,10 +120,18 @@ impl CubeBuild {
     /// twice when several slices read past a stream's damage).
     pub fn new(set: &TraceSet, config: CubeConfig) -> Result<CubeBuild> {
         Cube::new(config.clone())?; // (checks the config: each run's cube is made alike)
+        let mut b = CubeBuild::logging(set, config.levels[0].granularity_ns as i64);
+        b.first_switch = prescan_first_switch(set, &b.layout.model);
+        b.config = config;
+        Ok(b)
+    }
+
+    /// A build of `set` into frames of `g0` ns that only logs slices ([`log_slice`]):
+    /// it knows neither the cube's config nor each stream's first switch, which only
+    /// its applier ([`ChunkPolicy::initial_state`]) needs.
+    fn logging(set: &TraceSet, g0: i64) -> CubeBuild {
         let layout = FeedLayout::new(set);
-        let first_switch = prescan_first_switch(set, &layout.model);
-        let g0 = config.levels[0].granularity_ns as i64;
-        Ok(CubeBuild { layout, streams: set.streams.len(), g0, config, first_switch, hosts: hosts_of(set) })
+        CubeBuild { layout, streams: set.streams.len(), g0, config: CubeConfig::default(), first_switch: Vec::new(), hosts: hosts_of(set) }
     }
 
     fn empty_log(&self) -> SliceLog {
@@ -210,31 +218,87 @@ pub fn build_from_set(set: &TraceSet, opts: &BuildOptions) -> Result<(Cube, Buil
     build_with_progress(set, opts, None)
 }
 
+/// The engine options of a build with `opts`.
+fn engine_options(opts: &BuildOptions) -> EngineOptions {
+    EngineOptions { threads: opts.threads, chunk_size: opts.chunk_size, partition: opts.partition, ..Default::default() }
+}
+
+/// The bytes of trace data per slice of a build of `set` with `opts`. The engine keeps
+/// up to 2 slices per worker in flight, and a slice's log takes a few times its trace
+/// bytes: slices are cut so that all in flight stay within [`IN_FLIGHT_BYTES`] of
+/// trace data, whatever the workers and the asked chunk size (any chunking gives the
+/// same cube).
+pub fn slice_bytes(set: &TraceSet, opts: &BuildOptions) -> u64 {
+    let e = engine_options(opts);
+    let cap = (IN_FLIGHT_BYTES / (2 * e.worker_count().max(1) as u64)).max(1 << 20);
+    e.slice_bytes(set).min(cap)
+}
+
+/// The slices of a build of `set` with `opts`, in time order: those of
+/// [`slice_bytes`], cut by `opts.partition`.
+pub fn slices(set: &TraceSet, opts: &BuildOptions) -> Vec<Slice> {
+    engine::partition(set, opts.partition, slice_bytes(set, opts))
+}
+
 /// [`build_from_set`], calling `progress(bytes done, bytes in all)` as slices are
 /// merged.
 pub fn build_with_progress(set: &TraceSet, opts: &BuildOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<(Cube, BuildReport)> {
     let t0 = Instant::now();
     let build = CubeBuild::new(set, opts.config.clone())?;
-    let e = EngineOptions { threads: opts.threads, chunk_size: opts.chunk_size, partition: opts.partition, ..Default::default() };
-    // The engine keeps up to 2 slices per worker in flight, and a slice's log takes a
-    // few times its trace bytes: slices are cut so that all in flight stay within
-    // IN_FLIGHT_BYTES of trace data, whatever the workers and the asked chunk size
-    // (any chunking gives the same cube).
-    let cap = (IN_FLIGHT_BYTES / (2 * e.worker_count().max(1) as u64)).max(1 << 20);
-    let slices = engine::partition(set, e.partition, e.slice_bytes(set).min(cap));
+    let e = engine_options(opts);
+    let slices = slices(set, opts);
     let run = engine::run_slices_reporting(&build, set, &slices, &e, progress).map_err(|e| CubeError::Trace(e.to_string()))?;
-    let (a, c) = build.finish(run.output)?;
+    let threads = e.worker_count().min(slices.len()).max(1);
+    report(&build, run.output, threads, t0, run.faults.iter().map(|f| f.to_string()).collect())
+}
+
+/// The cube of a build's merged state `st`, finished, and what the build did.
+fn report(build: &CubeBuild, st: Part, threads: usize, t0: Instant, stream_errors: Vec<String>) -> Result<(Cube, BuildReport)> {
+    let (a, c) = build.finish(st)?;
     let report = BuildReport {
         events: a.events,
         updates: c.updates,
         cells: c.schema.cell_count(),
         records: c.records(),
         memory_bytes: c.memory(),
-        threads: e.worker_count().min(slices.len()).max(1),
+        threads,
         seconds: t0.elapsed().as_secs_f64(),
-        stream_errors: run.faults.iter().map(|f| f.to_string()).collect(),
+        stream_errors,
     };
     Ok((c, report))
+}
+
+/// The log of one slice of `set` (what a worker of the build computes), for a cube
+/// whose finest level is `g0` ns (its config's first level): the unit of work of a build spread over
+/// processes (a cluster's executors, `tracecube cube build --cluster`), whose logs
+/// [`build_from_logs`] applies. A stream that cannot be read fails the slice.
+pub fn log_slice(set: &TraceSet, g0: i64, slice: &Slice) -> std::result::Result<SliceLog, EngineError> {
+    let build = CubeBuild::logging(set, g0);
+    match engine::exec::process_slice(&build, set, slice, (i64::MIN, i64::MAX))? {
+        Part::Log(mut log) => {
+            log.seal();
+            Ok(log)
+        }
+        // (Never: a slice is read into a fresh chunk state, a log.)
+        Part::Cube(..) => Ok(build.empty_log()),
+    }
+}
+
+/// Builds a cube of `set` from the logs of its [`slices`] (each made by
+/// [`log_slice`], in any process), given in time order: the cube is the one
+/// [`build_from_set`] makes (`threads`: the workers that made them, for the report).
+/// The first error of `logs` ends the build.
+pub fn build_from_logs(set: &TraceSet, config: CubeConfig, logs: impl IntoIterator<Item = Result<SliceLog>>, threads: usize) -> Result<(Cube, BuildReport)> {
+    let t0 = Instant::now();
+    let build = CubeBuild::new(set, config)?;
+    let mut st = build.initial_state();
+    for log in logs {
+        st = build.merge(st, Part::Log(log?));
+        if let Part::Cube(_, Some(_)) = st {
+            break;
+        }
+    }
+    report(&build, st, threads, t0, Vec::new())
 }
 
 /// Event-at-a-time feeding (for live sources), with the same semantics as the build.

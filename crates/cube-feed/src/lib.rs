@@ -27,4 +27,4 @@ pub mod apply;
 pub mod build;
 pub mod log;
 
-pub use build::{build_from_set, build_from_trace, build_with_progress, BuildOptions, BuildReport, CubeBuild, KernelFeed};
+pub use build::{build_from_logs, build_from_set, build_from_trace, build_with_progress, log_slice, slices, BuildOptions, BuildReport, CubeBuild, KernelFeed};

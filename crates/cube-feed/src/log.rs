@@ -28,6 +28,8 @@ use kernel::layout::{comm_of_path, cpu_of, fd_pair, i32_of, unknown_entry, EvCla
 use kernel::log::{BlockEvent, BlockRec, IrqEvent, Rec, Who};
 use kernel::model::FxMap;
 
+pub mod wire;
+
 /// What the feed needs to know of every event class: the kernel model's layout and
 /// the latency events'.
 #[derive(Debug, Clone)]

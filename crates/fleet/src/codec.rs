@@ -1,9 +1,10 @@
 //! The extension codecs: Ballista's own, with tracecube's tables and scans added.
 //!
-//! Encoding tries tracecube's nodes first ([`sql::wire`]) and hands anything else to
-//! Ballista's codec; decoding tells the two apart by [`sql::wire::MAGIC`], a prefix
-//! that no protocol-buffer message of Ballista's begins with (its first byte would be
-//! an invalid field tag).
+//! Encoding tries tracecube's nodes first ([`sql::wire`], then the fleet cube's scan,
+//! [`crate::cube`]) and hands anything else to Ballista's codec; decoding tells them
+//! apart by [`sql::wire::MAGIC`] and [`crate::cube::MAGIC`], prefixes that no
+//! protocol-buffer message of Ballista's begins with (its first byte would be an
+//! invalid field tag).
 
 use std::sync::Arc;
 
@@ -42,11 +43,14 @@ impl LogicalExtensionCodec for LogicalCodec {
         if sql::wire::is_ours(buf) {
             return sql::wire::decode_table(buf);
         }
+        if crate::cube::is_ours(buf) {
+            return crate::cube::decode_table(buf);
+        }
         self.ballista.try_decode_table_provider(buf, table_ref, schema, ctx)
     }
 
     fn try_encode_table_provider(&self, table_ref: &TableReference, node: Arc<dyn TableProvider>, buf: &mut Vec<u8>) -> Result<()> {
-        match sql::wire::encode_table(node.as_ref()) {
+        match sql::wire::encode_table(node.as_ref()).or_else(|| crate::cube::encode_table(node.as_ref())) {
             Some(bytes) => {
                 buf.extend(bytes?);
                 Ok(())
@@ -99,11 +103,14 @@ impl PhysicalExtensionCodec for PhysicalCodec {
         if sql::wire::is_ours(buf) {
             return sql::wire::decode_plan(buf);
         }
+        if crate::cube::is_ours(buf) {
+            return crate::cube::decode_plan(buf);
+        }
         self.ballista.try_decode(buf, inputs, ctx)
     }
 
     fn try_encode(&self, node: Arc<dyn ExecutionPlan>, buf: &mut Vec<u8>) -> Result<()> {
-        match sql::wire::encode_plan(node.as_ref()) {
+        match sql::wire::encode_plan(node.as_ref()).or_else(|| crate::cube::encode_plan(node.as_ref())) {
             Some(bytes) => {
                 buf.extend(bytes?);
                 Ok(())

@@ -10,7 +10,9 @@
 //!   directories, which every process must read at the same paths, and what is
 //!   selected), wrapped around Ballista's own codecs;
 //! - [`process`]: the scheduler and executor processes with those codecs;
-//! - [`client`]: an [`sql::SqlSession`] whose queries are planned on the scheduler.
+//! - [`client`]: an [`sql::SqlSession`] whose queries are planned on the scheduler;
+//! - [`cube`]: fleet cubes (`cube build --cluster`): the build's slices logged on the
+//!   executors, applied in time order by the client.
 //!
 //! A scan of a trace table has one partition per share of the engine's slices of
 //! every trace (so a fleet of traces and one large trace both spread over the
@@ -19,6 +21,7 @@
 
 pub mod client;
 pub mod codec;
+pub mod cube;
 pub mod process;
 
 pub use log::LevelFilter;
@@ -35,4 +38,7 @@ pub enum FleetError {
     /// The SQL session failed.
     #[error(transparent)]
     Sql(#[from] sql::SqlError),
+    /// The fleet cube's build failed.
+    #[error(transparent)]
+    Cube(#[from] ::cube::CubeError),
 }

@@ -27,6 +27,8 @@ use crate::fdtable::Call;
 use crate::latency::CallId;
 use crate::layout::Sc;
 
+pub mod wire;
+
 /// Who issued a syscall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Who {

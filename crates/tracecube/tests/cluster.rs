@@ -4,7 +4,9 @@
 //! when an executor is killed during a query (the scheduler notices the missing
 //! heartbeats and the other executor, asking for work, runs the lost tasks again).
 //! A host whose trace is damaged fails the query as on one machine, with the file,
-//! offset and cause, and the cluster stays up.
+//! offset and cause, and the cluster stays up. A fleet cube built on the cluster
+//! (`cube build --cluster`) is byte for byte the local `cube build` of the same
+//! traces.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -49,34 +51,22 @@ fn wait_listening(addr: SocketAddr, what: &str, child: &mut Server) {
     }
 }
 
+/// `tracecube synth` of a host called `name` with `seed` into `dir/name`: its trace.
+fn synth_host(dir: &Path, name: &str, seed: u64, events: u64) -> PathBuf {
+    let out = dir.join(name);
+    let st = bin()
+        .args(["synth", "--events", &events.to_string(), "--cpus", "2", "--background", "30", "--seed", &seed.to_string(), "--hostname", name, "-o"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    out.join("kernel")
+}
+
 /// Eight hosts' traces, each `tracecube synth` with its seed and host name.
 fn fleet(dir: &Path, events: u64) -> Vec<PathBuf> {
-    (1..=HOSTS)
-        .map(|h| {
-            let out = dir.join(format!("host{h}"));
-            let st = bin()
-                .args([
-                    "synth",
-                    "--events",
-                    &events.to_string(),
-                    "--cpus",
-                    "2",
-                    "--background",
-                    "30",
-                    "--seed",
-                    &h.to_string(),
-                    "--hostname",
-                    &format!("host{h}"),
-                    "-o",
-                ])
-                .arg(&out)
-                .stdout(Stdio::null())
-                .status()
-                .unwrap();
-            assert!(st.success());
-            out.join("kernel")
-        })
-        .collect()
+    (1..=HOSTS).map(|h| synth_host(dir, &format!("host{h}"), h, events)).collect()
 }
 
 /// A ninth host whose first stream file is damaged where its second packet begins
@@ -236,4 +226,81 @@ fn an_unreachable_scheduler_is_a_clear_error() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
+}
+
+/// The files below `dir` and their bytes, by path relative to `dir`.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push((p.strip_prefix(dir).unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    // A save's generation directory is named uniquely (time and process): it is
+    // `gen` here, in paths and in the pointer to it (CURRENT, a line of text).
+    let gens: Vec<String> = out.iter().filter_map(|(p, _)| p.split('/').find(|c| c.starts_with("gen-")).map(str::to_owned)).collect();
+    let same = |s: &str| gens.iter().fold(s.to_owned(), |s, g| s.replace(g.as_str(), "gen"));
+    let mut out: Vec<(String, Vec<u8>)> =
+        out.into_iter().map(|(p, b)| if p == "CURRENT" { (p, same(&String::from_utf8_lossy(&b)).into_bytes()) } else { (same(&p), b) }).collect();
+    out.sort();
+    out
+}
+
+/// `tracecube cube build TRACE -o OUT [ARGS]`.
+fn cube_build(trace: &Path, out: &Path, args: &[&str]) -> Output {
+    bin().args(["cube", "build"]).arg(trace).arg("-o").arg(out).args(args).output().unwrap()
+}
+
+/// `tracecube query CUBE ARGS`'s answer.
+fn query(cube: &Path, args: &[&str]) -> String {
+    stdout_of(bin().arg("query").arg(cube).args(args).output().unwrap(), "the query")
+}
+
+#[test]
+fn a_fleet_cube_built_on_the_cluster_is_the_local_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let hosts = dir.path().join("fleet");
+    let traces = fleet(&hosts, 20_000);
+    let cluster = Cluster::start(dir.path(), 2);
+    let (local, remote) = (dir.path().join("local.cube"), dir.path().join("remote.cube"));
+    // Small slices: many tasks, spread over both executors. (The same chunk size cuts
+    // the same slices: then even the catalog's count of updates, which depends on
+    // where slices are cut, is the same.)
+    let o = cube_build(&hosts, &local, &["--chunk-size", "256K"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = cube_build(&hosts, &remote, &["--cluster", &cluster.url, "--chunk-size", "256K"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (r, l) = (tree(&remote), tree(&local));
+    assert_eq!(r.len(), 3, "CURRENT, the catalog, the history");
+    for ((p, a), (q, b)) in r.iter().zip(&l) {
+        assert!(p == q && a == b, "{p} differs from {q}: the cluster's cube is the local one, byte for byte");
+    }
+    // Queried as one machine's: every host a Machine member; a host drilled into.
+    let by_machine = ["--metric", "events", "--by", "machine"];
+    let answer = query(&remote, &by_machine);
+    assert_eq!(answer, query(&local, &by_machine));
+    for h in 1..=HOSTS {
+        assert!(answer.contains(&format!("host{h}")), "{answer}");
+    }
+    let drill = ["--metric", "cpu_time", "--where", "machine=host3", "--by", "process"];
+    let host3 = query(&remote, &drill);
+    assert!(host3.lines().count() > 2, "{host3}");
+    assert_eq!(host3, query(&local, &drill));
+    assert_eq!(traces.len(), HOSTS as usize);
+
+    // A damaged host among good ones: an error naming the host and the file, exit 2.
+    let bad = dir.path().join("bad");
+    synth_host(&bad, "good", 5, 20_000);
+    let (_, stream) = damaged_host(&bad);
+    let o = cube_build(&bad, &dir.path().join("bad.cube"), &["--cluster", &cluster.url]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let cause = format!("host damaged: {}: offset 262144: bad packet magic 0xffffffff", stream.display());
+    assert!(err.contains(&cause), "{err}");
 }

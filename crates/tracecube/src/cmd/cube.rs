@@ -10,8 +10,16 @@ use anyhow::{bail, Context, Result};
 pub struct CubeArgs {
     /// `build`.
     pub action: String,
-    /// Trace directory.
+    /// Trace directory: every trace below it, one Machine member per host (a fleet's
+    /// traces: their common directory).
     pub trace: PathBuf,
+    /// Build on the Ballista cluster whose scheduler is at this address
+    /// (`df://HOST:PORT`, see `tracecube cluster`): the executors log the slices (`-j`:
+    /// about 8 per worker of that many, 16 by default), this process applies them;
+    /// every executor must read the trace directory at the path given.
+    #[cfg(feature = "cluster")]
+    #[arg(long, value_name = "URL")]
+    pub cluster: Option<String>,
     /// Output cube directory.
     #[arg(short, long)]
     pub output: PathBuf,
@@ -102,10 +110,23 @@ pub fn run(a: CubeArgs) -> Result<()> {
         None => cube::CubeConfig::for_span(trace_span(&set)),
     };
     let opts = cube_feed::BuildOptions { config, threads: a.chunking.threads, chunk_size: a.chunking.chunk_bytes()?, partition: a.chunking.scheme()? };
-    let (mut c, rep) = {
-        let bar = super::progress::Progress::bytes("cube build");
-        let cb = bar.callback();
-        cube_feed::build_with_progress(&set, &opts, Some(&cb))?
+    #[cfg(feature = "cluster")]
+    let remote = match &a.cluster {
+        Some(url) => {
+            super::cluster::ignore_sigpipe();
+            Some(fleet::cube::build(url, &a.trace, &set, &opts)?)
+        }
+        None => None,
+    };
+    #[cfg(not(feature = "cluster"))]
+    let remote = None;
+    let (mut c, rep) = match remote {
+        Some(built) => built,
+        None => {
+            let bar = super::progress::Progress::bytes("cube build");
+            let cb = bar.callback();
+            cube_feed::build_with_progress(&set, &opts, Some(&cb))?
+        }
     };
     cube::save(&mut c, &a.output)?;
     eprint!("{}", rep.to_text());
