@@ -247,7 +247,7 @@ pub fn run_reporting(
             (Report::Io(o.output), o.faults)
         }
         AnalysisKind::Syscall => {
-            let so = SyscallOptions { head: opts.head, lat: opts.latency(), files: true };
+            let so = SyscallOptions { head: opts.head, lat: opts.latency() };
             let o = engine::run_reporting(&syscall::Syscall::new(set, so).with_filter(f()), set, &e, progress)?;
             let mut r = o.output;
             r.freq = opts.freq(r.log.iter().map(|l| l.duration_ns));

@@ -32,6 +32,7 @@
 //!   brought into its process's table ([`FdTables::adopt`]), since threads share one
 //!   table.
 
+use crate::latency::CallId;
 use crate::layout::Sc;
 use crate::model::FxMap;
 
@@ -86,11 +87,17 @@ impl Call {
 }
 
 /// A syscall between its entry and its exit: the call, the interned path an open
-/// names, and the file its fd named at entry (the kernel looks it up then).
+/// names, the file its fd named at entry (the kernel looks it up then), and which call
+/// it is by name and when it entered (for the latency of calls: the one pending-call
+/// state, which io and the syscall latency both read).
 #[derive(Debug, Clone, Copy)]
 pub struct PendingCall {
-    /// The call.
+    /// The call ([`Sc::Other`] for a call the model does not interpret).
     pub call: Call,
+    /// The call's name (its entry's event class, or a raw syscall number).
+    pub name: CallId,
+    /// The time of its entry.
+    pub at: i64,
     /// Open: the interned path argument.
     pub path: Option<u32>,
     /// Calls on an fd argument (read/write, dup, fcntl, close, [`Sc::OnFd`],
@@ -102,7 +109,7 @@ pub struct PendingCall {
 
 /// What a call ended worked on (for [`crate::replay::Sink::ended`]): the fd and its
 /// file, as lttng-iolatencytop's `Filename (fd=N)` column shows them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Ended {
     /// The fd: the fd argument of a call that takes one (read/write families, fcntl,
     /// close, a failed dup), or the fd an open, a dup or a call making one returned
@@ -126,6 +133,13 @@ impl Ended {
 }
 
 impl PendingCall {
+    /// A call the model does not interpret ([`Sc::Other`]), named `name`, entered at
+    /// `at`.
+    #[inline(always)]
+    pub fn other((name, at): (CallId, i64)) -> PendingCall {
+        PendingCall { call: Call { sc: Sc::Other, a0: -1, a1: -1, a2: -1 }, name, at, path: None, file: None, out: None }
+    }
+
     /// What this call worked on, ended by an exit returning `ret`: `None` for calls that
     /// work on no single fd (pipes, socketpairs, close_range, exec, failed opens) and
     /// for [`Sc::OnFd`] calls on a negative fd (mmap's -1: anonymous memory).
@@ -383,21 +397,22 @@ impl FdTables {
         }
     }
 
-    /// The entry of `call` (with an open's interned `path`) by a thread of `pid`.
+    /// The entry of `call` (with an open's interned `path`; named `name`, at time
+    /// `at`) by a thread of `pid`.
     #[inline]
-    pub fn enter(&self, pid: i32, call: Call, path: Option<u32>) -> PendingCall {
+    pub fn enter(&self, pid: i32, call: Call, path: Option<u32>, (name, at): (CallId, i64)) -> PendingCall {
         match self.ids.get(&pid) {
-            Some(&t) => self.enter_in(t, call, path),
-            None => PendingCall { call, path, file: None, out: None },
+            Some(&t) => self.enter_in(t, call, path, (name, at)),
+            None => PendingCall { call, name, at, path, file: None, out: None },
         }
     }
 
     /// [`FdTables::enter`] by a thread whose process has table `t`.
     #[inline]
-    pub fn enter_in(&self, t: TableId, call: Call, path: Option<u32>) -> PendingCall {
+    pub fn enter_in(&self, t: TableId, call: Call, path: Option<u32>, (name, at): (CallId, i64)) -> PendingCall {
         let file = if takes_fd(call.sc) { self.file_in(t, call.a0.into()) } else { None };
         let out = if call.sc == Sc::FdToFd { self.file_in(t, call.a1.into()) } else { None };
-        PendingCall { call, path, file, out }
+        PendingCall { call, name, at, path, file, out }
     }
 
     /// The exit returning `ret` (and `fds`, a pipe or socketpair exit's array) of a call
@@ -550,7 +565,7 @@ mod tests {
     #[allow(clippy::too_many_arguments)] // a syscall as the tests spell it
     fn run(t: &mut FdTables, n: &mut Names, pid: i32, sc: Sc, [a0, a1, a2]: [i64; 3], path: Option<&str>, ret: i64, fds: Option<[i32; 2]>) -> Option<Transfer> {
         let path = path.map(|p| n.named(p));
-        let p = t.enter(pid, Call::new(sc, a0, a1, a2), path);
+        let p = t.enter(pid, Call::new(sc, a0, a1, a2), path, (0, 0));
         t.exit(pid, p, Some(sc), ret, fds, n)
     }
 

@@ -74,6 +74,10 @@ pub enum Sc {
     /// in_fd), splice(fd_in, …, fd_out), tee(fdin, fdout), copy_file_range(fd_in, …,
     /// fd_out); `a0` is the fd read, `a1` the fd written.
     FdToFd,
+    /// A call the model does not interpret (every other syscall, raw entries): pending
+    /// from its entry to its exit like any other, for the latency of calls
+    /// ([`crate::fdtable::PendingCall`]), changing no fd table.
+    Other,
 }
 
 /// x86-64 number of `close_range` (436 on every architecture since Linux 5.9's unified
@@ -83,7 +87,7 @@ pub const NR_CLOSE_RANGE: u64 = 436;
 
 impl Sc {
     /// Every syscall, in declaration order (`Sc::ALL[sc as usize] == sc`).
-    pub const ALL: [Sc; 25] = [
+    pub const ALL: [Sc; 26] = [
         Sc::Read,
         Sc::Write,
         Sc::Open,
@@ -109,6 +113,7 @@ impl Sc {
         Sc::Execve,
         Sc::OnFd,
         Sc::FdToFd,
+        Sc::Other,
     ];
 
     /// The syscall of index `i` in declaration order (`Sc::ALL[i]`), `None` past the
@@ -141,6 +146,7 @@ impl Sc {
             22 => Sc::Execve,
             23 => Sc::OnFd,
             24 => Sc::FdToFd,
+            25 => Sc::Other,
             _ => return None,
         })
     }

@@ -21,7 +21,11 @@
 //!   for a reader in time order, credited up to any time ([`runs::Clock`]);
 //! * [`replay`]: the replayed state (threads, pending syscalls, fd tables) that a
 //!   log is interpreted against, telling a statistic's [`replay::Sink`] the resolved
-//!   facts;
+//!   facts: bytes moved, and each call completed ([`replay::Completed`]: name, entry
+//!   and exit times, return value, fd and file). A thread's pending call
+//!   ([`fdtable::PendingCall`]: the call and its arguments, its fd's file at entry,
+//!   its name and entry time) is the one pending-call state: io reads its file, the
+//!   syscall latency its name and times, from the same entry/exit pairing;
 //! * [`tid_index`]: tid → slot, for per-thread tables;
 //! * [`events`]: the events of the latency analyses (IRQs, softirqs, wake-ups);
 //! * [`latency`]: the state machines of the latency statistics (wake-up waits,

@@ -316,7 +316,9 @@ impl PendTable {
 
 /// A chunk's log with what it knows of pending syscalls (see [`Pend`]), and, when
 /// [`Log::stamped`], the time of each record (beside the records, not in them: a
-/// record's size is memory traffic, and only a few statistics want times).
+/// record's size is memory traffic, and only a few statistics want times); when
+/// [`Log::named`], each record's tag too (an entry's call name: see
+/// [`crate::replay::Replay::at`]).
 #[derive(Debug, Clone, Default)]
 pub struct Log {
     /// The records, in time order.
@@ -331,16 +333,25 @@ pub struct Log {
     stamps: Vec<i64>,
     /// The time of the event being logged ([`Log::at`]).
     now: i64,
+    /// Whether records are tagged ([`Log::named`]).
+    named: bool,
+    /// When named: per record of `recs`, its event's tag.
+    tags: Vec<u32>,
+    /// The tag of the event being logged ([`Log::at`]).
+    tag: u32,
 }
 
 /// Records taken out of a [`Log`], with their times when it is stamped (`stamps` is
-/// empty otherwise, else as long as `recs`).
+/// empty otherwise, else as long as `recs`) and their tags when it is named (`tags`
+/// likewise).
 #[derive(Debug, Clone, Default)]
 pub struct Taken {
     /// The records, in time order.
     pub recs: Vec<LRec>,
     /// Their times, when stamped.
     pub stamps: Vec<i64>,
+    /// Their tags, when named.
+    pub tags: Vec<u32>,
 }
 
 impl Taken {
@@ -348,6 +359,12 @@ impl Taken {
     #[inline(always)]
     pub fn stamp(&self, i: usize) -> Option<i64> {
         self.stamps.get(i).copied()
+    }
+
+    /// The time and tag of record `i` (tag 0 when not named), when stamped.
+    #[inline(always)]
+    pub fn stamp_and_tag(&self, i: usize) -> Option<(i64, u32)> {
+        Some((*self.stamps.get(i)?, self.tags.get(i).copied().unwrap_or(0)))
     }
 }
 
@@ -365,17 +382,33 @@ impl Log {
         self
     }
 
-    /// The time of the events logged next (used by a stamped log only).
-    #[inline(always)]
-    pub fn at(&mut self, ts: i64) {
-        self.now = ts;
+    /// The same log, stamped and tagging its records ([`Log::at`]): for a replay
+    /// whose sink wants the calls ([`crate::replay::Sink::wants_calls`]). It joins no
+    /// read or write with its exit (both keep their own time and tag) and drops no
+    /// entry or exit (a call the model does not interpret is pending for the latency).
+    pub fn named(self) -> Log {
+        let mut log = self.stamped();
+        log.named = true;
+        log.tags = vec![log.tag; log.recs.len()];
+        log
     }
 
-    /// Appends `r`, stamped with the current time when the log is.
+    /// The time of the events logged next (used by a stamped log only), and their tag
+    /// (by a named one only).
+    #[inline(always)]
+    pub fn at(&mut self, ts: i64, tag: u32) {
+        self.now = ts;
+        self.tag = tag;
+    }
+
+    /// Appends `r`, stamped with the current time (and tag) when the log is.
     #[inline(always)]
     fn put(&mut self, r: LRec) {
         if self.stamped {
             self.stamps.push(self.now);
+            if self.named {
+                self.tags.push(self.tag);
+            }
         }
         self.recs.push(r);
     }
@@ -393,6 +426,9 @@ impl Log {
         if self.stamped {
             self.stamps.reserve(n);
         }
+        if self.named {
+            self.tags.reserve(n);
+        }
     }
 
     /// Whether the log holds no record.
@@ -405,17 +441,21 @@ impl Log {
     /// refers to them).
     pub fn take(&mut self) -> Taken {
         self.pend.clear();
-        Taken { recs: std::mem::take(&mut self.recs), stamps: std::mem::take(&mut self.stamps) }
+        Taken { recs: std::mem::take(&mut self.recs), stamps: std::mem::take(&mut self.stamps), tags: std::mem::take(&mut self.tags) }
     }
 
     /// Appends records (whose pairing this log does not know) and, for a stamped log,
-    /// their stamps (one per record).
-    pub fn extend(&mut self, recs: impl IntoIterator<Item = LRec>, stamps: impl IntoIterator<Item = i64>) {
+    /// their stamps (one per record), for a named one their tags.
+    pub fn extend(&mut self, recs: impl IntoIterator<Item = LRec>, stamps: impl IntoIterator<Item = i64>, tags: impl IntoIterator<Item = u32>) {
         self.pend.clear();
         self.recs.extend(recs);
         if self.stamped {
             self.stamps.extend(stamps);
             debug_assert_eq!(self.stamps.len(), self.recs.len());
+        }
+        if self.named {
+            self.tags.extend(tags);
+            debug_assert_eq!(self.tags.len(), self.recs.len());
         }
     }
 
@@ -445,8 +485,13 @@ impl Log {
             Rec::OtherEntry { .. } => self.push_other_entry(t),
             Rec::Exit { sc, ret, .. } => self.push_exit(t, sc, ret),
             Rec::Pair { .. } => {
-                // Ends the thread's pending call, whatever it was.
-                self.pend.insert(t, Pend::Nothing);
+                // Ends the thread's pending call, whatever it was (an uncounted exit of
+                // a named log: not for the latency).
+                if self.named {
+                    self.pend.remove(t);
+                } else {
+                    self.pend.insert(t, Pend::Nothing);
+                }
                 self.put(LRec::R(rec));
             }
             // (An exec leaves a pending call as it is; a call's name is no model record.)
@@ -459,6 +504,10 @@ impl Log {
     #[inline(always)]
     pub fn push_rw_entry(&mut self, t: i32, sc: Sc, fd: i32) {
         debug_assert!(matches!(sc, Sc::Read | Sc::Write));
+        if self.named {
+            self.pend.remove(t);
+            return self.put(LRec::R(Rec::Entry { who: Who::Tid(t), sc, a0: fd, a1: -1, a2: -1, path: None }));
+        }
         self.pend.insert(t, Pend::Rw(self.recs.len()));
         self.put(LRec::Rw { t, sc, fd, ret: 0, exited: false });
     }
@@ -478,6 +527,11 @@ impl Log {
     /// [`Log::push`] of `OtherEntry { who: Tid(t) }`.
     #[inline(always)]
     pub fn push_other_entry(&mut self, t: i32) {
+        if self.named {
+            // (Pending for the latency: the next exit completes it.)
+            self.pend.remove(t);
+            return self.put(LRec::R(Rec::OtherEntry { who: Who::Tid(t) }));
+        }
         if self.pend.insert(t, Pend::Nothing) != NOTHING {
             self.put(LRec::R(Rec::OtherEntry { who: Who::Tid(t) }));
         }
@@ -486,6 +540,11 @@ impl Log {
     /// [`Log::push`] of `Exit { who: Tid(t), sc, ret }`.
     #[inline(always)]
     pub fn push_exit(&mut self, t: i32, sc: Option<Sc>, ret: i64) {
+        if self.named && self.tag & crate::replay::UNCOUNTED != 0 {
+            // (It leaves the call pending for the latency.)
+            self.pend.remove(t);
+            return self.put(LRec::R(Rec::Exit { who: Who::Tid(t), sc, ret }));
+        }
         let unpaired = match self.pend.insert(t, Pend::Nothing) {
             NOTHING => false,
             UNKNOWN => true,
@@ -569,13 +628,13 @@ mod tests {
     #[test]
     fn a_stamped_log_keeps_each_records_time_and_a_joined_exits() {
         let mut log = Log::default().stamped();
-        log.at(5);
+        log.at(5, 0);
         log.push(Rec::Exec { who: Who::Tid(7) });
-        log.at(10);
+        log.at(10, 0);
         log.push_rw_entry(7, Sc::Read, 3);
-        log.at(12);
+        log.at(12, 0);
         log.push(Rec::Fork { parent_tid: Some(7), parent_pid: None, child_tid: 8, child_pid: None });
-        log.at(20);
+        log.at(20, 0);
         log.push_exit(7, Some(Sc::Read), 100);
         let t = log.take();
         assert_eq!(t.recs.len(), 3);
@@ -585,6 +644,30 @@ mod tests {
         let mut plain = Log::default();
         plain.push(Rec::Exec { who: Who::Tid(7) });
         assert!(plain.take().stamps.is_empty());
+    }
+
+    #[test]
+    fn a_named_log_tags_each_record_and_drops_or_joins_no_call() {
+        let mut log = Log::default().named();
+        log.at(10, 7);
+        log.push_rw_entry(1, Sc::Read, 3);
+        log.at(20, 0);
+        log.push_exit(1, Some(Sc::Read), 5);
+        log.at(30, 9);
+        log.push_other_entry(1);
+        log.push_other_entry(1);
+        log.at(40, crate::replay::UNCOUNTED);
+        log.push_exit(1, None, 0);
+        log.at(50, 0);
+        log.push_exit(1, None, 0);
+        // Nothing pending after an exit: a second exit is a no-op in any replay.
+        log.push_exit(1, None, 0);
+        let t = log.take();
+        assert_eq!(t.recs.len(), 6);
+        assert_eq!(t.recs[0], LRec::R(Rec::Entry { who: Who::Tid(1), sc: Sc::Read, a0: 3, a1: -1, a2: -1, path: None }));
+        assert_eq!(t.stamps, vec![10, 20, 30, 30, 40, 50]);
+        assert_eq!(t.tags, vec![7, 0, 9, 9, crate::replay::UNCOUNTED, 0]);
+        assert_eq!(t.stamp_and_tag(2), Some((30, 9)));
     }
 
     #[test]

@@ -3,9 +3,18 @@
 //! log ([`crate::log`]) against them.
 //!
 //! A statistic is a [`Sink`]: the replay tells it the resolved facts (bytes a read or
-//! write moved, on which file, by which thread) and the statistic only accumulates;
-//! it may keep per-thread data in the thread's slot ([`Sink::Thread`]). The replay
-//! never decides what is counted.
+//! write moved, on which file, by which thread; each call completed, with its name,
+//! entry and exit times and what it worked on) and the statistic only accumulates; it
+//! may keep per-thread data in the thread's slot ([`Sink::Thread`]). The replay never
+//! decides what is counted.
+//!
+//! The pending call of each thread ([`PendingCall`]) is the one pending-call state of
+//! the model: io reads its fd and file, the syscall latency its name and entry time
+//! ([`Sink::completed`]). The caller says the time and the *tag* of the event being
+//! replayed ([`Replay::at`]): an entry's tag is its call's name ([`CallId`]), an
+//! exit's says whether the call counts ([`UNCOUNTED`]: an exit on a CPU a filter does
+//! not select, which leaves the call pending for the latency, as lttng-syscallstats
+//! has it) and whether the exit has no return value ([`NO_RET`]).
 //!
 //! Kernel behaviour behind each rule: a syscall is the pending call of its thread from
 //! its entry to its exit (another entry of the thread replaces it: the exit was lost);
@@ -18,6 +27,7 @@
 //! thread remembers its process's fd table, so a read or write costs no hash look-up.
 
 use crate::fdtable::{Call, Ended, FdTables, FileNames, PendingCall, TableId, Transfer};
+use crate::latency::CallId;
 use crate::layout::Sc;
 use crate::log::{LRec, Rec, Who};
 use crate::model::FxMap;
@@ -31,19 +41,44 @@ pub trait Sink: FileNames {
     /// `t.bytes` bytes, read when `t.read`, on `t.file` (an id from [`FileNames`]).
     fn moved(&mut self, tid: i32, pid: Option<i32>, data: &mut Self::Thread, t: Transfer);
 
-    /// Whether the statistic wants [`Sink::ended`] (it costs a look-up of the fd of
-    /// reads and writes that moved nothing). Default: no.
+    /// Whether the statistic wants [`Sink::completed`] (it costs a look-up of the fd
+    /// of reads and writes that moved nothing). Default: no.
     #[inline(always)]
-    fn wants_ends(&self) -> bool {
+    fn wants_calls(&self) -> bool {
         false
     }
 
-    /// The thread `tid` ended its pending call, which worked on `e` (see
-    /// [`PendingCall::ended`]); only when [`Sink::wants_ends`], and after the call's
-    /// [`Sink::moved`]. (An exit of another call also ends the pending one.)
+    /// The thread `tid` (`data` its slot's data) completed its pending call `c`; only
+    /// when [`Sink::wants_calls`], after the call's [`Sink::moved`], and not for an
+    /// exit tagged [`UNCOUNTED`]. (An exit of another call also completes the pending
+    /// one, under the entry's name.)
     #[inline(always)]
-    fn ended(&mut self, _tid: i32, _e: Ended) {}
+    fn completed(&mut self, _tid: i32, _data: &mut Self::Thread, _c: Completed) {}
 }
+
+/// A call completed ([`Sink::completed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completed {
+    /// Its name (the entry's).
+    pub name: CallId,
+    /// The time of its entry.
+    pub begin: i64,
+    /// The time of its exit.
+    pub end: i64,
+    /// The exit's return value (0 when the exit has none: [`NO_RET`]).
+    pub ret: i64,
+    /// What it worked on ([`PendingCall::ended`]).
+    pub ended: Option<Ended>,
+}
+
+/// An exit's tag ([`Replay::at`]): the call does not count (its exit is on a CPU a
+/// filter does not select); it stays pending for the latency, as if the exit were not
+/// there, while the fd tables take the exit as any other.
+pub const UNCOUNTED: u32 = 1;
+
+/// An exit's tag ([`Replay::at`]): the exit has no return value (read as -1 by the fd
+/// rules, as 0 by the latency).
+pub const NO_RET: u32 = 2;
 
 /// What the replay knows of one thread.
 #[derive(Debug, Clone, Default)]
@@ -99,11 +134,31 @@ pub struct Replay<T> {
     slots: Vec<ThreadSlot<T>>,
     /// Fd tables; files are ids of the sink's [`FileNames`].
     fds: FdTables,
+    /// The time of the event or record being replayed ([`Replay::at`]).
+    now: i64,
+    /// Its tag ([`Replay::at`]).
+    tag: u32,
 }
 
 impl<T> Default for Replay<T> {
     fn default() -> Self {
-        Replay { by_tid: Vec::new(), tids: FxMap::default(), slots: Vec::new(), fds: FdTables::default() }
+        Replay { by_tid: Vec::new(), tids: FxMap::default(), slots: Vec::new(), fds: FdTables::default(), now: 0, tag: 0 }
+    }
+}
+
+impl<T> Replay<T> {
+    /// The event or record replayed next is at `ts`, with tag `tag` (see the module
+    /// documentation); callers whose sink wants no calls need not say.
+    #[inline(always)]
+    pub fn at(&mut self, ts: i64, tag: u32) {
+        self.now = ts;
+        self.tag = tag;
+    }
+
+    /// What `at` said last.
+    #[inline(always)]
+    fn entered(&self) -> (CallId, i64) {
+        (self.tag, self.now)
     }
 }
 
@@ -233,7 +288,7 @@ impl<T: Default> Replay<T> {
     pub fn enter(&mut self, i: usize, call: Call, path: Option<u32>) {
         let slot = &mut self.slots[i];
         let table = table_of(slot, &mut self.fds);
-        slot.pending = Some(self.fds.enter_in(table, call, path));
+        slot.pending = Some(self.fds.enter_in(table, call, path, (self.tag, self.now)));
     }
 
     /// [`Replay::enter`] of a read or write `sc` of `fd`, its other arguments absent
@@ -243,42 +298,61 @@ impl<T: Default> Replay<T> {
         let slot = &mut self.slots[i];
         let table = table_of(slot, &mut self.fds);
         let call = Call::new(sc, fd, -1, -1);
-        slot.pending = Some(PendingCall { call, path: None, file: self.fds.file_in(table, call.a0.into()), out: None });
+        let (name, at) = (self.tag, self.now);
+        slot.pending = Some(PendingCall { call, name, at, path: None, file: self.fds.file_in(table, call.a0.into()), out: None });
     }
 
     /// The thread of slot `i` enters a syscall the model does not interpret.
     #[inline(always)]
     pub fn other_entry(&mut self, i: usize) {
-        self.slots[i].pending = None;
+        self.slots[i].pending = Some(PendingCall::other(self.entered()));
     }
 
     /// The thread of slot `i` exits syscall `sc` (`None`: a generic exit) with `ret`.
     #[inline(always)]
     pub fn exit<S: Sink<Thread = T>>(&mut self, i: usize, sc: Option<Sc>, ret: i64, sink: &mut S) {
-        let slot = &mut self.slots[i];
-        let Some(e) = &slot.pending else { return };
-        if let Sc::Read | Sc::Write = e.call.sc {
-            // The common case, without the tables' general exit (and without copying
-            // the pending call out): as there, an exit of another call ends the
-            // pending one and credits nothing.
-            let (read, mut file, fd) = (e.call.sc == Sc::Read, e.file, e.call.a0);
-            let matches = sc.is_none_or(|s| s == e.call.sc);
-            slot.pending = None;
-            if matches && ret > 0 {
-                let f = match file {
-                    Some(f) => f,
-                    None => self.held_file(i, fd.into(), sink),
-                };
-                file = Some(f);
-                let s = &mut self.slots[i];
-                sink.moved(s.tid, s.pid, &mut s.data, Transfer { read, bytes: ret as u64, file, fd });
+        let Some(e) = self.slots[i].pending else { return };
+        match e.call.sc {
+            Sc::Read | Sc::Write => {
+                // The common case, without the tables' general exit: as there, an exit
+                // of another call ends the pending one and credits nothing.
+                let (read, mut file, fd) = (e.call.sc == Sc::Read, e.file, e.call.a0);
+                let matches = sc.is_none_or(|s| s == e.call.sc);
+                self.slots[i].pending = None;
+                if matches && ret > 0 {
+                    let f = match file {
+                        Some(f) => f,
+                        None => self.held_file(i, fd.into(), sink),
+                    };
+                    file = Some(f);
+                    let s = &mut self.slots[i];
+                    sink.moved(s.tid, s.pid, &mut s.data, Transfer { read, bytes: ret as u64, file, fd });
+                }
+                self.complete(i, &e, ret, Some(Ended::on(fd, file)), sink);
             }
-            if sink.wants_ends() {
-                sink.ended(self.slots[i].tid, Ended::on(fd, file));
+            Sc::Other => {
+                self.slots[i].pending = None;
+                self.complete(i, &e, ret, None, sink);
             }
+            _ => self.exit_other(i, e, sc, ret, None, sink),
+        }
+    }
+
+    /// Tells `sink` that the thread of slot `i` completed `e` with `ret`, having worked
+    /// on `ended` (when it wants calls); an [`UNCOUNTED`] exit instead leaves the call
+    /// pending for the latency only (as a call the model does not interpret).
+    #[inline(always)]
+    fn complete<S: Sink<Thread = T>>(&mut self, i: usize, e: &PendingCall, ret: i64, ended: Option<Ended>, sink: &mut S) {
+        if !sink.wants_calls() {
             return;
         }
-        self.exit_other(i, sc, ret, None, sink);
+        let s = &mut self.slots[i];
+        if self.tag & UNCOUNTED != 0 {
+            s.pending = Some(PendingCall::other((e.name, e.at)));
+            return;
+        }
+        let ret = if self.tag & NO_RET != 0 { 0 } else { ret };
+        sink.completed(s.tid, &mut s.data, Completed { name: e.name, begin: e.at, end: self.now, ret, ended });
     }
 
     /// The file of bytes moved on `fd` by the thread of slot `i`, whose fd table does
@@ -290,31 +364,30 @@ impl<T: Default> Replay<T> {
         self.fds.io_file(table, fd, names)
     }
 
-    /// [`Replay::exit`] of a call other than a read or write (`fds`: a pipe or
+    /// [`Replay::exit`] of pending call `e`, not a read or write (`fds`: a pipe or
     /// socketpair exit's).
     #[inline(never)]
-    fn exit_other<S: Sink<Thread = T>>(&mut self, i: usize, sc: Option<Sc>, ret: i64, fds: Option<[i32; 2]>, sink: &mut S) {
-        let Some(e) = self.slots[i].pending.take() else { return };
+    fn exit_other<S: Sink<Thread = T>>(&mut self, i: usize, e: PendingCall, sc: Option<Sc>, ret: i64, fds: Option<[i32; 2]>, sink: &mut S) {
+        self.slots[i].pending = None;
         let pid = self.slots[i].pid();
-        let ended = if sink.wants_ends() { e.ended(ret, sink) } else { None };
+        let ended = if sink.wants_calls() { e.ended(ret, sink) } else { None };
         let moved = self.fds.exit(pid, e, sc, ret, fds, sink);
-        let s = &mut self.slots[i];
         if let Some(x) = moved {
+            let s = &mut self.slots[i];
             sink.moved(s.tid, s.pid, &mut s.data, x);
         }
-        if let Some(mut end) = ended {
-            // (Bytes moved on an fd nothing named went to a placeholder.)
-            end.file = moved.and_then(|x| x.file).or(end.file);
-            sink.ended(s.tid, end);
-        }
+        // (Bytes moved on an fd nothing named went to a placeholder.)
+        let ended = ended.map(|end| Ended { file: moved.and_then(|x| x.file).or(end.file), ..end });
+        self.complete(i, &e, ret, ended, sink);
     }
 
     /// [`Replay::exit`] of an exit that may carry two new fds (`fds`: a pipe, pipe2 or
     /// socketpair exit's array).
     pub fn exit_fds<S: Sink<Thread = T>>(&mut self, i: usize, sc: Option<Sc>, ret: i64, fds: Option<[i32; 2]>, sink: &mut S) {
-        match fds {
-            None => self.exit(i, sc, ret, sink),
-            Some(_) => self.exit_other(i, sc, ret, fds, sink),
+        match (fds, self.slots[i].pending) {
+            (None, _) => self.exit(i, sc, ret, sink),
+            (Some(_), Some(e)) => self.exit_other(i, e, sc, ret, fds, sink),
+            (Some(_), None) => {}
         }
     }
 
@@ -340,6 +413,12 @@ impl<T: Default> Replay<T> {
             // file the fd named at entry. (Nothing else happened in between: the
             // table is looked up only when there are bytes to credit, looking it up
             // changing nothing seen.)
+            // (A sink that wants calls reads logs that join nothing, `Log::named`: for
+            // one that does, the entry and the exit as they would come.)
+            Some(ret) if sink.wants_calls() => {
+                self.enter_rw(i, sc, fd.into());
+                self.exit(i, Some(sc), ret, sink);
+            }
             Some(ret) => {
                 let slot = &mut self.slots[i];
                 slot.pending = None;
@@ -347,12 +426,6 @@ impl<T: Default> Replay<T> {
                     let table = table_of(slot, &mut self.fds);
                     let file = self.fds.io_file(table, fd.into(), sink);
                     sink.moved(slot.tid, slot.pid, &mut slot.data, Transfer { read: sc == Sc::Read, bytes: ret as u64, file: Some(file), fd });
-                    if sink.wants_ends() {
-                        sink.ended(slot.tid, Ended::on(fd, Some(file)));
-                    }
-                } else if sink.wants_ends() {
-                    let table = table_of(slot, &mut self.fds);
-                    sink.ended(slot.tid, Ended::on(fd, self.fds.file_in(table, fd.into())));
                 }
             }
             // (A read or write uses only its fd: the other arguments as if absent.)
@@ -375,9 +448,10 @@ impl<T: Default> Replay<T> {
                 self.enter(i, Call { sc, a0, a1, a2 }, path);
             }
             Rec::OtherEntry { who: Who::Tid(t) } => {
-                if let Some(i) = slot.or_else(|| self.find(t)) {
-                    self.other_entry(i);
-                }
+                // (Pending for the latency of calls: a thread seen first here gets its
+                // slot, as at any entry.)
+                let i = slot.unwrap_or_else(|| self.slot(t));
+                self.other_entry(i);
             }
             Rec::Exit { who: Who::Tid(t), sc, ret } => {
                 if let Some(i) = slot.or_else(|| self.find(t)) {
@@ -474,12 +548,14 @@ mod tests {
         fn moved(&mut self, _tid: i32, _pid: Option<i32>, data: &mut [u64; 2], t: Transfer) {
             data[usize::from(!t.read)] += t.bytes;
         }
-        fn wants_ends(&self) -> bool {
+        fn wants_calls(&self) -> bool {
             self.ends.is_some()
         }
-        fn ended(&mut self, tid: i32, e: Ended) {
-            let name = e.file.map(|f| self.names[f as usize].clone());
-            self.ends.as_mut().unwrap().push((tid, e.fd, name));
+        fn completed(&mut self, tid: i32, _data: &mut [u64; 2], c: Completed) {
+            if let Some(e) = c.ended {
+                let name = e.file.map(|f| self.names[f as usize].clone());
+                self.ends.as_mut().unwrap().push((tid, e.fd, name));
+            }
         }
     }
 
@@ -517,6 +593,60 @@ mod tests {
                 (10, 4, s("socket")),
             ]
         );
+    }
+
+    /// A sink that lists each call completed.
+    #[derive(Default)]
+    struct Calls(Vec<Completed>);
+
+    impl FileNames for Calls {
+        fn named(&mut self, _: &str) -> u32 {
+            0
+        }
+        fn held(&mut self, _: i32) -> u32 {
+            1
+        }
+    }
+
+    impl Sink for Calls {
+        type Thread = ();
+        fn moved(&mut self, _: i32, _: Option<i32>, _: &mut (), _: Transfer) {}
+        fn wants_calls(&self) -> bool {
+            true
+        }
+        fn completed(&mut self, _: i32, _: &mut (), c: Completed) {
+            self.0.push(c);
+        }
+    }
+
+    #[test]
+    fn a_replay_completes_each_call_under_its_entrys_name_and_time() {
+        let (mut r, mut sink) = (Replay::<()>::default(), Calls::default());
+        let who = Who::Tid(10);
+        let i = r.slot(10);
+        // A read (name 5) from 100 to 150; a call the model does not interpret (name 6)
+        // completed by a mismatched exit; an exit with nothing pending: nothing.
+        r.at(100, 5);
+        r.enter_rw(i, Sc::Read, 3);
+        r.at(150, 0);
+        r.exit(i, Some(Sc::Read), 8, &mut sink);
+        r.at(200, 6);
+        r.other_entry(i);
+        r.at(260, NO_RET);
+        r.exit(i, Some(Sc::Close), -1, &mut sink);
+        r.at(270, 0);
+        r.exit(i, None, 0, &mut sink);
+        // An uncounted exit leaves the call pending for the latency (the fd rules take
+        // it: the open's fd is named), the next exit completes it.
+        r.at(300, 7);
+        r.apply(Rec::Entry { who, sc: Sc::Open, a0: -1, a1: 0, a2: 0, path: Some("/a") }, None, &mut sink);
+        r.at(320, UNCOUNTED);
+        r.apply::<&str, _>(Rec::Exit { who, sc: Some(Sc::Open), ret: 4 }, None, &mut sink);
+        assert_eq!(r.fds.file(10, 4), Some(0));
+        r.at(350, 0);
+        r.exit(i, None, 2, &mut sink);
+        let c = |name, begin, end, ret, ended| Completed { name, begin, end, ret, ended };
+        assert_eq!(sink.0, vec![c(5, 100, 150, 8, Some(Ended::on(3, Some(1)))), c(6, 200, 260, 0, None), c(7, 300, 350, 2, None)]);
     }
 
     #[test]

@@ -184,9 +184,8 @@ impl ReportTable {
     }
 
     /// Appends the rows of `r` for this table to `b`, each with the `trace` column
-    /// `trace`; `calls` (the syscall analysis of the same set) names the calls of the
-    /// `io` table's rows.
-    fn append(self, r: &Report, calls: Option<&analysis::SyscallReport>, trace: &str, b: &mut RowBuilder) -> Result<()> {
+    /// `trace`.
+    fn append(self, r: &Report, trace: &str, b: &mut RowBuilder) -> Result<()> {
         let name = [("trace", Scalar::Str(trace))];
         let all = |b: &mut RowBuilder, rows: &dyn erased::Rows| rows.push_all(b, &name);
         match (self, r) {
@@ -200,7 +199,7 @@ impl ReportTable {
             (ReportTable::Wakeups, Report::Sched(r)) => all(b, &r.log),
             (ReportTable::Irqs, Report::Irq(r)) => all(b, &r.log),
             (ReportTable::BlockRequests, Report::Block(r)) => all(b, &r.log),
-            (ReportTable::Io, Report::Io(r)) => with_calls(&r.transfers, calls, trace, b),
+            (ReportTable::Io, Report::Io(r)) => with_calls(&r.transfers, trace, b),
             _ => Ok(()),
         }
     }
@@ -249,14 +248,12 @@ fn syscall_stats(r: &analysis::SyscallReport) -> Vec<StatRow<'_>> {
 }
 
 /// Appends the rows of the `io` table: each transfer with the entry time and name of
-/// its system call, the call of the syscall analysis' log (`calls`) that the same
-/// thread ended at the transfer's exit time (the two analyses follow the same calls: a
-/// transfer is the exit of a pending read or write). `NULL`s should none match.
-fn with_calls(transfers: &[analysis::io::TransferRow], calls: Option<&analysis::SyscallReport>, trace: &str, b: &mut RowBuilder) -> Result<()> {
-    let by_exit: std::collections::HashMap<(i32, i64), (i64, &str)> =
-        calls.iter().flat_map(|c| &c.log).map(|l| ((l.tid, l.end_ns), (l.begin_ns, l.name.as_str()))).collect();
+/// its system call, which io's replay gives it (the kernel model's pending call, the
+/// one the syscall analysis completes: one run, not two).
+fn with_calls(transfers: &[analysis::io::TransferRow], trace: &str, b: &mut RowBuilder) -> Result<()> {
     for t in transfers {
-        let (entry, name) = by_exit.get(&(t.tid, t.exit_ns)).map_or((Scalar::Null, Scalar::Null), |&(e, n)| (Scalar::Int(e.into()), Scalar::Str(n)));
+        let entry = t.entry_ns.map_or(Scalar::Null, |e| Scalar::Int(e.into()));
+        let name = t.name.as_deref().map_or(Scalar::Null, Scalar::Str);
         b.push_with(t, &[("trace", Scalar::Str(trace)), ("entry_ns", entry), ("name", name)])?;
     }
     Ok(())
@@ -322,14 +319,7 @@ impl ReportProvider {
         match self.which.analysis() {
             Some(kind) => {
                 let report = analysis::run(&src.set, kind, &opts).map_err(failed)?;
-                let calls = match self.which {
-                    ReportTable::Io => match analysis::run(&src.set, AnalysisKind::Syscall, &opts).map_err(failed)? {
-                        Report::Syscall(c) => Some(c),
-                        _ => None,
-                    },
-                    _ => None,
-                };
-                self.which.append(&report, calls.as_ref(), name, &mut b)?;
+                self.which.append(&report, name, &mut b)?;
             }
             None => erased::Rows::push_all(&analysis::threads::run(&src.set, &opts).map_err(failed)?.threads, &mut b, &[("trace", Scalar::Str(name))])?,
         }

@@ -36,9 +36,13 @@
 //! right. (The fast path of copied fields, which does not know the CPU, is then off.)
 //!
 //! With [`Io::with_transfers`] (`--log`), the report also lists every read or write
-//! that moved bytes ([`TransferRow`]): chunk logs are then stamped with their events'
-//! times ([`Log::stamped`]), and the replay notes each transfer with the time of the
-//! exit that moved the bytes.
+//! that moved bytes ([`TransferRow`]), with its call's entry time and name: chunk logs
+//! are then named ([`Log::named`]: each record with its event's time and tag), and the
+//! replay notes each transfer with the time of the exit that moved the bytes.
+//!
+//! The syscall latency ([`crate::syscall`]) is this analysis with the calls kept
+//! ([`Io::with_calls`]): the replay's pending call of each thread (the kernel model's
+//! one pending-call state) completes each call with its name, entry time and file.
 
 mod replay;
 mod report;
@@ -54,9 +58,13 @@ use engine::{Analysis, ChunkPolicy, Ctx, Selective, Tally};
 
 use crate::cpu::HeadPolicy;
 use crate::filter::Filter;
+use crate::latency::LatencyOptions;
+use crate::syscall::stats::CallStats;
 use kernel::fdtable::Call;
+use kernel::latency::raw_call;
 use kernel::layout::{cpu_of, fd_pair, i32_of, EvClass, Kind, Layout, Sc, O_CLOEXEC};
-use kernel::model::{text_of, FxMap, Info, Span};
+use kernel::model::{text_of, Info, Span};
+use kernel::replay::{NO_RET, UNCOUNTED};
 
 use kernel::log::{LRec, Log, Taken};
 pub use kernel::log::{Rec, Who};
@@ -78,15 +86,15 @@ use syscall::{call_of, int_or, syscall_of, Interpret, Logged, Syscall};
 #[derive(Debug, Clone, Default)]
 pub struct IoState {
     complete: bool,
-    replay: Replay,
+    pub(crate) replay: Replay,
     log: Log,
     cur: Running,
     /// Complete states: per stream, the slot of the task running there, once looked up
     /// (forgotten whenever that task may change: a switch, a merge), so that a cached
     /// slot is the running task's.
     run: Vec<SlotCache>,
-    info: Info,
-    span: Span,
+    pub(crate) info: Info,
+    pub(crate) span: Span,
 }
 
 impl IoState {
@@ -112,11 +120,12 @@ impl IoState {
         self.cur.running(stream)
     }
 
-    /// The events that come next are at `ts` (for the transfers' times).
+    /// The events that come next are at `ts`, with tag `tag` (for the transfers' and
+    /// calls' times and names: [`kernel::replay::Replay::at`]).
     #[inline(always)]
-    fn at(&mut self, ts: i64) {
-        self.log.at(ts);
-        self.replay.at(ts);
+    fn at(&mut self, ts: i64, tag: u32) {
+        self.log.at(ts, tag);
+        self.replay.at(ts, tag);
     }
 }
 
@@ -137,19 +146,9 @@ pub struct Io {
     spare: Mutex<Vec<Vec<LRec>>>,
     /// Whether every transfer is listed (see the module documentation).
     transfers: bool,
-    /// Whether the replay keeps every call ended on an fd ([`Io::with_ends`]).
-    ends: bool,
-}
-
-/// The fd a call worked on and its file ([`Io::call_files`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CallFile {
-    /// The fd (of a call from one fd to another: the fd read).
-    pub fd: i32,
-    /// Its file, when known.
-    pub path: Option<String>,
-    /// A call from one fd to another: the fd written and its file.
-    pub out: Option<(i32, Option<String>)>,
+    /// With [`Io::with_calls`]: the syscall latency's options and the filter of its
+    /// CPUs.
+    calls: Option<(LatencyOptions, Filter)>,
 }
 
 /// Log buffers kept for reuse (about the chunks in flight).
@@ -166,7 +165,7 @@ impl Io {
             filter: Filter::default(),
             spare: Mutex::default(),
             transfers: false,
-            ends: false,
+            calls: None,
         }
     }
 
@@ -177,18 +176,39 @@ impl Io {
         self
     }
 
-    /// Keeps every call ended on an fd, with its file, when `on` (for the syscall
-    /// analysis: `Io::call_files`); chunk logs are then stamped as for
+    /// Keeps the statistics of every call completed (the syscall latency, with its
+    /// options `lat`), counting the calls whose exit is on a CPU `filter` selects (its
+    /// threads are selected by [`crate::syscall`]); chunk logs are then named as for
     /// [`Io::with_transfers`].
-    pub fn with_ends(mut self, on: bool) -> Io {
-        self.ends = on;
+    pub(crate) fn with_calls(mut self, lat: LatencyOptions, filter: Filter) -> Io {
+        self.calls = Some((lat, filter));
         self
     }
 
-    /// Whether chunk logs and the replay know their events' times.
+    /// Whether chunk logs and the replay know their events' times and tags.
     #[inline(always)]
     fn timed(&self) -> bool {
-        self.transfers || self.ends
+        self.transfers || self.calls.is_some()
+    }
+
+    /// The tag of event `ev` of class `c` on `stream` ([`kernel::replay::Replay::at`]):
+    /// an entry's call name; an exit's flags (no return value; on a CPU the calls'
+    /// filter does not select).
+    #[inline(always)]
+    fn tag(&self, ev: &EventRef<'_, '_>, c: &EvClass, stream: usize) -> u32 {
+        match c.kind {
+            Kind::Entry { .. } | Kind::OtherEntry | Kind::UnknownEntry { .. } => c.name,
+            Kind::RawEntry { id } => raw_call(ev.uint(id).unwrap_or(0)),
+            Kind::Exit { ret, .. } | Kind::RawExit { ret, .. } => {
+                let no_ret = if ret.and_then(|h| ev.int(h)).is_none() { NO_RET } else { 0 };
+                let uncounted = match &self.calls {
+                    Some((_, f)) if !f.on_cpu(&self.layout, ev, stream) => UNCOUNTED,
+                    _ => 0,
+                };
+                no_ret | uncounted
+            }
+            _ => 0,
+        }
     }
 
     /// Counts only what `filter` selects (see the module documentation).
@@ -310,42 +330,16 @@ impl Io {
     /// the initial state) if it was not, and the records held back replayed. (Those
     /// whose stream never switched have no known thread and are dropped, as a serial
     /// run drops them.)
-    fn completed(&self, st: IoState) -> IoState {
+    pub(crate) fn completed(&self, st: IoState) -> IoState {
         let mut st = if st.complete { st } else { self.merge(self.initial_state(), st) };
-        let rest = st.log.take();
-        for (k, r) in rest.recs.into_iter().enumerate() {
-            if let Some(t) = rest.stamps.get(k) {
-                st.replay.at(*t);
+        let Taken { recs, stamps, tags } = st.log.take();
+        for (k, r) in recs.into_iter().enumerate() {
+            if let Some(&t) = stamps.get(k) {
+                st.replay.at(t, tags.get(k).copied().unwrap_or(0));
             }
             st.replay.apply_l(r);
         }
         st
-    }
-
-    /// The calls ended on an fd ([`Io::with_ends`]) of the whole trace's state `st`, by
-    /// `(tid, exit time)` (the first, should a thread end two calls at one time), of the
-    /// calls `wanted(tid, exit time)` selects.
-    pub(crate) fn call_files(&self, st: IoState, wanted: impl Fn(i32, i64) -> bool) -> FxMap<(i32, i64), CallFile> {
-        let st = self.completed(st);
-        let mut m = FxMap::default();
-        for (tid, at, fd, file, out) in st.replay.call_files().filter(|c| wanted(c.0, c.1)) {
-            let named = |(fd, f): (i32, Option<&str>)| (fd, f.map(str::to_string));
-            m.entry((tid, at)).or_insert_with(|| CallFile { fd, path: file.map(str::to_string), out: out.map(named) });
-        }
-        m
-    }
-
-    /// In a complete state (others have replayed nothing yet), forgets the calls ended
-    /// that `keep(tid, exit time)` does not keep.
-    pub(crate) fn retain_ends(&self, st: &mut IoState, keep: impl FnMut(i32, i64) -> bool) {
-        if st.complete {
-            st.replay.retain_ends(keep);
-        }
-    }
-
-    /// How many calls ended `st`'s replay keeps.
-    pub(crate) fn ends_kept(&self, st: &IoState) -> usize {
-        st.replay.ends_kept()
     }
 
     /// Replays records `recs` into the complete state `a`, in order, each resolved by
@@ -363,10 +357,10 @@ impl Io {
             // (The threads of a log's read/write records are few at a time: their
             // slots are cached, by tid, as a stream caches its running task's.)
             let mut slots = [NO_CACHE; RW_SLOT_CACHE];
-            let Taken { recs, stamps } = &mut *taken;
+            let Taken { recs, stamps, tags } = &mut *taken;
             for (k, r) in recs.iter_mut().enumerate() {
                 if let Some(&t) = stamps.get(k) {
-                    a.replay.at(t);
+                    a.replay.at(t, tags.get(k).copied().unwrap_or(0));
                 }
                 if let LRec::Rw { t, sc, fd, ret, exited } = *r {
                     let i = a.replay.slot_cached(&mut slots[t as u32 as usize % RW_SLOT_CACHE], t);
@@ -384,9 +378,11 @@ impl Io {
             }
         }
         let stamped = taken.stamps.len().min(done);
-        a.log.extend(taken.recs.drain(done..).map(resolve), taken.stamps.drain(stamped..));
+        let tagged = taken.tags.len().min(done);
+        a.log.extend(taken.recs.drain(done..).map(resolve), taken.stamps.drain(stamped..), taken.tags.drain(tagged..));
         taken.recs.clear();
         taken.stamps.clear();
+        taken.tags.clear();
     }
 
     /// The record of an event (`None`: the event changes nothing in the replay), its
@@ -464,17 +460,17 @@ impl Analysis for Io {
 
     fn new_state(&self) -> IoState {
         let log = Log::with_buffer(self.buffer());
-        let log = if self.timed() { log.stamped() } else { log };
+        let log = if self.timed() { log.named() } else { log };
         IoState { cur: Running::new(self.streams), log, ..Default::default() }
     }
 
     #[inline(always)]
     fn on_event(&self, st: &mut IoState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
         st.span.see(ev.ts());
-        if self.timed() {
-            st.at(ev.ts().unwrap_or(ctx.order));
-        }
         let Some(c) = self.layout.class(ev) else { return };
+        if self.timed() {
+            st.at(ev.ts().unwrap_or(ctx.order), self.tag(ev, c, ctx.stream));
+        }
         if let Some(s) = self.syscall_at(ev, c, ctx.stream) {
             if self.syscall_fast(st, s, ctx.stream) {
                 return;
@@ -515,7 +511,7 @@ impl Analysis for Io {
             self.replay_in_order(&mut a, &mut held, |r| self.resolve_l(r, &Running::default(), &b_cur, true));
             self.replay_in_order(&mut a, &mut fresh, |r| self.resolve_l(r, &earlier, &b_cur, true));
         } else {
-            a.log.extend(fresh.recs.drain(..).map(|r| self.resolve_l(r, &a.cur, &b_cur, false)), fresh.stamps.drain(..));
+            a.log.extend(fresh.recs.drain(..).map(|r| self.resolve_l(r, &a.cur, &b_cur, false)), fresh.stamps.drain(..), fresh.tags.drain(..));
         }
         self.recycle(fresh.recs);
         a.cur.append(&b_cur);
@@ -554,7 +550,8 @@ impl Analysis for Io {
             st.replay.files().map(row).collect()
         };
         files.sort_by(|x, y| (y.read_bytes + y.write_bytes).cmp(&(x.read_bytes + x.write_bytes)).then(x.path.cmp(&y.path)));
-        let transfers = st.replay.transfer_rows(info, |tid, pid, comm| !selects || self.filter.thread(tid, pid, comm));
+        let name_of = |c| kernel::latency::call_name(&self.layout.names, c);
+        let transfers = st.replay.transfer_rows(info, |tid, pid, comm| !selects || self.filter.thread(tid, pid, comm), name_of);
         IoReport { analysis: "io", begin_ns: st.span.begin(), end_ns: st.span.end(), threads, processes, files, transfers }
     }
 }
@@ -565,17 +562,18 @@ impl Selective for Io {
     }
 
     fn copies(&self, trace: usize, stream_class: u64) -> Option<Vec<Option<CopyRequest>>> {
-        if !self.filter.cpus.is_empty() {
-            // (Copied fields do not say the CPU: see `syscall_at`.)
+        if !self.filter.cpus.is_empty() || self.calls.as_ref().is_some_and(|(_, f)| !f.cpus.is_empty()) {
+            // (Copied fields do not say the CPU: see `syscall_at` and `tag`.)
             return None;
         }
-        Some(self.layout.stream_classes(trace, stream_class)?.iter().map(|c| Label::request(&c.kind)).collect())
+        let classes = self.layout.stream_classes(trace, stream_class)?;
+        Some(classes.iter().map(|c| if self.timed() { Label::named_request(c) } else { Label::request(&c.kind) }).collect())
     }
 
     #[inline(always)]
     fn on_copied(&self, st: &mut IoState, c: &Copied<'_>, ts: i64, ctx: &Ctx) -> bool {
         if self.timed() {
-            st.at(ts);
+            st.at(ts, Label::tag(c));
         }
         if c.label() == Label::SWITCH {
             // A complete state holding records back: a first switch releases them
@@ -616,8 +614,8 @@ impl ChunkPolicy for Io {
         if self.transfers {
             st.replay.keep_transfers();
         }
-        if self.ends {
-            st.replay.keep_ends();
+        if let Some((lat, _)) = self.calls {
+            st.replay.keep_calls(CallStats::new(lat));
         }
         st
     }

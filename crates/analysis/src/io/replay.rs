@@ -1,27 +1,35 @@
 //! io's statistic over the kernel's replay ([`kernel::replay::Replay`]): the files
 //! (interned names, each with its bytes read and written) and, per thread, the bytes
 //! by class of file, and optionally each transfer. The replay resolves which thread
-//! moved how many bytes on which file; this module only accumulates ([`Sink`]).
+//! moved how many bytes on which file; this module only accumulates ([`Sink`]). With
+//! the syscall latency on ([`Replay::keep_calls`]), each call the replay completes
+//! (from the kernel's one pending-call state) goes to the syscall statistics
+//! ([`crate::syscall::stats`]): per thread in its slot, the longest in the sink.
 
 use std::sync::Arc;
 
-use kernel::fdtable::{Call, Ended, FileClass, FileNames, Transfer};
+use kernel::fdtable::{Call, FileClass, FileNames, Transfer};
+use kernel::latency::CallId;
 use kernel::layout::Sc;
 use kernel::log::{LRec, Rec};
 use kernel::model::{FxMap, Info};
-use kernel::replay::{self, Sink, SlotCache};
+use kernel::replay::{self, Completed, Sink, SlotCache};
+
+use crate::syscall::stats::{CallStats, ThreadCalls};
 
 /// Bytes `[read, written]` by [`FileClass`] (disk, net, other).
 pub type Split = [[u64; 2]; 3];
 
 /// What io keeps per thread, in the replay's thread slot.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ThreadIo {
     /// Bytes read and written ([`rw_index`]), by [`FileClass`] of the file (the
     /// totals are their sums: one add per credit, not two).
     split: Split,
     /// Whether bytes were credited (a read or write exit with `ret > 0`).
     io: bool,
+    /// With [`Replay::keep_calls`]: the thread's calls completed, per name.
+    pub(crate) calls: ThreadCalls,
 }
 
 /// The interpreted state: the kernel's replay and io's files.
@@ -48,19 +56,13 @@ struct Files {
     now: i64,
     /// With [`Replay::keep_transfers`]: every transfer, in replay order.
     transfers: Option<Vec<Moved>>,
-    /// With `transfers` or `ends`: placeholder → the file the statedump named it as.
+    /// Whether the last transfer kept is the call being completed (its entry is told
+    /// next, by [`Sink::completed`]).
+    moving: bool,
+    /// With `transfers` or `calls`: placeholder → the file the statedump named it as.
     named_as: FxMap<u32, u32>,
-    /// With [`Replay::keep_ends`]: every call ended on an fd, in replay order.
-    ends: Option<Vec<CallEnd>>,
-}
-
-/// A call ended on an fd ([`Replay::keep_ends`]).
-#[derive(Debug, Clone, Copy)]
-struct CallEnd {
-    /// The time of its exit.
-    at: i64,
-    tid: i32,
-    e: Ended,
+    /// With [`Replay::keep_calls`]: the syscall statistics beyond the threads'.
+    calls: Option<CallStats>,
 }
 
 /// One transfer as the replay told it ([`Replay::keep_transfers`]).
@@ -71,6 +73,8 @@ struct Moved {
     tid: i32,
     pid: Option<i32>,
     t: Transfer,
+    /// Its call's entry time and name.
+    entry: Option<(i64, CallId)>,
 }
 
 /// A file: its name, bytes `[read, written]`, class, and whether it is a placeholder
@@ -84,19 +88,25 @@ impl Sink for Files {
     fn moved(&mut self, tid: i32, pid: Option<i32>, data: &mut ThreadIo, t: Transfer) {
         credit(tid, data, self, t.read, t.bytes, t.file);
         if let Some(v) = &mut self.transfers {
-            v.push(Moved { at: self.now, tid, pid, t });
+            v.push(Moved { at: self.now, tid, pid, t, entry: None });
+            self.moving = true;
         }
     }
 
     #[inline(always)]
-    fn wants_ends(&self) -> bool {
-        self.ends.is_some()
+    fn wants_calls(&self) -> bool {
+        self.calls.is_some() || self.transfers.is_some()
     }
 
     #[inline(always)]
-    fn ended(&mut self, tid: i32, e: Ended) {
-        if let Some(v) = &mut self.ends {
-            v.push(CallEnd { at: self.now, tid, e });
+    fn completed(&mut self, tid: i32, data: &mut ThreadIo, c: Completed) {
+        if std::mem::take(&mut self.moving) {
+            if let Some(m) = self.transfers.as_mut().and_then(|v| v.last_mut()).filter(|m| m.tid == tid) {
+                m.entry = Some((c.begin, c.name));
+            }
+        }
+        if let Some(calls) = &mut self.calls {
+            calls.add(tid, &mut data.calls, c);
         }
     }
 }
@@ -123,7 +133,7 @@ impl Files {
     /// The bytes of placeholder `held` are `file`'s (the statedump named its fd):
     /// returns each thread's share `(tid, [read, written])`.
     fn give(&mut self, held: u32, file: u32) -> Vec<(i32, [u64; 2])> {
-        if self.transfers.is_some() || self.ends.is_some() {
+        if self.transfers.is_some() || self.calls.is_some() {
             self.named_as.insert(held, file);
         }
         let b = std::mem::take(&mut self.rows[held as usize].1);
@@ -155,48 +165,44 @@ impl Replay {
         self.files.transfers = Some(Vec::new());
     }
 
-    /// Keeps every call ended on an fd, for [`Replay::call_files`].
-    pub fn keep_ends(&mut self) {
-        self.files.ends = Some(Vec::new());
+    /// Keeps the syscall statistics `calls` of every call completed (the syscall
+    /// latency: [`crate::syscall`]).
+    pub(crate) fn keep_calls(&mut self, calls: CallStats) {
+        self.files.calls = Some(calls);
     }
 
-    /// Forgets the calls ended (kept by [`Replay::keep_ends`]) that `keep(tid, exit
-    /// time)` does not keep.
-    pub fn retain_ends(&mut self, mut keep: impl FnMut(i32, i64) -> bool) {
-        if let Some(v) = &mut self.files.ends {
-            v.retain(|c| keep(c.tid, c.at));
-        }
+    /// The syscall statistics beyond the threads' ([`Replay::keep_calls`]), taken out.
+    pub(crate) fn take_calls(&mut self) -> Option<CallStats> {
+        self.files.calls.take()
     }
 
-    /// How many calls ended are kept ([`Replay::keep_ends`]).
-    pub fn ends_kept(&self) -> usize {
-        self.files.ends.as_ref().map_or(0, Vec::len)
+    /// `(tid, calls)` of every thread, in slot order ([`Replay::keep_calls`]).
+    pub(crate) fn thread_calls(&self) -> impl Iterator<Item = (i32, &ThreadCalls)> + '_ {
+        self.kernel.threads().map(|(tid, _, s)| (tid, &s.calls))
     }
 
-    /// The calls ended on an fd (kept by [`Replay::keep_ends`]), in replay order:
-    /// `(tid, exit time, fd, file, fd written and its file)`, each file as
-    /// [`Replay::files`] names it (a placeholder the statedump named: that file; one it
-    /// did not: `None`); the fd written only for a call from one fd to another.
-    #[allow(clippy::type_complexity, reason = "a tuple read once, by `Io::call_files`")]
-    pub fn call_files(&self) -> impl Iterator<Item = (i32, i64, i32, Option<&str>, Option<(i32, Option<&str>)>)> + '_ {
-        let name = |file: Option<u32>| {
-            let file = file.map(|f| self.files.named_as.get(&f).copied().unwrap_or(f));
-            file.and_then(|f| self.files.rows.get(f as usize)).filter(|r| !r.3).map(|r| &*r.0)
-        };
-        self.files.ends.iter().flatten().map(move |c| (c.tid, c.at, c.e.fd, name(c.e.file), c.e.out.map(|(fd, f)| (fd, name(f)))))
+    /// The name of file `file` (an id the replay gave a call's [`kernel::fdtable::Ended`])
+    /// as [`Replay::files`] names it: a placeholder the statedump named, that file; one
+    /// it did not, `None`.
+    pub(crate) fn file_name(&self, file: Option<u32>) -> Option<&str> {
+        let file = file.map(|f| self.files.named_as.get(&f).copied().unwrap_or(f));
+        file.and_then(|f| self.files.rows.get(f as usize)).filter(|r| !r.3).map(|r| &*r.0)
     }
 
-    /// The records or events replayed next are at `ts`.
+    /// The records or events replayed next are at `ts`, with tag `tag`
+    /// ([`replay::Replay::at`]).
     #[inline(always)]
-    pub fn at(&mut self, ts: i64) {
+    pub fn at(&mut self, ts: i64, tag: u32) {
         self.files.now = ts;
+        self.kernel.at(ts, tag);
     }
 
     /// The transfers kept ([`Replay::keep_transfers`]) of the threads `keep(tid, pid,
     /// name)` selects, by time (then replay order), each on the file its fd named (a
     /// placeholder: the file the statedump named it as, as [`Replay::files`] counts
-    /// it); pids not known at the time and names as `info` knows them last.
-    pub fn transfer_rows(&self, info: &Info, keep: impl Fn(i32, Option<i32>, &str) -> bool) -> Vec<super::TransferRow> {
+    /// it); pids not known at the time and names as `info` knows them last; each
+    /// with its call's entry time and name (`name_of`).
+    pub fn transfer_rows(&self, info: &Info, keep: impl Fn(i32, Option<i32>, &str) -> bool, name_of: impl Fn(CallId) -> String) -> Vec<super::TransferRow> {
         let Some(moved) = &self.files.transfers else { return Vec::new() };
         let mut rows: Vec<super::TransferRow> = moved
             .iter()
@@ -216,6 +222,8 @@ impl Replay {
                     path: file.and_then(|f| self.files.rows.get(f as usize)).map(|r| r.0.to_string()),
                     pid,
                     tid: m.tid,
+                    entry_ns: m.entry.map(|e| e.0),
+                    name: m.entry.map(|e| name_of(e.1)),
                 })
             })
             .collect();

@@ -110,6 +110,13 @@ pub struct TransferRow {
     pub pid: Option<i32>,
     /// Thread id.
     pub tid: i32,
+    /// The entry time of its system call (for the SQL `io` table; not in the JSON,
+    /// whose form `analyze -a io --log` keeps).
+    #[serde(skip)]
+    pub entry_ns: Option<i64>,
+    /// The name of its system call (`read`, `pread64` …; likewise).
+    #[serde(skip)]
+    pub name: Option<String>,
 }
 
 /// Reports with fewer threads than this make their rows on one thread.

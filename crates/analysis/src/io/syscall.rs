@@ -5,7 +5,8 @@
 use ctf::stream::{Copied, CopyRequest, EventRef};
 
 use kernel::fdtable::Call;
-use kernel::layout::{unknown_entry, Arch, Kind, Sc};
+use kernel::latency::raw_call;
+use kernel::layout::{unknown_entry, Arch, EvClass, Kind, Sc};
 use kernel::model::switch_request;
 
 use super::replay::Replay;
@@ -177,6 +178,48 @@ impl Label {
     /// next_comm]`.
     pub(crate) const SWITCH: u32 = 1 << 13;
     const NO_SC: u32 = 0xff;
+    /// A raw `sys_enter` ([`Label::OTHER`] with `[id]` copied) in a named request.
+    const RAW_ENTRY: u32 = 1 << 15;
+    /// Where a named request's entry label holds its [`kernel::latency::CallId`] + 1.
+    const CALL_SHIFT: u32 = 16;
+
+    /// The copy request of class `c` when the replay wants each event's tag
+    /// ([`kernel::replay::Replay::at`]): [`Label::request`]'s, with an entry's call name
+    /// in the label's high bits (the dispatch reads the low 16) and a raw entry's
+    /// number copied; `None` where [`Label::request`] takes no copy, for an exit that
+    /// has no return value (its tag says so: the general path), or for a name past the
+    /// label's room.
+    pub(crate) fn named_request(c: &EvClass) -> Option<CopyRequest> {
+        let mut r = Label::request(&c.kind)?;
+        match c.kind {
+            Kind::Exit { ret: None, .. } | Kind::RawExit { ret: None, .. } => return None,
+            Kind::RawEntry { id } => {
+                r.label |= Label::RAW_ENTRY;
+                r.fields = vec![Some(id)];
+            }
+            Kind::Entry { .. } | Kind::OtherEntry => {
+                if c.name >= (u32::MAX >> Label::CALL_SHIFT) {
+                    return None;
+                }
+                r.label |= (c.name + 1) << Label::CALL_SHIFT;
+            }
+            _ => {}
+        }
+        Some(r)
+    }
+
+    /// The tag of the event whose fields [`Label::named_request`]'s request copied: an
+    /// entry's call name, 0 for an exit (it has a return value, and the CPU filter
+    /// copies nothing).
+    #[inline(always)]
+    pub(super) fn tag(c: &Copied<'_>) -> u32 {
+        let label = c.label();
+        if label & Label::RAW_ENTRY != 0 {
+            raw_call(c.get(0))
+        } else {
+            (label >> Label::CALL_SHIFT).saturating_sub(1)
+        }
+    }
 
     /// The copy request of a class of kind `kind` (for syscalls, the fields
     /// [`syscall_of`] reads, in the same order); `None` for kinds the fast paths do not
