@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use kernel::latency::{call_name, CallId};
-use kernel::model::Info;
+use kernel::model::{FxMap, Info};
 use serde::Serialize;
 
 use super::stats::{CallAcc, Long};
@@ -105,14 +105,22 @@ pub(super) fn report(mut st: IoState, names: &[Box<str>], filter: &Filter) -> Sy
     let name = |c: CallId| call_name(names, c);
     let mut top = st.replay.take_calls().map(|c| c.top).unwrap_or_default();
     let info: &Info = &st.info;
-    let row = |calls: &[(CallId, CallAcc)]| {
-        let mut by_name: BTreeMap<String, CallAcc> = BTreeMap::new();
+    // Each call's name, made once (threads are many, names few).
+    let mut named: FxMap<CallId, String> = FxMap::default();
+    for (_, calls) in st.replay.thread_calls() {
+        for (c, _) in calls.iter() {
+            named.entry(c).or_insert_with(|| name(c));
+        }
+    }
+    let row = |calls: &mut dyn Iterator<Item = (CallId, &CallAcc)>| {
+        let mut by_name: BTreeMap<&str, CallAcc> = BTreeMap::new();
         for (c, acc) in calls {
-            by_name.entry(name(*c)).or_default().merge(acc);
+            by_name.entry(named[&c].as_str()).or_default().merge(acc);
         }
         let mut rows: Vec<CallRow> = by_name
             .into_iter()
             .map(|(name, acc)| {
+                let name = name.to_string();
                 let mut returns = BTreeMap::new();
                 for (r, n) in acc.rets.iter() {
                     *returns.entry(return_key(r)).or_insert(0) += n;
@@ -131,14 +139,14 @@ pub(super) fn report(mut st: IoState, names: &[Box<str>], filter: &Filter) -> Sy
         top.retain(|l| selected(l.tid.0));
     }
     let mut threads = Vec::new();
-    let mut procs: BTreeMap<i32, Vec<(CallId, CallAcc)>> = BTreeMap::new();
+    let mut procs: BTreeMap<i32, Vec<(CallId, &CallAcc)>> = BTreeMap::new();
     for (tid, calls) in st.replay.thread_calls() {
         if calls.is_empty() || !selected(tid) {
             continue;
         }
         let (pid, comm) = info.pid_and_comm(tid);
-        procs.entry(pid.unwrap_or(tid)).or_default().extend(calls.0.iter().cloned());
-        let calls = row(&calls.0);
+        procs.entry(pid.unwrap_or(tid)).or_default().extend(calls.iter());
+        let calls = row(&mut calls.iter());
         let count = calls.iter().map(|c| c.latency.count).sum();
         threads.push(SyscallOwnerRow { calls, comm: comm.to_string(), count, pid, tid: Some(tid) });
     }
@@ -146,7 +154,7 @@ pub(super) fn report(mut st: IoState, names: &[Box<str>], filter: &Filter) -> Sy
     let mut processes: Vec<SyscallOwnerRow> = procs
         .into_iter()
         .map(|(pid, calls)| {
-            let calls = row(&calls);
+            let calls = row(&mut calls.into_iter());
             let count = calls.iter().map(|c| c.latency.count).sum();
             SyscallOwnerRow { calls, comm: info.comm_of(pid).to_string(), count, pid: Some(pid), tid: None }
         })

@@ -75,28 +75,37 @@ pub(crate) struct Long {
     pub ended: Option<Ended>,
 }
 
-/// One thread's calls, per name (a list: a thread calls few names, the last one found
-/// first most of the time).
+/// One thread's calls, per name: the names apart from their statistics, so that
+/// finding a name reads one cache line (a thread calls few names).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ThreadCalls(pub Vec<(CallId, CallAcc)>);
+pub(crate) struct ThreadCalls {
+    names: Vec<CallId>,
+    accs: Vec<CallAcc>,
+}
 
 impl ThreadCalls {
     /// The statistics of `call`, made empty if new.
     #[inline]
     fn of(&mut self, call: CallId) -> &mut CallAcc {
-        let i = match self.0.iter().position(|(c, _)| *c == call) {
+        let i = match self.names.iter().position(|c| *c == call) {
             Some(i) => i,
             None => {
-                self.0.push((call, CallAcc::default()));
-                self.0.len() - 1
+                self.names.push(call);
+                self.accs.push(CallAcc::default());
+                self.names.len() - 1
             }
         };
-        &mut self.0[i].1
+        &mut self.accs[i]
     }
 
     /// Whether no call completed.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.names.is_empty()
+    }
+
+    /// `(name, statistics)` of each call name.
+    pub fn iter(&self) -> impl Iterator<Item = (CallId, &CallAcc)> + '_ {
+        self.names.iter().copied().zip(&self.accs)
     }
 }
 
