@@ -340,10 +340,10 @@ fn taking_over_mid_slice_equals_serial() {
     }
 }
 
-/// The longest syscalls name the same fd and file at any chunking, whether every call's
-/// file is kept (`--log`) or the replay forgets those of calls no longer among the
-/// longest as it goes (a trace with more calls on fds than it keeps before forgetting);
-/// every read or write that moved bytes names the file io's transfer names.
+/// The longest syscalls name the same fd and file at any chunking, whether every call
+/// is kept (`--log`) or only the longest; every read or write that moved bytes names
+/// the file io's transfer names, and io's transfer names its call's entry time and
+/// name (both read the kernel model's one pending call).
 #[test]
 fn syscall_files_at_any_chunking_equal_serial_and_io() {
     let (_d, set, _) = synth_trace(3, 120_000, 9, 0);
@@ -360,5 +360,10 @@ fn syscall_files_at_any_chunking_equal_serial_and_io() {
     let calls: std::collections::HashMap<_, _> = all.log.iter().map(|l| ((l.tid, l.end_ns), (l.fd, l.path.as_deref()))).collect();
     for t in &io.transfers {
         assert_eq!(calls.get(&(t.tid, t.exit_ns)), Some(&(Some(t.fd), t.path.as_deref())), "{t:?}");
+    }
+    let entries: std::collections::HashMap<_, _> = all.log.iter().map(|l| ((l.tid, l.end_ns), (l.begin_ns, l.name.as_str()))).collect();
+    assert!(io.transfers.len() > 1000, "{} transfers", io.transfers.len());
+    for t in &io.transfers {
+        assert_eq!(t.entry_ns.zip(t.name.as_deref()), entries.get(&(t.tid, t.exit_ns)).copied(), "{t:?}");
     }
 }

@@ -391,7 +391,7 @@ fn call_rows_of(events: &[Ev<'_>]) -> Vec<analysis::syscall::LongCallRow> {
     for partition in [Partition::Hybrid, Partition::Time] {
         assert_eq!(run(&set, AnalysisKind::Syscall, &opts(3, 1, partition)).unwrap(), serial, "{partition:?} with tiny chunks");
     }
-    // Without --log (the longest only: the replay forgets the others' files as it goes).
+    // Without --log (the longest only).
     let top = |threads, chunk_size| {
         let Report::Syscall(r) = run(&set, AnalysisKind::Syscall, &RunOptions { log: false, ..opts(threads, chunk_size, Partition::Time) }).unwrap() else {
             unreachable!()
