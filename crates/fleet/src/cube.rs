@@ -3,7 +3,7 @@
 //!
 //! The build is the local one ([`cube_feed`]) cut between processes: the client opens
 //! the fleet's trace set and cuts it into the build's slices (time ranges across every
-//! host's streams, [`engine::partition`]); the scan [`CubeLogExec`] has one partition
+//! host's streams, `engine::partition`); the scan [`CubeLogExec`] has one partition
 //! per slice, and the executor that runs partition `k` opens the same set (at the same
 //! path), cuts the same slices and ships slice `k`'s log ([`cube_feed::log_slice`]) as
 //! one row `(part, log)`, the log in its wire form ([`SliceLog::encode`]). The client

@@ -107,7 +107,7 @@ pub struct PendingCall {
     pub out: Option<u32>,
 }
 
-/// What a call ended worked on (for [`crate::replay::Sink::ended`]): the fd and its
+/// What a call ended worked on (for [`crate::replay::Sink::completed`]): the fd and its
 /// file, as lttng-iolatencytop's `Filename (fd=N)` column shows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Ended {

@@ -41,7 +41,7 @@
 //! replay notes each transfer with the time of the exit that moved the bytes.
 //!
 //! The syscall latency ([`crate::syscall`]) is this analysis with the calls kept
-//! ([`Io::with_calls`]): the replay's pending call of each thread (the kernel model's
+//! (`Io::with_calls`): the replay's pending call of each thread (the kernel model's
 //! one pending-call state) completes each call with its name, entry time and file.
 
 mod replay;

@@ -11,12 +11,12 @@
 //! with [`HeadPolicy::Ignore`] (lttng-analyses) they are dropped.
 //!
 //! How (B1): this is the io analysis ([`crate::io`]) with the calls kept
-//! ([`Io::with_calls`]). The pending call of each thread lives once, in the kernel
+//! (`Io::with_calls`). The pending call of each thread lives once, in the kernel
 //! model's replay ([`kernel::replay`]: the call, its fd's file, its name and entry
 //! time), which io's chunk logs feed in trace order whatever the chunking (named logs,
 //! [`kernel::log::Log::named`]: each record with its event's time and the entry's
 //! call name); each exit completes the call there, and the statistics of
-//! [`stats`] accumulate it in the thread's slot. So the pairing is io's, exact at any
+//! the `stats` module accumulate it in the thread's slot. So the pairing is io's, exact at any
 //! `-j`, chunk size and partition, and a call costs no look-up of its own.
 //!
 //! Filters ([`Filter`], as lttng-syscallstats' `--tid`, `--procname`, `--cpu`): a call

@@ -73,7 +73,7 @@ pub struct LongCallRow {
     pub tid: i32,
 }
 
-/// Result of [`Syscall`].
+/// Result of [`super::Syscall`].
 /// (Fields in alphabetical order: see [`crate::output::write_json`].)
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SyscallReport {
