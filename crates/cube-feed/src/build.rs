@@ -279,8 +279,9 @@ pub fn log_slice(set: &TraceSet, g0: i64, slice: &Slice) -> std::result::Result<
             log.seal();
             Ok(log)
         }
-        // (Never: a slice is read into a fresh chunk state, a log.)
-        Part::Cube(..) => Ok(build.empty_log()),
+        // A slice is read into a fresh chunk state, a log: a cube here is a bug, and an
+        // empty log would silently drop the slice's events.
+        Part::Cube(..) => Err(EngineError::Internal("a logging build's slice state is a cube, not a log")),
     }
 }
 

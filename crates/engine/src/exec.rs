@@ -51,6 +51,10 @@ pub enum EngineError {
     /// A worker thread panicked (a bug; reported rather than propagated).
     #[error("a worker thread panicked")]
     WorkerPanicked,
+    /// A state the caller's contract rules out was met (a bug; reported rather than
+    /// answered with less data).
+    #[error("internal error: {0}")]
+    Internal(&'static str),
 }
 
 /// What a run made of everything it could read, and the errors of the streams it

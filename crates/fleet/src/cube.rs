@@ -11,6 +11,11 @@
 //! ([`cube_feed::build_from_logs`]): the cube is the one a local `cube build` of the
 //! same directory makes.
 //!
+//! The cluster re-runs the tasks of an executor it has lost, but the logs are the
+//! job's output, fetched by the client from the executors that wrote them: an
+//! executor lost after logging a slice fails that fetch. The client then asks again,
+//! in a new job, for the slices it has not received (at most [`MAX_RESUBMITS`] times).
+//!
 //! The scan travels in plans as [`MAGIC`] then JSON (the set's path and how it is cut),
 //! beside `sql`'s tables in this crate's codecs ([`crate::codec`]).
 
@@ -57,6 +62,10 @@ pub struct Job {
     pub partition: String,
     /// The slices the client cut (each executor checks it cuts as many).
     pub parts: usize,
+    /// The first slice this job logs: partition `p` of its scan logs slice `first + p`
+    /// (0, unless the client asks again for the slices it did not receive).
+    #[serde(default)]
+    pub first: usize,
     /// The cube's finest granularity, ns.
     pub g0: i64,
 }
@@ -80,7 +89,9 @@ impl Job {
         Ok(slices)
     }
 
-    /// The log of slice `k`, as bytes (run on an executor).
+    /// The log of slice `k`, as bytes (run on an executor). Each task cuts the slices
+    /// again rather than sharing them across tasks: cutting sorts the packets' times
+    /// (the set's indexes are cached with the set), microseconds beside logging one.
     fn log(&self, k: usize) -> Result<Vec<u8>> {
         let (sources, _) = sql::Sources::open_cached(std::slice::from_ref(&self.path), 1).map_err(|e| DataFusionError::Execution(e.to_string()))?;
         let set = &sources.sets[0].set;
@@ -146,7 +157,7 @@ impl CubeLogExec {
     pub fn new(job: Job) -> CubeLogExec {
         let props = PlanProperties::new(
             EquivalenceProperties::new(schema()),
-            Partitioning::UnknownPartitioning(job.parts.max(1)),
+            Partitioning::UnknownPartitioning(job.parts.saturating_sub(job.first).max(1)),
             EmissionType::Final,
             Boundedness::Bounded,
         );
@@ -156,7 +167,7 @@ impl CubeLogExec {
 
 impl DisplayAs for CubeLogExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "CubeLogExec: trace={}, slices={}", self.job.path.display(), self.job.parts)
+        write!(f, "CubeLogExec: trace={}, slices={}..{}", self.job.path.display(), self.job.first, self.job.parts)
     }
 }
 
@@ -179,9 +190,10 @@ impl ExecutionPlan for CubeLogExec {
 
     fn execute(&self, partition: usize, _context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
         let job = self.job.clone();
+        let slice = job.first + partition;
         let work = tokio::task::spawn_blocking(move || -> Result<RecordBatch> {
-            let bytes = job.log(partition)?;
-            let part = u32::try_from(partition).map_err(|_| DataFusionError::Internal(format!("partition {partition}")))?;
+            let bytes = job.log(slice)?;
+            let part = u32::try_from(slice).map_err(|_| DataFusionError::Internal(format!("slice {slice}")))?;
             let cols: Vec<Arc<dyn Array>> = vec![Arc::new(UInt32Array::from(vec![part])), Arc::new(BinaryArray::from(vec![bytes.as_slice()]))];
             Ok(RecordBatch::try_new(schema(), cols)?)
         });
@@ -203,14 +215,11 @@ enum Node {
 }
 
 fn to_bytes(node: &Node) -> Result<Vec<u8>> {
-    let mut out = MAGIC.to_vec();
-    serde_json::to_writer(&mut out, node).map_err(|e| DataFusionError::External(Box::new(e)))?;
-    Ok(out)
+    sql::wire::tagged_bytes(MAGIC, node)
 }
 
 fn from_bytes(buf: &[u8]) -> Result<Node> {
-    let body = buf.strip_prefix(MAGIC).ok_or_else(|| DataFusionError::Internal("not a fleet cube scan".into()))?;
-    serde_json::from_slice(body).map_err(|e| DataFusionError::Internal(format!("a damaged fleet cube scan: {e}")))
+    sql::wire::from_tagged_bytes(MAGIC, "fleet cube scan", buf)
 }
 
 /// Whether `buf` holds a table or scan of this module.
@@ -264,11 +273,14 @@ pub fn build(url: &str, path: &Path, set: &TraceSet, opts: &BuildOptions) -> Res
     let slice_bytes = e.slice_bytes(set);
     let parts = engine::partition(set, opts.partition, slice_bytes).len();
     let g0 = opts.config.levels.first().map_or(1, |l| l.granularity_ns as i64);
-    let job = Job { path: path.to_path_buf(), slice_bytes, partition: scheme_name(opts.partition).into(), parts, g0 };
+    let job = Job { path: path.to_path_buf(), slice_bytes, partition: scheme_name(opts.partition).into(), parts, first: 0, g0 };
     let (rt, ctx) = crate::client::remote(url, 2)?;
-    let failed = |e: DataFusionError| FleetError::Ballista(e.to_string());
-    let df = ctx.read_table(Arc::new(CubeLogTable { job })).map_err(failed)?;
-    let mut stream = rt.block_on(df.execute_stream()).map_err(failed)?;
+    let submit = |first: usize| -> Result<SendableRecordBatchStream> {
+        let df = ctx.read_table(Arc::new(CubeLogTable { job: Job { first, ..job.clone() } }))?;
+        rt.block_on(df.execute_stream())
+    };
+    let mut stream = submit(0).map_err(|e| FleetError::Ballista(e.to_string()))?;
+    let mut resubmits = 0;
     let (streams, names) = (set.streams.len(), FeedLayout::new(set).model.names.len());
     // Rows come in any order: each part waits here until the parts before it came.
     let mut waiting: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
@@ -286,6 +298,16 @@ pub fn build(url: &str, path: &Path, set: &TraceSet, opts: &BuildOptions) -> Res
             }
             let batch = match rt.block_on(stream.next()) {
                 Some(Ok(b)) => b,
+                Some(Err(e)) if executor_lost(&e) && resubmits < MAX_RESUBMITS => {
+                    // The logs already received stay; the others are asked again,
+                    // from executors that still answer.
+                    resubmits += 1;
+                    match submit(next as usize) {
+                        Ok(s) => stream = s,
+                        Err(e) => return Some(Err(CubeError::Trace(e.to_string()))),
+                    }
+                    continue;
+                }
                 Some(Err(e)) => return Some(Err(CubeError::Trace(e.to_string()))),
                 None => return Some(Err(CubeError::Trace(format!("the cluster answered {next} of {parts} slices' logs")))),
             };
@@ -295,6 +317,19 @@ pub fn build(url: &str, path: &Path, set: &TraceSet, opts: &BuildOptions) -> Res
         }
     });
     Ok(cube_feed::build_from_logs(set, opts.config.clone(), logs, workers)?)
+}
+
+/// How many times a build asks again for the slices it has not received when an
+/// executor that held some of them is lost.
+const MAX_RESUBMITS: usize = 3;
+
+/// Whether `e` says an executor could not be reached: a job's outputs are fetched
+/// from the executors that wrote them, so an executor lost after writing a slice's
+/// log (and before the scheduler noticed) fails the fetch, though the cluster could
+/// log that slice again. (Ballista tells this only in its error's text.)
+fn executor_lost(e: &DataFusionError) -> bool {
+    let text = e.to_string();
+    ["GrpcConnectionError", "Connection refused", "connection reset", "FetchFailed"].iter().any(|t| text.contains(t))
 }
 
 /// The rows of `batch` into `waiting`, by part.
@@ -314,13 +349,13 @@ mod tests {
 
     #[test]
     fn a_scan_travels_and_comes_back_the_same() {
-        let job = Job { path: "/fleet/traces".into(), slice_bytes: 1 << 20, partition: "hybrid".into(), parts: 7, g0: 1_000_000 };
+        let job = Job { path: "/fleet/traces".into(), slice_bytes: 1 << 20, partition: "hybrid".into(), parts: 7, first: 2, g0: 1_000_000 };
         let bytes = encode_plan(&CubeLogExec::new(job.clone())).unwrap().unwrap();
         assert!(is_ours(&bytes) && !sql::wire::is_ours(&bytes));
         let back = decode_plan(&bytes).unwrap();
         let back = back.downcast_ref::<CubeLogExec>().unwrap();
         assert_eq!(back.job, job);
-        assert_eq!(back.properties().partitioning.partition_count(), 7);
+        assert_eq!(back.properties().partitioning.partition_count(), 5, "slices 2 to 6");
         let t = encode_table(&CubeLogTable { job: job.clone() }).unwrap().unwrap();
         assert!(decode_plan(&t).is_err(), "a table is no scan");
         assert!(decode_table(&t).is_ok());

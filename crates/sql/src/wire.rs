@@ -75,15 +75,27 @@ fn sorted(names: &Option<HashSet<String>>) -> Option<Vec<String>> {
     })
 }
 
-fn to_bytes(node: &Node) -> Result<Vec<u8>> {
-    let mut out = MAGIC.to_vec();
+/// `node` as the bytes a plan codec ships: `magic` (which tells a codec's nodes apart)
+/// then the node as JSON.
+pub fn tagged_bytes<T: Serialize>(magic: &[u8], node: &T) -> Result<Vec<u8>> {
+    let mut out = magic.to_vec();
     serde_json::to_writer(&mut out, node).map_err(|e| DataFusionError::External(Box::new(e)))?;
     Ok(out)
 }
 
+/// The node of [`tagged_bytes`]' `buf`, which must begin with `magic`; `what` names the
+/// kind of node in the errors (bytes of another codec, or damaged).
+pub fn from_tagged_bytes<T: serde::de::DeserializeOwned>(magic: &[u8], what: &str, buf: &[u8]) -> Result<T> {
+    let body = buf.strip_prefix(magic).ok_or_else(|| DataFusionError::Internal(format!("not a {what}")))?;
+    serde_json::from_slice(body).map_err(|e| DataFusionError::Internal(format!("a damaged {what}: {e}")))
+}
+
+fn to_bytes(node: &Node) -> Result<Vec<u8>> {
+    tagged_bytes(MAGIC, node)
+}
+
 fn from_bytes(buf: &[u8]) -> Result<Node> {
-    let body = buf.strip_prefix(MAGIC).ok_or_else(|| DataFusionError::Internal("not a tracecube table or scan".into()))?;
-    serde_json::from_slice(body).map_err(|e| DataFusionError::Internal(format!("a damaged tracecube plan node: {e}")))
+    from_tagged_bytes(MAGIC, "tracecube table or scan", buf)
 }
 
 fn report_table(name: &str) -> Result<ReportTable> {

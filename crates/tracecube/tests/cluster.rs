@@ -6,7 +6,7 @@
 //! A host whose trace is damaged fails the query as on one machine, with the file,
 //! offset and cause, and the cluster stays up. A fleet cube built on the cluster
 //! (`cube build --cluster`) is byte for byte the local `cube build` of the same
-//! traces.
+//! traces, also when an executor is killed during the build.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -151,6 +151,24 @@ impl Cluster {
         std::thread::sleep(Duration::from_secs(2));
         Cluster { url: format!("df://{sched}"), scheduler, executors }
     }
+
+    /// Runs `client` (a command that uses the cluster: `what`) and kills executor `k`
+    /// as soon as it has written a task's output of that job (a new entry with files
+    /// in its work directory), while the client still runs; then the client's output.
+    fn kill_during(&mut self, k: usize, mut client: Command, what: &str) -> Output {
+        let (victim, work) = &mut self.executors[k];
+        let earlier = entries(work);
+        let mut running = client.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let start = Instant::now();
+        while !entries(work).iter().any(|e| !earlier.contains(e) && has_files(e)) {
+            assert!(start.elapsed() < Duration::from_secs(120), "executor {k} never wrote a task's output of {what}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(running.try_wait().unwrap().is_none(), "{what} was still running when the executor was killed");
+        victim.0.kill().unwrap();
+        victim.0.wait().unwrap();
+        running.wait_with_output().unwrap()
+    }
 }
 
 /// Whether anything was written below `dir`.
@@ -202,18 +220,8 @@ fn a_cluster_answers_as_one_machine_and_survives_a_killed_executor() {
     // executor is killed as soon as it has written a task's output of this query.
     let q = "SELECT trace, count(*) AS n, sum(length(fields)) AS text, count(DISTINCT fields) AS kinds FROM events GROUP BY trace ORDER BY trace";
     let local = stdout_of(sql(&traces, q, None).output().unwrap(), "the local query");
-    let mut running = sql(&traces, q, Some(&cluster.url)).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let (victim, work) = &mut cluster.executors[0];
-    let earlier = entries(work);
-    let start = Instant::now();
-    while !entries(work).iter().any(|e| !earlier.contains(e) && has_files(e)) {
-        assert!(start.elapsed() < Duration::from_secs(120), "executor 0 never wrote a task's output of this query");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(running.try_wait().unwrap().is_none(), "the query was still running when the executor was killed");
-    victim.0.kill().unwrap();
-    victim.0.wait().unwrap();
-    let out = running.wait_with_output().unwrap();
+    let running = sql(&traces, q, Some(&cluster.url));
+    let out = cluster.kill_during(0, running, "the query");
     assert_eq!(stdout_of(out, "the query during the kill"), local, "the answer after an executor was killed");
 }
 
@@ -226,30 +234,6 @@ fn an_unreachable_scheduler_is_a_clear_error() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
-}
-
-/// The files below `dir` and their bytes, by path relative to `dir`.
-fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                todo.push(p);
-            } else {
-                out.push((p.strip_prefix(dir).unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    // A save's generation directory is named uniquely (time and process): it is
-    // `gen` here, in paths and in the pointer to it (CURRENT, a line of text).
-    let gens: Vec<String> = out.iter().filter_map(|(p, _)| p.split('/').find(|c| c.starts_with("gen-")).map(str::to_owned)).collect();
-    let same = |s: &str| gens.iter().fold(s.to_owned(), |s, g| s.replace(g.as_str(), "gen"));
-    let mut out: Vec<(String, Vec<u8>)> =
-        out.into_iter().map(|(p, b)| if p == "CURRENT" { (p, same(&String::from_utf8_lossy(&b)).into_bytes()) } else { (same(&p), b) }).collect();
-    out.sort();
-    out
 }
 
 /// `tracecube cube build TRACE -o OUT [ARGS]`.
@@ -267,7 +251,7 @@ fn a_fleet_cube_built_on_the_cluster_is_the_local_one() {
     let dir = tempfile::tempdir().unwrap();
     let hosts = dir.path().join("fleet");
     let traces = fleet(&hosts, 20_000);
-    let cluster = Cluster::start(dir.path(), 2);
+    let mut cluster = Cluster::start(dir.path(), 2);
     let (local, remote) = (dir.path().join("local.cube"), dir.path().join("remote.cube"));
     // Small slices: many tasks, spread over both executors. (The same chunk size cuts
     // the same slices: then even the catalog's count of updates, which depends on
@@ -276,7 +260,7 @@ fn a_fleet_cube_built_on_the_cluster_is_the_local_one() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = cube_build(&hosts, &remote, &["--cluster", &cluster.url, "--chunk-size", "256K"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let (r, l) = (tree(&remote), tree(&local));
+    let (r, l) = (testkit::cube_files(&remote), testkit::cube_files(&local));
     assert_eq!(r.len(), 3, "CURRENT, the catalog, the history");
     for ((p, a), (q, b)) in r.iter().zip(&l) {
         assert!(p == q && a == b, "{p} differs from {q}: the cluster's cube is the local one, byte for byte");
@@ -303,4 +287,17 @@ fn a_fleet_cube_built_on_the_cluster_is_the_local_one() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     let cause = format!("host damaged: {}: offset 262144: bad packet magic 0xffffffff", stream.display());
     assert!(err.contains(&cause), "{err}");
+
+    // An executor killed as soon as it has written a slice's log: the other one logs
+    // the lost slices again, and the cube is still the local one, byte for byte.
+    // (Small slices, so that the build is still running at the kill.)
+    let small = ["--chunk-size", "32K"];
+    let (local, remote) = (dir.path().join("local32.cube"), dir.path().join("killed.cube"));
+    let o = cube_build(&hosts, &local, &small);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut build = bin();
+    build.args(["cube", "build"]).arg(&hosts).arg("-o").arg(&remote).args(["--cluster", &cluster.url]).args(small);
+    let o = cluster.kill_during(0, build, "the fleet cube build");
+    assert!(o.status.success(), "the build during the kill: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(testkit::cube_files(&remote) == testkit::cube_files(&local), "the cube built during the kill is the local one");
 }

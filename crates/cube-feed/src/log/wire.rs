@@ -162,30 +162,6 @@ mod tests {
     use crate::log::FeedLayout;
     use crate::BuildOptions;
 
-    /// Every file below `dir`, with its bytes, by path relative to `dir`.
-    fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-        let mut out = Vec::new();
-        let mut todo = vec![dir.to_path_buf()];
-        while let Some(d) = todo.pop() {
-            for e in std::fs::read_dir(&d).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    todo.push(p);
-                } else {
-                    out.push((p.strip_prefix(dir).unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()));
-                }
-            }
-        }
-        // A save's generation directory is named uniquely (time and process): it is
-        // `gen` here, in paths and in the pointer to it (CURRENT, a line of text).
-        let gens: Vec<String> = out.iter().filter_map(|(p, _)| p.split('/').find(|c| c.starts_with("gen-")).map(str::to_owned)).collect();
-        let same = |s: &str| gens.iter().fold(s.to_owned(), |s, g| s.replace(g.as_str(), "gen"));
-        let mut out: Vec<(String, Vec<u8>)> =
-            out.into_iter().map(|(p, b)| if p == "CURRENT" { (p, same(&String::from_utf8_lossy(&b)).into_bytes()) } else { (same(&p), b) }).collect();
-        out.sort();
-        out
-    }
-
     #[test]
     fn logs_through_bytes_build_the_local_cube_and_damage_is_an_error() {
         let set = TraceSet::open(&testkit::fixture("kernel")).unwrap();
@@ -224,7 +200,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         cube::save(&mut local, &dir.path().join("local")).unwrap();
         cube::save(&mut remote, &dir.path().join("remote")).unwrap();
-        let (remote, local) = (files(&dir.path().join("remote")), files(&dir.path().join("local")));
+        let (remote, local) = (testkit::cube_files(&dir.path().join("remote")), testkit::cube_files(&dir.path().join("local")));
         assert_eq!(remote.len(), 3, "CURRENT, the catalog, the history");
         for ((p, r), (q, l)) in remote.iter().zip(&local) {
             assert!(p == q && r == l, "{p} differs from {q} (the saved cubes are byte-identical)");
