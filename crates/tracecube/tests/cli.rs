@@ -88,10 +88,32 @@ fn invalid_traces_get_one_clean_error_each() {
         assert!(!err.contains("panicked"), "{}: {err}", dir.display());
         assert_eq!(err.lines().count(), 1, "{}: one error line: {err}", dir.display());
         assert!(err.contains("metadata") || err.contains("offset"), "{}: names where: {err}", dir.display());
+        // Every command that reads events says the same, once: exit 2, no panic, and
+        // an error naming a file of this trace and where in it (the audit of the
+        // decoder's error paths through the commands, over the 78 invalid traces).
+        let cube = tempfile::tempdir().unwrap();
+        let commands: [&[&str]; 4] = [&["info"], &["count"], &["analyze", "-a", "io"], &["cube", "build", "-o"]];
+        for args in commands {
+            let mut cmd = bin();
+            cmd.args(args);
+            if args[0] == "cube" {
+                cmd.arg(cube.path().join("c"));
+            }
+            let out = cmd.arg(&dir).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            let what = format!("{} {}", args.join(" "), dir.display());
+            assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+            assert!(!err.contains("panicked"), "{what}: {err}");
+            let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("tracecube: error:")).collect();
+            assert_eq!(errors.len(), 1, "{what}: one error: {err}");
+            assert!(errors[0].contains(&*dir.to_string_lossy()), "{what}: names a file of the trace: {err}");
+            let located = ["offset ", "metadata line ", "not a regular file"].iter().any(|w| errors[0].contains(w));
+            assert!(located, "{what}: says where in the file: {err}");
+        }
         n += 1;
     }
     assert!(n >= 70);
-    println!("{n} invalid traces rejected cleanly");
+    println!("{n} invalid traces rejected cleanly by dump, info, count, analyze and cube build");
 }
 
 #[test]
