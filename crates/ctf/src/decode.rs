@@ -8,7 +8,9 @@
 use crate::bits::{read_be, read_le, sign_extend};
 use crate::error::{DecodeError, DecodeErrorKind as K};
 use crate::ir::Role;
-use crate::plan::{FastHeader, FlatOp, HeaderLayout, Node, NodeId, Plan, ShortForm};
+use crate::event_header::{Bits, HeaderWord, NotRead};
+use crate::plan::{FastHeader, FlatOp, Node, NodeId, Plan};
+use crate::units::{BitPos, Cycles};
 
 /// A bounded view of one packet's bytes and a bit position in it.
 #[derive(Debug, Clone, Copy)]
@@ -242,66 +244,6 @@ pub fn role_index(r: Role) -> usize {
 /// elements (elements may be zero bits wide, so length alone does not bound the loop).
 const MAX_EMPTY_ELEMENTS: u64 = 1 << 16;
 
-/// An LTTng event header read by word loads ([`FastHeader::peek`]).
-#[derive(Debug, Clone, Copy)]
-pub struct HeaderWord {
-    /// Value of the header's id (tag) field.
-    pub tag: u64,
-    /// Event class id.
-    pub id: u64,
-    /// Timestamp bits read (of the extended form's timestamp when `ext`).
-    pub ts: u64,
-    /// Whether the header has the extended form.
-    pub ext: bool,
-    /// Size of the header in bits, from its aligned start.
-    pub bits: u64,
-}
-
-impl FastHeader {
-    /// Reads the header that starts at aligned bit `base` of `buf`, whose content ends at
-    /// bit `end`, with one 8-byte load (short form) or three (extended form). `None`
-    /// when word loads cannot read it there (near the buffer's end, a form not laid out
-    /// in whole bytes, a tag outside both forms, too few bits left): the bit-level path
-    /// then decodes it or reports why not.
-    #[inline(always)]
-    pub fn peek(&self, buf: &[u8], base: u64, end: u64) -> Option<HeaderWord> {
-        // LTTng's layouts with their constants (see `FastHeader::layout`).
-        match self.layout {
-            HeaderLayout::LttngCompactLe => self.peek_as(&ShortForm::LTTNG_COMPACT_LE, false, buf, base, end),
-            HeaderLayout::LttngLargeLe => self.peek_as(&ShortForm::LTTNG_LARGE_LE, false, buf, base, end),
-            HeaderLayout::Other => self.peek_as(&self.short_form()?, self.be, buf, base, end),
-        }
-    }
-
-    /// [`FastHeader::peek`] for a header whose short form is `form`, of byte order `be`.
-    #[inline(always)]
-    fn peek_as(&self, form: &ShortForm, be: bool, buf: &[u8], base: u64, end: u64) -> Option<HeaderWord> {
-        let w = &form.word;
-        if base > end {
-            return None;
-        }
-        let byte = (base >> 3) as usize;
-        let load = |off: usize| -> Option<u64> {
-            let b: [u8; 8] = buf.get(byte + off..byte + off + 8)?.try_into().ok()?;
-            Some(if be { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) })
-        };
-        let word = load(0)?;
-        let tag = (word >> w.id.0) & w.id.1;
-        if tag >= form.range.0 && tag <= form.range.1 {
-            if end - base < w.bits {
-                return None;
-            }
-            return Some(HeaderWord { tag, id: tag, ts: (word >> w.ts.0) & w.ts.1, ext: false, bits: w.bits });
-        }
-        let x = self.ext_words.as_ref()?;
-        if tag < self.ext_range.0 || tag > self.ext_range.1 || end - base < x.bits {
-            return None;
-        }
-        let field = |(off, shift, mask): (usize, u32, u64)| load(off).map(|v| (v >> shift) & mask);
-        Some(HeaderWord { tag, id: field(x.id)?, ts: field(x.ts)?, ext: true, bits: x.bits })
-    }
-}
-
 /// Decoding state of one stream: slots of the last decoded values, the default clock,
 /// and the role values seen in the current packet/event.
 #[derive(Debug, Clone)]
@@ -329,11 +271,11 @@ impl Decoder {
     /// Decodes an LTTng event header through its compiled form. Returns the event id;
     /// updates the clock and (`SLOTS`) the fields' slots as the interpreter would.
     #[inline(always)]
-    pub fn decode_fast_header<const SLOTS: bool>(&mut self, h: &crate::plan::FastHeader, cur: &mut Cursor<'_>) -> Result<u64, DecodeError> {
+    pub fn decode_fast_header<const SLOTS: bool>(&mut self, h: &FastHeader, cur: &mut Cursor<'_>) -> Result<u64, DecodeError> {
         cur.align(h.align)?;
         let base = cur.pos;
         // The common case: read by word loads.
-        if let Some(w) = h.peek(cur.buf, base, cur.end) {
+        if let Some(w) = h.peek(cur.buf, BitPos::new(base), BitPos::new(cur.end)) {
             self.take_header::<SLOTS>(h, &w);
             cur.pos = base + w.bits;
             return Ok(w.id);
@@ -354,51 +296,27 @@ impl Decoder {
                 self.set(h.short_ts.node, w.ts);
             }
         }
-        let bits = if w.ext { h.ext_ts.bits } else { h.short_ts.bits };
-        self.clock = extend_clock(self.clock, w.ts, bits);
+        self.clock = w.clock_after(Cycles(self.clock)).0;
     }
 
-    /// [`Decoder::decode_fast_header`] by bit-level reads (extended forms, packet ends).
+    /// [`Decoder::decode_fast_header`] by bit-level reads ([`Bits`]: extended forms,
+    /// packet ends), every bound checked.
     #[inline(never)]
-    fn decode_header_fields<const SLOTS: bool>(&mut self, h: &crate::plan::FastHeader, cur: &mut Cursor<'_>, base: u64) -> Result<u64, DecodeError> {
-        #[inline(always)]
-        fn read_at(buf: &[u8], be: bool, pos: u64, bits: u32) -> u64 {
-            if be {
-                read_be(buf, pos, bits)
-            } else {
-                read_le(buf, pos, bits)
+    fn decode_header_fields<const SLOTS: bool>(&mut self, h: &FastHeader, cur: &mut Cursor<'_>, base: u64) -> Result<u64, DecodeError> {
+        let mut bits = Bits { buf: cur.buf, be: h.be, base: BitPos::new(base), end: BitPos::new(cur.end), needed: 0 };
+        match h.fields().read(&mut bits) {
+            Ok(w) => {
+                self.take_header::<SLOTS>(h, &w);
+                cur.pos = base + w.bits;
+                Ok(w.id)
             }
-        }
-        let read = |cur: &Cursor<'_>, f: &crate::plan::FixedInt| read_at(cur.buf, h.be, base + f.offset, f.bits);
-        cur.need(h.id.offset + h.id.bits as u64)?;
-        let tag = read(cur, &h.id);
-        if SLOTS {
-            self.set(h.id.node, tag);
-        }
-        if tag >= h.short_range.0 && tag <= h.short_range.1 {
-            let end = h.short_ts.offset + h.short_ts.bits as u64;
-            cur.need(end)?;
-            let ts = read(cur, &h.short_ts);
-            if SLOTS {
-                self.set(h.short_ts.node, ts);
+            Err(NotRead::Tag(tag)) => {
+                if SLOTS {
+                    self.set(h.id.node, tag);
+                }
+                Err(DecodeError::new(base, K::NoVariantOption(tag as i128)))
             }
-            self.clock = extend_clock(self.clock, ts, h.short_ts.bits);
-            cur.pos = base + end;
-            Ok(tag)
-        } else if tag >= h.ext_range.0 && tag <= h.ext_range.1 {
-            let end = h.ext_ts.offset + h.ext_ts.bits as u64;
-            cur.need(end)?;
-            let id = read(cur, &h.ext_id);
-            let ts = read(cur, &h.ext_ts);
-            if SLOTS {
-                self.set(h.ext_id.node, id);
-                self.set(h.ext_ts.node, ts);
-            }
-            self.clock = extend_clock(self.clock, ts, h.ext_ts.bits);
-            cur.pos = base + end;
-            Ok(id)
-        } else {
-            Err(DecodeError::new(base, K::NoVariantOption(tag as i128)))
+            Err(NotRead::Bytes) => Err(DecodeError::new(base, K::OutOfBounds { needed: bits.needed, available: cur.end - base })),
         }
     }
 

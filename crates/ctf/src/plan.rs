@@ -16,7 +16,7 @@ mod header;
 pub use entry::SkimEntry;
 pub use fixed::{FixedSize, FlatOp, SkimOp, SkipChain, StringSkim};
 pub(crate) use header::low_mask;
-pub use header::{ExtForm, ExtWords, FastHeader, FixedInt, HeaderLayout, ShortForm, ShortWord};
+pub use header::{FastHeader, FixedInt, HeaderLayout};
 
 /// Index of a node in a [`Plan`]; also the index of its value slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

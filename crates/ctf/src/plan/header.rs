@@ -1,6 +1,8 @@
-//! LTTng's event header recognised from the plan's structure ([`FastHeader`]) and its
-//! forms as bit fields of machine words, for decoding without interpretation.
+//! LTTng's event header recognised from the plan's structure ([`FastHeader`]), with its
+//! layouts for [`crate::event_header`]'s reader: by bit fields, and by words where word
+//! loads read it.
 
+use crate::event_header::{Form, Layout, WordField, WordLayout};
 use crate::ir::Role;
 
 use super::{align_up, Choice, Node, NodeId, Plan};
@@ -37,126 +39,36 @@ pub struct FastHeader {
     pub ext_id: FixedInt,
     /// Timestamp of the extended form.
     pub ext_ts: FixedInt,
-    /// When the short form (id and timestamp) lies in the first 64 bits of a
-    /// byte-aligned header: where to find both in one 8-byte load.
-    pub short_word: Option<ShortWord>,
-    /// When the extended form's id and timestamp start on bytes (and the form ends on
-    /// one): where to find each in one 8-byte load.
-    pub ext_words: Option<ExtWords>,
+    /// The header as word loads read it, where they do: its short form in the first
+    /// 64 bits of a byte-aligned header, its extended form's fields on bytes (else
+    /// `ext` is `None`).
+    pub words: Option<WordLayout>,
     /// Which layout this is.
     pub layout: HeaderLayout,
 }
 
-/// What the skimming loop reads of a header's short form: where its id and timestamp
-/// lie in its first 64 bits, the tag values that select it, the header's alignment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ShortForm {
-    /// Where the id and the timestamp lie.
-    pub word: ShortWord,
-    /// Tag values selecting the short form.
-    pub range: (u64, u64),
-    /// Alignment of the header, in bits.
-    pub align: u32,
-}
-
-impl ShortForm {
-    /// LTTng's compact header, little-endian: a 5-bit id (31: extended) and a 27-bit
-    /// timestamp, byte-aligned.
-    pub const LTTNG_COMPACT_LE: ShortForm = ShortForm { word: ShortWord { id: (0, 31), ts: (5, (1 << 27) - 1), bits: 32 }, range: (0, 30), align: 8 };
-
-    /// LTTng's large header, little-endian: a 16-bit id (65535: extended) and a 32-bit
-    /// timestamp, byte-aligned.
-    pub const LTTNG_LARGE_LE: ShortForm = ShortForm { word: ShortWord { id: (0, 0xffff), ts: (16, 0xffff_ffff), bits: 48 }, range: (0, 65534), align: 8 };
-}
-
-/// What the skimming loop reads of a header's extended form: where its id and
-/// timestamp lie, and the tag values that select it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ExtForm {
-    /// Where the id and the timestamp lie.
-    pub words: ExtWords,
-    /// Tag values selecting the extended form.
-    pub range: (u64, u64),
-}
-
-impl ExtForm {
-    /// LTTng's compact header's extended form, little-endian: tag 31, then a 32-bit id
-    /// and a 64-bit timestamp from the second byte on (13 bytes in all).
-    pub const LTTNG_COMPACT_LE: ExtForm = ExtForm { words: ExtWords { id: (1, 0, 0xffff_ffff), ts: (5, 0, u64::MAX), bits: 104 }, range: (31, 31) };
-
-    /// LTTng's large header's extended form, little-endian: tag 65535, then a 32-bit id
-    /// and a 64-bit timestamp from the third byte on (14 bytes in all).
-    pub const LTTNG_LARGE_LE: ExtForm = ExtForm { words: ExtWords { id: (2, 0, 0xffff_ffff), ts: (6, 0, u64::MAX), bits: 112 }, range: (65535, 65535) };
-}
-
 impl FastHeader {
-    /// The extended form as the skimming loop takes it, when word loads read it.
-    #[inline(always)]
-    pub fn ext_form(&self) -> Option<ExtForm> {
-        Some(ExtForm { words: self.ext_words?, range: self.ext_range })
-    }
-
-    /// The short form as the word-load readers take it, when word loads read it.
-    #[inline(always)]
-    pub fn short_form(&self) -> Option<ShortForm> {
-        Some(ShortForm { word: self.short_word?, range: self.short_range, align: self.align })
+    /// The header's layout as the bit-level reader takes it ([`Bits`](crate::event_header::Bits)).
+    pub fn fields(&self) -> Layout<FixedInt> {
+        let end = |f: &FixedInt| f.offset + u64::from(f.bits);
+        Layout {
+            align: self.align,
+            tag: self.id,
+            short: Form { tags: self.short_range, id: None, ts: self.short_ts, bits: end(&self.short_ts) },
+            ext: Some(Form { tags: self.ext_range, id: Some(self.ext_id), ts: self.ext_ts, bits: end(&self.ext_ts) }),
+        }
     }
 }
 
 /// Which header a [`FastHeader`] is, for the loops compiled with a layout's constants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HeaderLayout {
-    /// [`ShortForm::LTTNG_COMPACT_LE`] and [`ExtForm::LTTNG_COMPACT_LE`].
+    /// [`WordLayout::LTTNG_COMPACT_LE`].
     LttngCompactLe,
-    /// [`ShortForm::LTTNG_LARGE_LE`] and [`ExtForm::LTTNG_LARGE_LE`].
+    /// [`WordLayout::LTTNG_LARGE_LE`].
     LttngLargeLe,
     /// Any other (read through the header's fields).
     Other,
-}
-
-/// The extended form of an LTTng event header as two byte-aligned integers, each read
-/// with one 8-byte load in the header's byte order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ExtWords {
-    /// Byte offset from the header's start, right shift and mask of the id.
-    pub id: (usize, u32, u64),
-    /// Byte offset from the header's start, right shift and mask of the timestamp.
-    pub ts: (usize, u32, u64),
-    /// Bits of the extended form.
-    pub bits: u64,
-}
-
-impl ExtWords {
-    fn of(h: &FastHeader) -> Option<ExtWords> {
-        let field = |f: &FixedInt| {
-            if !f.offset.is_multiple_of(8) || f.bits == 0 || f.bits > 64 {
-                return None;
-            }
-            let shift = if h.be { 64 - f.bits } else { 0 };
-            Some(((f.offset / 8) as usize, shift, low_mask(f.bits)))
-        };
-        if !h.align.is_multiple_of(8) {
-            return None;
-        }
-        // As the bit-level path: the form ends with its timestamp.
-        let end = h.ext_ts.offset + h.ext_ts.bits as u64;
-        if h.ext_id.offset + h.ext_id.bits as u64 > end || !end.is_multiple_of(8) {
-            return None;
-        }
-        Some(ExtWords { id: field(&h.ext_id)?, ts: field(&h.ext_ts)?, bits: end })
-    }
-}
-
-/// The short form of an LTTng event header as bit fields of one 64-bit word, loaded in
-/// the header's byte order from its first byte.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ShortWord {
-    /// Right shift and mask of the id.
-    pub id: (u32, u64),
-    /// Right shift and mask of the timestamp.
-    pub ts: (u32, u64),
-    /// Bits of the short form.
-    pub bits: u64,
 }
 
 /// The mask of the low `bits` bits of a `u64`.
@@ -169,18 +81,34 @@ pub(crate) fn low_mask(bits: u32) -> u64 {
     }
 }
 
-impl ShortWord {
-    fn of(h: &FastHeader) -> Option<ShortWord> {
-        let end = h.short_ts.offset + h.short_ts.bits as u64;
-        if !h.align.is_multiple_of(8) || end > 64 {
+/// The header `h` as word loads read it, where they do (see [`FastHeader::words`]).
+fn word_layout(h: &FastHeader) -> Option<WordLayout> {
+    let end = |f: &FixedInt| f.offset + u64::from(f.bits);
+    let short_end = end(&h.short_ts);
+    if !h.align.is_multiple_of(8) || short_end > 64 {
+        return None;
+    }
+    // The short form's fields, in the word loaded from the header's first byte.
+    let in_first = |f: &FixedInt| {
+        let shift = if h.be { 64 - f.offset as u32 - f.bits } else { f.offset as u32 };
+        WordField { byte: 0, shift, mask: low_mask(f.bits) }
+    };
+    // The extended form's, each in the word loaded from its own first byte.
+    let on_byte = |f: &FixedInt| {
+        if !f.offset.is_multiple_of(8) || f.bits == 0 || f.bits > 64 {
             return None;
         }
-        let field = |f: &FixedInt| {
-            let shift = if h.be { 64 - f.offset as u32 - f.bits } else { f.offset as u32 };
-            (shift, low_mask(f.bits))
-        };
-        Some(ShortWord { id: field(&h.id), ts: field(&h.short_ts), bits: end })
-    }
+        let shift = if h.be { 64 - f.bits } else { 0 };
+        Some(WordField { byte: (f.offset / 8) as usize, shift, mask: low_mask(f.bits) })
+    };
+    // As the bit-level path: the extended form ends with its timestamp.
+    let ext_end = end(&h.ext_ts);
+    let ext = match (on_byte(&h.ext_id), on_byte(&h.ext_ts)) {
+        (Some(id), Some(ts)) if end(&h.ext_id) <= ext_end && ext_end.is_multiple_of(8) => Some(Form { tags: h.ext_range, id: Some(id), ts, bits: ext_end }),
+        _ => None,
+    };
+    let short = Form { tags: h.short_range, id: None, ts: in_first(&h.short_ts), bits: short_end };
+    Some(Layout { align: h.align, tag: in_first(&h.id), short, ext })
 }
 
 impl Plan {
@@ -243,16 +171,14 @@ impl Plan {
             ext_range,
             ext_id,
             ext_ts,
-            short_word: None,
-            ext_words: None,
+            words: None,
             layout: HeaderLayout::Other,
         };
-        h.short_word = ShortWord::of(&h);
-        h.ext_words = ExtWords::of(&h);
-        if let (Some(short), Some(ext), false) = (h.short_form(), h.ext_form(), h.be) {
-            if (short, ext) == (ShortForm::LTTNG_COMPACT_LE, ExtForm::LTTNG_COMPACT_LE) {
+        h.words = word_layout(&h);
+        if !h.be {
+            if h.words == Some(WordLayout::LTTNG_COMPACT_LE) {
                 h.layout = HeaderLayout::LttngCompactLe;
-            } else if (short, ext) == (ShortForm::LTTNG_LARGE_LE, ExtForm::LTTNG_LARGE_LE) {
+            } else if h.words == Some(WordLayout::LTTNG_LARGE_LE) {
                 h.layout = HeaderLayout::LttngLargeLe;
             }
         }

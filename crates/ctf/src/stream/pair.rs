@@ -9,10 +9,10 @@
 //! own decoder, so each cursor holds its own packet's fields for
 //! [`StreamCursor::packet_uint`].
 
-use crate::decode::extend_clock_masked;
 use crate::error::Result;
 use crate::ir::Role;
-use crate::plan::{align_up, low_mask, FastHeader, Node, SkimEntry};
+use crate::plan::{align_up, FastHeader, Node, SkimEntry};
+use crate::units::{BitPos, Cycles};
 use crate::trace::PacketRef;
 
 use super::count::{counted_whole, tally};
@@ -182,8 +182,6 @@ struct Chain<'b> {
     pos: u64,
     end: u64,
     clock: u64,
-    /// The masks of the header's short and extended timestamps.
-    masks: (u64, u64),
 }
 
 impl Chain<'_> {
@@ -196,7 +194,7 @@ impl Chain<'_> {
     #[inline(always)]
     fn pass_one(&mut self, h: &FastHeader, table: &[SkimEntry], per_class: &mut [u64]) -> bool {
         let base = align_up(self.pos, u64::from(h.align));
-        let Some(w) = h.peek(self.buf, base, self.end) else { return false };
+        let Some(w) = h.peek(self.buf, BitPos::new(base), BitPos::new(self.end)) else { return false };
         let Some(&e) = table.get(w.id as usize) else { return false };
         let at = base + w.bits;
         if e.stops() || !at.is_multiple_of(8) {
@@ -205,16 +203,11 @@ impl Chain<'_> {
         let Some(next) = entry_end(self.buf, (at / 8) as usize, (self.end / 8) as usize, e) else { return false };
         // (As `Decoder::take_header` moves the clock; an extended header's full timestamp
         // that goes back is the general path's to judge. Short forms never go back.)
-        let clock = if w.ext {
-            let c = extend_clock_masked(self.clock, w.ts, self.masks.1);
-            if c < self.clock {
-                return false;
-            }
-            c
-        } else {
-            extend_clock_masked(self.clock, w.ts, self.masks.0)
-        };
-        self.clock = clock;
+        let clock = w.clock_after(Cycles(self.clock));
+        if w.went_back(Cycles(self.clock), clock) {
+            return false;
+        }
+        self.clock = clock.0;
         self.pos = next as u64 * 8;
         tally(per_class, e.class());
         true
@@ -232,9 +225,8 @@ fn pass_side_by_side<'t>(a: &mut StreamCursor<'t>, b: &mut StreamCursor<'t>, h: 
     let (ta, tb) = (&a.sp.skim_by_id, &b.sp.skim_by_id);
     let (mut na, mut nb) = (0, 0);
     loop {
-        let masks = |h: &FastHeader| (low_mask(h.short_ts.bits), low_mask(h.ext_ts.bits));
-        let mut ca = Chain { buf: a.cur.buf, pos: a.cur.pos, end: a.cur.end, clock: a.dec.clock, masks: masks(h.0) };
-        let mut cb = Chain { buf: b.cur.buf, pos: b.cur.pos, end: b.cur.end, clock: b.dec.clock, masks: masks(h.1) };
+        let mut ca = Chain { buf: a.cur.buf, pos: a.cur.pos, end: a.cur.end, clock: a.dec.clock };
+        let mut cb = Chain { buf: b.cur.buf, pos: b.cur.pos, end: b.cur.end, clock: b.dec.clock };
         let (stopped_a, stopped_b) = loop {
             let stepped_a = ca.pass_one(h.0, ta, per_class);
             let stepped_b = cb.pass_one(h.1, tb, per_class);

@@ -14,9 +14,10 @@
 //! another way of reading mid-packet ([`StreamCursor::leave_replay`]) reads on from
 //! there.
 
-use crate::decode::extend_clock_masked;
 use crate::error::Result;
-use crate::plan::{align_up, low_mask, ExtForm, FastHeader, HeaderLayout, ShortForm, SkimEntry};
+use crate::event_header::{Block, WordLayout, Words};
+use crate::plan::{FastHeader, HeaderLayout, SkimEntry};
+use crate::units::{ByteOffset, Cycles};
 
 use super::ahead::EXTENDED;
 use super::skim::entry_end;
@@ -291,51 +292,35 @@ impl<'b> Finder<'b> {
         Finder { buf: c.cur.buf, end, at, last: window.1, start: (pos, clock), spots }
     }
 
-    /// Moves past the event at `at.pos` when `table` (a [`Wanted`] table) gives its
-    /// size (a fixed size, or a string found by its NUL) and it ends inside the packet,
-    /// noting it as a spot when wanted; false, with nothing moved, otherwise (the
-    /// general path then reads it). Headers are read by [`FastHeader::peek`].
+    /// Moves past the event at `at.pos` when its header is read by word loads in
+    /// `layout` (of byte order `be`; `None`: never) and `table` (a [`Wanted`] table)
+    /// gives its size (a fixed size, or a string found by its NUL) and it ends inside
+    /// the packet, noting it as a spot when wanted; false, with nothing moved, otherwise
+    /// (the general path then reads it). LTTng's layouts, constants here, are read by
+    /// one 16-byte load ([`Block`]).
     #[inline(always)]
-    fn step(&mut self, h: &FastHeader, table: &[SkimEntry]) -> bool {
+    fn step(&mut self, layout: Option<&WordLayout>, be: bool, table: &[SkimEntry]) -> bool {
+        let Some(layout) = layout else { return false };
         let at = &mut self.at;
-        let base = align_up(at.pos as u64 * 8, u64::from(h.align));
-        let Some(w) = h.peek(self.buf, base, self.end as u64 * 8) else { return false };
-        let hend = base + w.bits;
-        if !hend.is_multiple_of(8) {
+        let am = (layout.align / 8) as usize - 1;
+        let base = ByteOffset::new((at.pos + am) & !am);
+        // (Where the event ends is checked by `step_on`: the header's own bound is not.)
+        let read = if layout.in_block() {
+            let Some(mut block) = Block::at(self.buf, base, be) else { return false };
+            layout.read(&mut block)
+        } else {
+            layout.read(&mut Words { buf: self.buf, at: base, room: u64::MAX, be })
+        };
+        let Ok(w) = read else { return false };
+        if !w.bits.is_multiple_of(8) {
             return false;
         }
-        let clock = extend_clock_masked(at.clock, w.ts, if w.ext { low_mask(h.ext_ts.bits) } else { low_mask(h.short_ts.bits) });
-        at.bad |= clock < at.clock;
-        let lead = (hend - at.pos as u64 * 8) as u32 | if w.ext { EXTENDED } else { 0 };
-        step_on(at, self.buf, self.end, (hend / 8) as usize, (w.id, w.tag, lead), clock, table, self.last, &mut self.spots)
-    }
-
-    /// [`Finder::step`] for a little-endian header whose short form is `form` and
-    /// whose extended form `x` has its id and timestamp in its first 16 bytes (LTTng's
-    /// layouts, their constants then folded in): one 16-byte load reads either form.
-    #[inline(always)]
-    fn step_in_block(&mut self, form: ShortForm, x: ExtForm, table: &[SkimEntry]) -> bool {
-        let at = &mut self.at;
-        let sw = form.word;
-        let am = (form.align / 8) as usize - 1;
-        let base = (at.pos + am) & !am;
-        let Some(b) = self.buf.get(base..base + 16).and_then(|b| <&[u8; 16]>::try_from(b).ok()) else { return false };
-        let word_in = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
-        let word = word_in(0);
-        let tag = (word >> sw.id.0) & sw.id.1;
-        let (id, from, clock, ext) = if tag.wrapping_sub(form.range.0) <= form.range.1.wrapping_sub(form.range.0) {
-            (tag, base + (sw.bits / 8) as usize, extend_clock_masked(at.clock, (word >> sw.ts.0) & sw.ts.1, sw.ts.1), 0)
-        } else if tag.wrapping_sub(x.range.0) <= x.range.1.wrapping_sub(x.range.0) {
-            let w = x.words;
-            let clock = extend_clock_masked(at.clock, (word_in(w.ts.0) >> w.ts.1) & w.ts.2, w.ts.2);
-            // (The extended form's timestamp may go back; the short form's cannot.)
-            at.bad |= clock < at.clock;
-            ((word_in(w.id.0) >> w.id.1) & w.id.2, base + (w.bits / 8) as usize, clock, EXTENDED)
-        } else {
-            return false;
-        };
-        let lead = ((from - at.pos) * 8) as u32 | ext;
-        step_on(at, self.buf, self.end, from, (id, tag, lead), clock, table, self.last, &mut self.spots)
+        let clock = w.clock_after(Cycles(at.clock));
+        at.bad |= w.went_back(Cycles(at.clock), clock);
+        let clock = clock.0;
+        let from = base.get() + (w.bits / 8) as usize;
+        let lead = ((from - at.pos) * 8) as u32 | if w.ext { EXTENDED } else { 0 };
+        step_on(at, self.buf, self.end, from, (w.id, w.tag, lead), clock, table, self.last, &mut self.spots)
     }
 
     /// Reads the event at `at.pos` by `c`'s general path, noting it as a spot when
@@ -360,17 +345,17 @@ impl<'b> Finder<'b> {
     /// Finds the rest of the packet's spots alone.
     fn find_rest(&mut self, c: &mut StreamCursor<'_>, h: &FastHeader, wanted: &Wanted) {
         match h.layout {
-            HeaderLayout::LttngCompactLe => self.find_rest_by(c, wanted, &InBlock(ShortForm::LTTNG_COMPACT_LE, ExtForm::LTTNG_COMPACT_LE)),
-            HeaderLayout::LttngLargeLe => self.find_rest_by(c, wanted, &InBlock(ShortForm::LTTNG_LARGE_LE, ExtForm::LTTNG_LARGE_LE)),
-            HeaderLayout::Other => self.find_rest_by(c, wanted, h),
+            HeaderLayout::LttngCompactLe => self.find_rest_by(c, wanted, Some(&WordLayout::LTTNG_COMPACT_LE), false),
+            HeaderLayout::LttngLargeLe => self.find_rest_by(c, wanted, Some(&WordLayout::LTTNG_LARGE_LE), false),
+            HeaderLayout::Other => self.find_rest_by(c, wanted, h.words.as_ref(), h.be),
         }
     }
 
-    /// [`Finder::find_rest`] with the steps of `s`.
+    /// [`Finder::find_rest`] with the steps of [`Finder::step`] in `layout`.
     #[inline(always)]
-    fn find_rest_by(&mut self, c: &mut StreamCursor<'_>, wanted: &Wanted, s: &impl Step) {
+    fn find_rest_by(&mut self, c: &mut StreamCursor<'_>, wanted: &Wanted, layout: Option<&WordLayout>, be: bool) {
         let table = &wanted.skim_by_id[..];
-        while s.step(self, table) || self.general(c, wanted) {}
+        while self.step(layout, be, table) || self.general(c, wanted) {}
     }
 
     /// Events passed over.
@@ -426,44 +411,20 @@ fn step_on(
 #[inline(never)]
 fn find_side_by_side(a: &mut StreamCursor<'_>, fa: &mut Finder<'_>, b: &mut StreamCursor<'_>, fb: &mut Finder<'_>, h: &FastHeader, wanted: &Wanted) {
     match h.layout {
-        HeaderLayout::LttngCompactLe => side_by_side(a, fa, b, fb, wanted, &InBlock(ShortForm::LTTNG_COMPACT_LE, ExtForm::LTTNG_COMPACT_LE)),
-        HeaderLayout::LttngLargeLe => side_by_side(a, fa, b, fb, wanted, &InBlock(ShortForm::LTTNG_LARGE_LE, ExtForm::LTTNG_LARGE_LE)),
-        HeaderLayout::Other => side_by_side(a, fa, b, fb, wanted, h),
+        HeaderLayout::LttngCompactLe => side_by_side(a, fa, b, fb, wanted, Some(&WordLayout::LTTNG_COMPACT_LE), false),
+        HeaderLayout::LttngLargeLe => side_by_side(a, fa, b, fb, wanted, Some(&WordLayout::LTTNG_LARGE_LE), false),
+        HeaderLayout::Other => side_by_side(a, fa, b, fb, wanted, h.words.as_ref(), h.be),
     }
 }
 
-/// How a chain reads headers: [`Finder::step_in_block`] with a layout's constants, or
-/// [`Finder::step`] through a [`FastHeader`].
-trait Step {
-    /// One step of `f` (see [`Finder::step`]).
-    fn step(&self, f: &mut Finder<'_>, table: &[SkimEntry]) -> bool;
-}
-
-/// LTTng's little-endian layouts: [`Finder::step_in_block`].
-struct InBlock(ShortForm, ExtForm);
-
-impl Step for InBlock {
-    #[inline(always)]
-    fn step(&self, f: &mut Finder<'_>, table: &[SkimEntry]) -> bool {
-        f.step_in_block(self.0, self.1, table)
-    }
-}
-
-impl Step for FastHeader {
-    #[inline(always)]
-    fn step(&self, f: &mut Finder<'_>, table: &[SkimEntry]) -> bool {
-        f.step(self, table)
-    }
-}
-
-/// [`find_side_by_side`] with the steps of `s`.
+/// [`find_side_by_side`] with the steps of [`Finder::step`] in `layout`.
 #[inline(always)]
-fn side_by_side(a: &mut StreamCursor<'_>, fa: &mut Finder<'_>, b: &mut StreamCursor<'_>, fb: &mut Finder<'_>, wanted: &Wanted, s: &impl Step) {
+fn side_by_side(a: &mut StreamCursor<'_>, fa: &mut Finder<'_>, b: &mut StreamCursor<'_>, fb: &mut Finder<'_>, wanted: &Wanted, layout: Option<&WordLayout>, be: bool) {
     let table = &wanted.skim_by_id[..];
     loop {
         let (stepped_a, stepped_b) = loop {
-            let stepped_a = s.step(fa, table);
-            let stepped_b = s.step(fb, table);
+            let stepped_a = fa.step(layout, be, table);
+            let stepped_b = fb.step(layout, be, table);
             if !(stepped_a && stepped_b) {
                 break (stepped_a, stepped_b);
             }

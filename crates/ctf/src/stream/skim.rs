@@ -2,8 +2,9 @@
 //! (compact and extended LTTng headers read by word loads, short strings by their NUL),
 //! and entering such an event as the current one without the general decoder.
 
-use crate::decode::HeaderWord;
-use crate::plan::{ExtForm, HeaderLayout, ShortForm, SkimEntry, StringSkim};
+use crate::event_header::{Block, HeaderWord, WordLayout, Words};
+use crate::plan::{HeaderLayout, SkimEntry, StringSkim};
+use crate::units::{BitPos, ByteOffset, Cycles};
 
 use super::{ahead, EventPos, HeaderCopy, Passed, StreamCursor, Wanted};
 
@@ -97,68 +98,42 @@ impl<'t> StreamCursor<'t> {
     ) -> Option<Stopped> {
         let h = self.sp.fast_header.as_ref()?;
         match h.layout {
-            HeaderLayout::LttngCompactLe => {
-                self.skim_fixed_as::<false, STOP, TAKES>(ShortForm::LTTNG_COMPACT_LE, Some(ExtForm::LTTNG_COMPACT_LE), table, stop_at, see, take)
-            }
-            HeaderLayout::LttngLargeLe => {
-                self.skim_fixed_as::<false, STOP, TAKES>(ShortForm::LTTNG_LARGE_LE, Some(ExtForm::LTTNG_LARGE_LE), table, stop_at, see, take)
-            }
+            HeaderLayout::LttngCompactLe => self.skim_fixed_as::<false, STOP, TAKES>(&WordLayout::LTTNG_COMPACT_LE, table, stop_at, see, take),
+            HeaderLayout::LttngLargeLe => self.skim_fixed_as::<false, STOP, TAKES>(&WordLayout::LTTNG_LARGE_LE, table, stop_at, see, take),
             HeaderLayout::Other => {
-                let (form, ext) = (h.short_form()?, h.ext_form());
+                let layout = h.words.as_ref()?;
                 if h.be {
-                    self.skim_fixed_as::<true, STOP, TAKES>(form, ext, table, stop_at, see, take)
+                    self.skim_fixed_as::<true, STOP, TAKES>(layout, table, stop_at, see, take)
                 } else {
-                    self.skim_fixed_as::<false, STOP, TAKES>(form, ext, table, stop_at, see, take)
+                    self.skim_fixed_as::<false, STOP, TAKES>(layout, table, stop_at, see, take)
                 }
             }
         }
     }
 
-    /// [`StreamCursor::skim_fixed`] in byte units, for headers of byte order `BE` whose
-    /// short form is `form` and extended form `ext` (`None`: word loads do not read it),
-    /// every invariant held in a local (`STOP` and `TAKES` as there).
+    /// [`StreamCursor::skim_fixed`] in byte units, for headers of byte order `BE` read by
+    /// word loads in `layout`, every invariant held in a local (`STOP` and `TAKES` as
+    /// there).
     #[inline(always)]
     fn skim_fixed_as<const BE: bool, const STOP: bool, const TAKES: bool>(
         &mut self,
-        form: ShortForm,
-        ext: Option<ExtForm>,
+        layout: &WordLayout,
         table: &[SkimEntry],
         stop_at: u64,
         mut see: impl FnMut(u32, u64),
         mut take: impl FnMut(&Stopped) -> bool,
     ) -> Option<Stopped> {
-        let sw = form.word;
-        let sbytes = sw.bits / 8;
-        if !self.cur.pos.is_multiple_of(8) || !sw.bits.is_multiple_of(8) || !form.align.is_multiple_of(8) {
+        if !self.cur.pos.is_multiple_of(8) || !layout.short.bits.is_multiple_of(8) || !layout.align.is_multiple_of(8) {
             return None;
         }
         let buf = self.cur.buf;
         let end = (self.cur.end / 8) as usize;
-        let am = (form.align / 8) as usize - 1;
-        let (short_lo, short_span) = (form.range.0, form.range.1.wrapping_sub(form.range.0));
-        // (Each timestamp's mask is the low bits of its field: `sw.ts.1`, `x.ts.2`.)
-        let (ext_lo, ext_span) = ext.map_or((1, 0), |x| (x.range.0, x.range.1.wrapping_sub(x.range.0)));
-        // 8 bytes as a word in the header's byte order; the word at byte `i` (below 9)
-        // of a 16-byte block.
-        let word_of = |w: [u8; 8]| if BE { u64::from_be_bytes(w) } else { u64::from_le_bytes(w) };
-        let word_in = |b: &[u8; 16], i: usize| word_of(b[i..i + 8].try_into().unwrap_or_default());
-        let load = |at: usize| -> Option<u64> { Some(word_of(buf.get(at..at + 8)?.try_into().ok()?)) };
-        // The words at `at + i` and `at + j`, for an extended form `in_block` does not
-        // cover. (Its first branch is then never taken; it stays because taking it out
-        // changes the code generated for the whole skimming loop: 5 % more
-        // instructions on LTTng's layouts, measured.)
-        let load_pair = |at: usize, i: usize, j: usize| -> Option<(u64, u64)> {
-            if i <= 8 && j <= 8 {
-                let b: &[u8; 16] = buf.get(at..at + 16)?.try_into().ok()?;
-                Some((word_in(b, i), word_in(b, j)))
-            } else {
-                Some((load(at + i)?, load(at + j)?))
-            }
-        };
-        // Where the extended form's id and timestamp lie in the header's first 16 bytes
-        // (LTTng's forms, constants there), one load and one bounds check read either
-        // form; a header in the file's last 16 bytes is then left to the general path.
-        let in_block = ext.is_some_and(|x| x.words.id.0 <= 8 && x.words.ts.0 <= 8);
+        let am = (layout.align / 8) as usize - 1;
+        // Where every field lies in the header's first 16 bytes (LTTng's layouts,
+        // constants there), one load and one bounds check read either form
+        // ([`Block`]); a header in the file's last 16 bytes is then left to the
+        // general path.
+        let in_block = layout.in_block();
         let (mut p, mut clock, mut stopped) = ((self.cur.pos / 8) as usize, self.dec.clock, None);
         // With `TAKES`, content more than 4 GiB on is left to the next run: an entry of
         // `SkimEntry::STOP` (stop there), read as a size of 2^32 - 1 bytes, then ends past
@@ -166,39 +141,22 @@ impl<'t> StreamCursor<'t> {
         let end = if TAKES { end.min(p.saturating_add(u32::MAX as usize - 1)) } else { end };
         while p < end {
             let base = (p + am) & !am;
-            let block = if in_block { buf.get(base..base + 16).and_then(|b| <&[u8; 16]>::try_from(b).ok()) } else { None };
-            let word = match block {
-                Some(b) => word_in(b, 0),
-                None if in_block => break,
-                None => match load(base) {
-                    Some(w) => w,
-                    None => break,
-                },
-            };
-            let tag = (word >> sw.id.0) & sw.id.1;
-            // The clock is extended in each form's branch, with its mask (a constant
-            // for LTTng's layouts: the extended form's 64-bit timestamp is the clock).
-            // (`hlead`: the header's bits, with the extended form's flag, a constant of
-            // each branch.)
-            let (id, ts, hbytes, hlead, cycles, is_ext) = if tag.wrapping_sub(short_lo) <= short_span {
-                let ts = (word >> sw.ts.0) & sw.ts.1;
-                (tag, ts, sbytes as usize, (sbytes * 8) as u32, crate::decode::extend_clock_masked(clock, ts, sw.ts.1), false)
+            let at = ByteOffset::new(base);
+            // (Where the event ends is checked below: the header's own bound is not.)
+            let read = if in_block {
+                let Some(mut block) = Block::at(buf, at, BE) else { break };
+                layout.read(&mut block)
             } else {
-                let Some(x) = ext.filter(|_| tag.wrapping_sub(ext_lo) <= ext_span).map(|x| x.words) else { break };
-                let pair = match block {
-                    Some(b) => Some((word_in(b, x.id.0), word_in(b, x.ts.0))),
-                    None => load_pair(base, x.id.0, x.ts.0),
-                };
-                let Some((i, t)) = pair else { break };
-                let ts = (t >> x.ts.1) & x.ts.2;
-                let cycles = crate::decode::extend_clock_masked(clock, ts, x.ts.2);
-                // A full timestamp that goes back is the general path's to judge.
-                if cycles < clock {
-                    break;
-                }
-                ((i >> x.id.1) & x.id.2, ts, (x.bits / 8) as usize, (x.bits / 8 * 8) as u32 | ahead::EXTENDED, cycles, true)
+                layout.read(&mut Words { buf, at, room: u64::MAX, be: BE })
             };
-            let Some(&e) = table.get(id as usize) else { break };
+            let Ok(w) = read else { break };
+            let cycles = w.clock_after(Cycles(clock));
+            if w.went_back(Cycles(clock), cycles) {
+                break;
+            }
+            let cycles = cycles.0;
+            let hbytes = (w.bits / 8) as usize;
+            let Some(&e) = table.get(w.id as usize) else { break };
             if e.stops() {
                 // Not passed over: one of fixed size (taken, not `STOP`), inside the
                 // packet, is offered to `take`, else handed over.
@@ -206,9 +164,8 @@ impl<'t> StreamCursor<'t> {
                 if (!TAKES && e.is_stop()) || next > end {
                     break;
                 }
-                let header = HeaderWord { tag, id, ts, ext: is_ext, bits: hbytes as u64 * 8 };
-                let lead = ((base - p) * 8) as u32 + hlead;
-                let s = Stopped { header, lead, start: p as u64 * 8, at: (base + hbytes) as u64 * 8, end: next as u64 * 8, class: e.class(), cycles };
+                let lead = (((base - p) * 8) as u32 + w.bits as u32) | if w.ext { ahead::EXTENDED } else { 0 };
+                let s = Stopped { header: w, lead, start: p as u64 * 8, at: (base + hbytes) as u64 * 8, end: next as u64 * 8, class: e.class(), cycles };
                 if !STOP && take(&s) {
                     (p, clock) = (next, cycles);
                     continue;
@@ -285,9 +242,9 @@ impl<'t> StreamCursor<'t> {
         let h = sp.fast_header.as_ref()?;
         let start = self.cur.pos;
         let base = crate::plan::align_up(start, h.align as u64);
-        let w = h.peek(self.cur.buf, base, self.cur.end)?;
-        // (An extended header's full timestamp that goes back: the general path judges.)
-        if w.ext && crate::decode::extend_clock(self.dec.clock, w.ts, h.ext_ts.bits) < self.dec.clock {
+        let w = h.peek(self.cur.buf, BitPos::new(base), BitPos::new(self.cur.end))?;
+        let clock = Cycles(self.dec.clock);
+        if w.went_back(clock, w.clock_after(clock)) {
             return None;
         }
         let class = sp.event_index(w.id)?;
