@@ -1,13 +1,14 @@
 //! Bit-level reads of integers from packet bytes, in either byte order, at any bit
 //! position — the one primitive every field read goes through.
 
+use crate::units::BitPos;
+
 /// Reads `bits` (1..=64) bits at bit offset `pos` of `buf`, little-endian bit order
 /// (bits fill from the least significant bit of each byte). The caller guarantees
 /// `pos + bits <= buf.len() * 8`.
 #[inline(always)]
-pub fn read_le(buf: &[u8], pos: u64, bits: u32) -> u64 {
-    let byte = (pos >> 3) as usize;
-    let shift = (pos & 7) as u32;
+pub fn read_le(buf: &[u8], pos: BitPos, bits: u32) -> u64 {
+    let (byte, shift) = (pos.bytes_floor().get(), pos.bit_in_byte());
     if shift + bits <= 64 {
         if let Some(s) = buf.get(byte..byte + 8) {
             let w = u64::from_le_bytes(s.try_into().unwrap_or_default()) >> shift;
@@ -27,9 +28,8 @@ pub fn read_le(buf: &[u8], pos: u64, bits: u32) -> u64 {
 /// Reads `bits` (1..=64) bits at bit offset `pos` of `buf`, big-endian bit order (bits
 /// fill from the most significant bit of each byte). Same bounds contract as [`read_le`].
 #[inline(always)]
-pub fn read_be(buf: &[u8], pos: u64, bits: u32) -> u64 {
-    let byte = (pos >> 3) as usize;
-    let shift = (pos & 7) as u32;
+pub fn read_be(buf: &[u8], pos: BitPos, bits: u32) -> u64 {
+    let (byte, shift) = (pos.bytes_floor().get(), pos.bit_in_byte());
     if shift + bits <= 64 {
         if let Some(s) = buf.get(byte..byte + 8) {
             let w = u64::from_be_bytes(s.try_into().unwrap_or_default()) >> (64 - shift - bits);
@@ -76,9 +76,8 @@ fn load_be(buf: &[u8], byte: usize, need: usize) -> u128 {
 /// endian, the field inside the 8 bytes from its first byte) is a load and two shifts
 /// that mask and sign-extend at once; same bounds contract as [`read_le`].
 #[inline(always)]
-pub fn read_int(buf: &[u8], pos: u64, bits: u32, signed: bool, be: bool) -> u64 {
-    let byte = (pos >> 3) as usize;
-    let shift = (pos & 7) as u32;
+pub fn read_int(buf: &[u8], pos: BitPos, bits: u32, signed: bool, be: bool) -> u64 {
+    let (byte, shift) = (pos.bytes_floor().get(), pos.bit_in_byte());
     if !be && shift + bits <= 64 {
         if let Some(s) = buf.get(byte..byte + 8) {
             // The field's bits moved to the top of the word, then back down.
@@ -132,23 +131,24 @@ mod tests {
         #[test]
         fn matches_bit_by_bit(buf in proptest::collection::vec(any::<u8>(), 9..40), pos in 0u64..64, bits in 1u32..=64) {
             prop_assume!(pos + bits as u64 <= buf.len() as u64 * 8);
-            prop_assert_eq!(read_le(&buf, pos, bits), slow(&buf, pos, bits, false));
-            prop_assert_eq!(read_be(&buf, pos, bits), slow(&buf, pos, bits, true));
+            let at = BitPos::new(pos);
+            prop_assert_eq!(read_le(&buf, at, bits), slow(&buf, pos, bits, false));
+            prop_assert_eq!(read_be(&buf, at, bits), slow(&buf, pos, bits, true));
             for be in [false, true] {
                 let raw = slow(&buf, pos, bits, be);
-                prop_assert_eq!(read_int(&buf, pos, bits, false, be), raw);
-                prop_assert_eq!(read_int(&buf, pos, bits, true, be), sign_extend(raw, bits) as u64);
+                prop_assert_eq!(read_int(&buf, at, bits, false, be), raw);
+                prop_assert_eq!(read_int(&buf, at, bits, true, be), sign_extend(raw, bits) as u64);
             }
         }
     }
 
     #[test]
     fn known_values() {
-        assert_eq!(read_le(&[0x34, 0x12], 0, 16), 0x1234);
-        assert_eq!(read_be(&[0x12, 0x34], 0, 16), 0x1234);
-        assert_eq!(read_le(&[0b1110_0000], 5, 3), 0b111);
-        assert_eq!(read_be(&[0b0000_0111], 5, 3), 0b111);
+        assert_eq!(read_le(&[0x34, 0x12], BitPos::new(0), 16), 0x1234);
+        assert_eq!(read_be(&[0x12, 0x34], BitPos::new(0), 16), 0x1234);
+        assert_eq!(read_le(&[0b1110_0000], BitPos::new(5), 3), 0b111);
+        assert_eq!(read_be(&[0b0000_0111], BitPos::new(5), 3), 0b111);
         assert_eq!(sign_extend(0b11111, 5), -1);
-        assert_eq!(read_le(&[0xff; 9], 3, 64), u64::MAX);
+        assert_eq!(read_le(&[0xff; 9], BitPos::new(3), 64), u64::MAX);
     }
 }

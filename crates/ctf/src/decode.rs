@@ -7,35 +7,46 @@
 
 use crate::bits::{read_be, read_le, sign_extend};
 use crate::error::{DecodeError, DecodeErrorKind as K};
-use crate::ir::Role;
 use crate::event_header::{Bits, HeaderWord, NotRead};
+use crate::ir::Role;
 use crate::plan::{FastHeader, FlatOp, Node, NodeId, Plan};
-use crate::units::{BitPos, Cycles};
+use crate::units::{BitPos, ByteOffset, Cycles};
 
 /// A bounded view of one packet's bytes and a bit position in it.
 #[derive(Debug, Clone, Copy)]
 pub struct Cursor<'a> {
     /// The packet's bytes, from its first byte.
     pub buf: &'a [u8],
-    /// Current bit position.
-    pub pos: u64,
-    /// End of the content, in bits (`<= buf.len() * 8`).
-    pub end: u64,
+    /// Current position.
+    pub pos: BitPos,
+    /// End of the content (not past the end of `buf`).
+    pub end: BitPos,
 }
 
 impl<'a> Cursor<'a> {
-    /// A cursor at the start of `buf`, bounded by `end_bits`.
-    pub fn new(buf: &'a [u8], end_bits: u64) -> Self {
-        Cursor { buf, pos: 0, end: end_bits.min(buf.len() as u64 * 8) }
+    /// A cursor at the start of `buf`, bounded by `end` (or by `buf`'s end, if before).
+    pub fn new(buf: &'a [u8], end: BitPos) -> Self {
+        Cursor { buf, pos: BitPos::ZERO, end: end.min(ByteOffset::new(buf.len()).to_bits()) }
+    }
+
+    /// The bits from the position to the content's end.
+    #[inline(always)]
+    pub fn left(&self) -> u64 {
+        self.pos.bits_to(self.end)
+    }
+
+    /// The error of a read of `needed` bits here, past the content's end.
+    #[cold]
+    fn out_of_bounds(&self, needed: u64) -> DecodeError {
+        DecodeError::new(self.pos, K::OutOfBounds { needed, available: self.left() })
     }
 
     #[inline]
     pub(crate) fn align(&mut self, align: u32) -> Result<(), DecodeError> {
         if align > 1 {
-            let a = align as u64;
-            let p = (self.pos + a - 1) & !(a - 1);
+            let p = self.pos.align_up(u64::from(align));
             if p > self.end {
-                return Err(DecodeError::new(self.pos, K::OutOfBounds { needed: p - self.pos, available: self.end - self.pos }));
+                return Err(self.out_of_bounds(self.pos.bits_to(p)));
             }
             self.pos = p;
         }
@@ -44,8 +55,8 @@ impl<'a> Cursor<'a> {
 
     #[inline]
     pub(crate) fn need(&self, bits: u64) -> Result<(), DecodeError> {
-        if self.end - self.pos < bits {
-            return Err(DecodeError::new(self.pos, K::OutOfBounds { needed: bits, available: self.end - self.pos }));
+        if self.left() < bits {
+            return Err(self.out_of_bounds(bits));
         }
         Ok(())
     }
@@ -55,7 +66,7 @@ impl<'a> Cursor<'a> {
     pub fn skip(&mut self, align: u32, bits: u64) -> Result<(), DecodeError> {
         self.align(align)?;
         self.need(bits)?;
-        self.pos += bits;
+        self.pos = self.pos.add_bits(bits);
         Ok(())
     }
 
@@ -81,12 +92,12 @@ impl<'a> Cursor<'a> {
     #[inline(always)]
     fn word_at_aligned_byte(&mut self, align: u32, bits: u32, be: bool) -> Option<u64> {
         let p = self.pos;
-        if be || !bits.is_multiple_of(8) || p & (u64::from(align.max(8)) - 1) != 0 || self.end - p < u64::from(bits) {
+        if be || !bits.is_multiple_of(8) || p.bits() & (u64::from(align.max(8)) - 1) != 0 || self.left() < u64::from(bits) {
             return None;
         }
-        let b = (p >> 3) as usize;
+        let b = p.bytes_floor().get();
         let w = u64::from_le_bytes(self.buf.get(b..b.checked_add(8)?)?.try_into().ok()?);
-        self.pos = p + u64::from(bits);
+        self.pos = p.add_bits(u64::from(bits));
         Some(w & crate::plan::low_mask(bits))
     }
 
@@ -94,36 +105,40 @@ impl<'a> Cursor<'a> {
     #[inline]
     pub fn read_uint(&mut self, align: u32, bits: u32, be: bool) -> Result<u64, DecodeError> {
         self.align(align)?;
-        self.need(bits as u64)?;
+        self.need(u64::from(bits))?;
         let pos = self.pos;
-        let v = if pos & 7 == 0 && bits & 7 == 0 {
-            let b = (pos >> 3) as usize;
-            match (bits, be) {
-                (8, _) => self.buf[b] as u64,
-                (16, false) => u16::from_le_bytes([self.buf[b], self.buf[b + 1]]) as u64,
-                (32, false) => u32::from_le_bytes(self.buf[b..b + 4].try_into().unwrap_or_default()) as u64,
-                (64, false) => u64::from_le_bytes(self.buf[b..b + 8].try_into().unwrap_or_default()),
-                (_, false) => read_le(self.buf, pos, bits),
-                (_, true) => read_be(self.buf, pos, bits),
+        let v = match pos.bytes_exact() {
+            Some(at) if bits.is_multiple_of(8) => {
+                let (b, buf) = (at.get(), self.buf);
+                match (bits, be) {
+                    (8, _) => u64::from(buf[b]),
+                    (16, false) => u64::from(u16::from_le_bytes([buf[b], buf[b + 1]])),
+                    (32, false) => u64::from(u32::from_le_bytes(buf[b..b + 4].try_into().unwrap_or_default())),
+                    (64, false) => u64::from_le_bytes(buf[b..b + 8].try_into().unwrap_or_default()),
+                    (_, false) => read_le(buf, pos, bits),
+                    (_, true) => read_be(buf, pos, bits),
+                }
             }
-        } else if be {
-            read_be(self.buf, pos, bits)
-        } else {
-            read_le(self.buf, pos, bits)
+            _ if be => read_be(self.buf, pos, bits),
+            _ => read_le(self.buf, pos, bits),
         };
-        self.pos += bits as u64;
+        self.pos = pos.add_bits(u64::from(bits));
         Ok(v)
+    }
+
+    /// The content's bytes from the position's byte on.
+    #[inline(always)]
+    fn rest(&self) -> &'a [u8] {
+        &self.buf[self.pos.bytes_floor().get()..self.end.bytes_floor().get()]
     }
 
     /// The bytes (without terminator) of a NUL-terminated string of `unit`-byte code
     /// units at the current (unit-aligned) position.
     pub fn read_wide_cstr(&mut self, unit: u32) -> Result<&'a [u8], DecodeError> {
-        let start = (self.pos >> 3) as usize;
-        let end = (self.end >> 3) as usize;
-        let s = &self.buf[start..end];
+        let s = self.rest();
         let u = unit as usize;
         let n = s.chunks_exact(u).position(|c| c.iter().all(|b| *b == 0)).ok_or(DecodeError::new(self.pos, K::UnterminatedString))?;
-        self.pos += ((n + 1) * u) as u64 * 8;
+        self.pos = self.pos.bytes_floor().add((n + 1) * u).to_bits();
         Ok(&s[..n * u])
     }
 
@@ -135,8 +150,8 @@ impl<'a> Cursor<'a> {
         let mut shift = 0u32;
         loop {
             self.need(8).map_err(|e| DecodeError::new(start, e.kind))?;
-            let b = self.buf[(self.pos >> 3) as usize];
-            self.pos += 8;
+            let b = self.buf[self.pos.bytes_floor().get()];
+            self.pos = self.pos.add_bits(8);
             // The 10th byte holds bit 63; its other bits must be 0 (or, signed, copies
             // of bit 63).
             let fits = match shift {
@@ -147,7 +162,7 @@ impl<'a> Cursor<'a> {
             if !fits {
                 return Err(DecodeError::new(start, K::Invalid("variable-length integer longer than 64 bits".into())));
             }
-            v |= ((b & 0x7f) as u64) << shift;
+            v |= u64::from(b & 0x7f) << shift;
             shift += 7;
             if b & 0x80 == 0 {
                 break;
@@ -162,11 +177,9 @@ impl<'a> Cursor<'a> {
     #[inline]
     pub fn read_cstr(&mut self) -> Result<&'a [u8], DecodeError> {
         self.align(8)?;
-        let start = (self.pos >> 3) as usize;
-        let end = (self.end >> 3) as usize;
-        let s = &self.buf[start..end];
+        let s = self.rest();
         let n = memchr::memchr(0, s).ok_or(DecodeError::new(self.pos, K::UnterminatedString))?;
-        self.pos += (n as u64 + 1) * 8;
+        self.pos = self.pos.bytes_floor().add(n + 1).to_bits();
         Ok(&s[..n])
     }
 }
@@ -275,9 +288,9 @@ impl Decoder {
         cur.align(h.align)?;
         let base = cur.pos;
         // The common case: read by word loads.
-        if let Some(w) = h.peek(cur.buf, BitPos::new(base), BitPos::new(cur.end)) {
+        if let Some(w) = h.peek(cur.buf, base, cur.end) {
             self.take_header::<SLOTS>(h, &w);
-            cur.pos = base + w.bits;
+            cur.pos = base.add_bits(w.bits);
             return Ok(w.id);
         }
         self.decode_header_fields::<SLOTS>(h, cur, base)
@@ -302,12 +315,12 @@ impl Decoder {
     /// [`Decoder::decode_fast_header`] by bit-level reads ([`Bits`]: extended forms,
     /// packet ends), every bound checked.
     #[inline(never)]
-    fn decode_header_fields<const SLOTS: bool>(&mut self, h: &FastHeader, cur: &mut Cursor<'_>, base: u64) -> Result<u64, DecodeError> {
-        let mut bits = Bits { buf: cur.buf, be: h.be, base: BitPos::new(base), end: BitPos::new(cur.end), needed: 0 };
+    fn decode_header_fields<const SLOTS: bool>(&mut self, h: &FastHeader, cur: &mut Cursor<'_>, base: BitPos) -> Result<u64, DecodeError> {
+        let mut bits = Bits { buf: cur.buf, be: h.be, base, end: cur.end, needed: 0 };
         match h.fields().read(&mut bits) {
             Ok(w) => {
                 self.take_header::<SLOTS>(h, &w);
-                cur.pos = base + w.bits;
+                cur.pos = base.add_bits(w.bits);
                 Ok(w.id)
             }
             Err(NotRead::Tag(tag)) => {
@@ -316,7 +329,7 @@ impl Decoder {
                 }
                 Err(DecodeError::new(base, K::NoVariantOption(tag as i128)))
             }
-            Err(NotRead::Bytes) => Err(DecodeError::new(base, K::OutOfBounds { needed: bits.needed, available: cur.end - base })),
+            Err(NotRead::Bytes) => Err(DecodeError::new(base, K::OutOfBounds { needed: bits.needed, available: base.bits_to(cur.end) })),
         }
     }
 
@@ -341,7 +354,7 @@ impl Decoder {
                 }
                 FlatOp::CStr(node) => {
                     cur.align(8)?;
-                    self.set(node, cur.pos);
+                    self.set(node, cur.pos.bits());
                     cur.read_cstr()?;
                 }
             }
@@ -362,7 +375,7 @@ impl Decoder {
                         self.roles[role_index(r)] = Some(raw);
                     }
                     if clock && role != Some(Role::PacketEndTimestamp) {
-                        self.clock = extend_clock(self.clock, raw, bits);
+                        self.clock = Cycles(self.clock).extended(raw, crate::plan::low_mask(bits)).0;
                     }
                 }
                 v.int(plan, node, val);
@@ -384,7 +397,7 @@ impl Decoder {
             }
             Node::Str { unit, .. } => {
                 cur.align(8 * unit)?;
-                self.set(id, cur.pos);
+                self.set(id, cur.pos.bits());
                 let s = if unit == 1 { cur.read_cstr()? } else { cur.read_wide_cstr(unit)? };
                 v.string(id, s);
             }
@@ -425,13 +438,13 @@ impl Decoder {
             }
             Node::Array { align, elem, len, text } => {
                 cur.align(align)?;
-                self.set(id, cur.pos);
+                self.set(id, cur.pos.bits());
                 self.elements(plan, id, elem, len, text, cur, v)?;
             }
             Node::Seq { align, elem, len, text } => {
                 let n = self.slots[len.0 as usize];
                 cur.align(align)?;
-                self.set(id, cur.pos);
+                self.set(id, cur.pos.bits());
                 self.elements(plan, id, elem, n, text, cur, v)?;
             }
         }
@@ -456,18 +469,18 @@ impl Decoder {
 
     #[allow(clippy::too_many_arguments)]
     fn elements<V: Visitor>(&mut self, plan: &Plan, id: NodeId, elem: NodeId, n: u64, text: bool, cur: &mut Cursor<'_>, v: &mut V) -> Result<(), DecodeError> {
-        let left = cur.end - cur.pos;
+        let left = cur.left();
         if text {
             let bits =
                 n.checked_mul(8).filter(|b| *b <= left).ok_or(DecodeError::new(cur.pos, K::OutOfBounds { needed: n.saturating_mul(8), available: left }))?;
-            let start = (cur.pos >> 3) as usize;
+            let start = cur.pos.bytes_floor().get();
             let bytes = &cur.buf[start..start + n as usize];
             let shown = bytes.iter().position(|b| *b == 0).map_or(bytes, |z| &bytes[..z]);
             // Elements still go through their slot so a handle on them stays valid.
             if n > 0 {
                 self.set(elem, bytes[n as usize - 1] as u64);
             }
-            cur.pos += bits;
+            cur.pos = cur.pos.add_bits(bits);
             v.string(id, shown);
             return Ok(());
         }
@@ -493,68 +506,21 @@ pub fn node_align(n: &Node) -> u32 {
     }
 }
 
-/// Updates a clock value from an N-bit field holding its low bits, assuming at most
-/// one wrap-around of those bits since the previous value (CTF 1.8 section 8).
-#[inline]
-pub fn extend_clock(cur: u64, new_low: u64, bits: u32) -> u64 {
-    if bits >= 64 {
-        return new_low;
-    }
-    extend_clock_masked(cur, new_low, (1u64 << bits) - 1)
-}
-
-/// [`extend_clock`] with the field's mask of low bits (`bits` ones, all ones for 64)
-/// computed by the caller, for loops that keep it in a local. (`new_low` lies within
-/// `mask`, as a field's value does.) The clock moves on by how far its low bits must go,
-/// forward and modulo the field's range, to become `new_low`: no branch.
-#[inline(always)]
-pub fn extend_clock_masked(cur: u64, new_low: u64, mask: u64) -> u64 {
-    if mask == u64::MAX {
-        // (The same value, told apart so that a 64-bit field's costs nothing more.)
-        return new_low;
-    }
-    cur.wrapping_add(new_low.wrapping_sub(cur) & mask)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    proptest::proptest! {
-        /// The clock's high bits with the new low bits, plus one wrap-around when
-        /// those are below the old ones.
-        #[test]
-        fn clock_extension_is_high_bits_and_one_wrap(cur in proptest::num::u64::ANY, new in proptest::num::u64::ANY, bits in 1u32..=64) {
-            let mask = u64::MAX >> (64 - bits);
-            let new_low = new & mask;
-            let mut want = (cur & !mask) | new_low;
-            if new_low < (cur & mask) {
-                want = want.wrapping_add(mask.wrapping_add(1));
-            }
-            proptest::prop_assert_eq!(extend_clock_masked(cur, new_low, mask), want);
-            proptest::prop_assert_eq!(extend_clock(cur, new_low, bits), want);
-        }
-    }
-
-    #[test]
-    fn clock_extension_wraps_once() {
-        assert_eq!(extend_clock(0x1_0000_00F0, 0x10, 8), 0x1_0000_0110);
-        assert_eq!(extend_clock(0x1_0000_0010, 0x20, 8), 0x1_0000_0020);
-        assert_eq!(extend_clock(5, 99, 64), 99);
-        assert_eq!(extend_clock(0x7FF_FFFF, 0, 27), 0x800_0000);
-    }
-
     #[test]
     fn cursor_bounds() {
         let buf = [1u8, 2, 3, 0, 9];
-        let mut c = Cursor::new(&buf, 40);
+        let mut c = Cursor::new(&buf, BitPos::new(40));
         assert_eq!(c.read_uint(8, 8, false).unwrap(), 1);
         assert_eq!(c.read_cstr().unwrap(), &[2, 3]);
         assert_eq!(c.read_uint(8, 8, false).unwrap(), 9);
         assert!(matches!(c.read_uint(1, 1, false).unwrap_err().kind, K::OutOfBounds { .. }));
-        let mut c = Cursor::new(&buf[..2], 16);
+        let mut c = Cursor::new(&buf[..2], BitPos::new(16));
         assert_eq!(c.read_cstr().unwrap_err().kind, K::UnterminatedString);
-        let mut c = Cursor::new(&buf, 40);
+        let mut c = Cursor::new(&buf, BitPos::new(40));
         c.read_uint(8, 8, false).unwrap();
         assert!(c.read_uint(64, 8, false).is_err(), "aligning to bit 64 passes the end");
     }

@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use crate::units::BitPos;
+
 /// What went wrong while decoding bytes of a data stream.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -65,9 +67,9 @@ pub struct DecodeError {
 }
 
 impl DecodeError {
-    /// Makes an error at `bit_pos`.
-    pub fn new(bit_pos: u64, kind: DecodeErrorKind) -> Self {
-        DecodeError { bit_pos, kind }
+    /// Makes an error at bit `at` of the packet.
+    pub fn new(at: BitPos, kind: DecodeErrorKind) -> Self {
+        DecodeError { bit_pos: at.bits(), kind }
     }
 }
 

@@ -329,7 +329,7 @@ impl Source<FixedInt> for Bits<'_> {
             return None;
         }
         let at = self.base.add_bits(f.offset);
-        Some(if self.be { read_be(self.buf, at.bits(), f.bits) } else { read_le(self.buf, at.bits(), f.bits) })
+        Some(if self.be { read_be(self.buf, at, f.bits) } else { read_le(self.buf, at, f.bits) })
     }
 
     #[inline(always)]
@@ -377,7 +377,9 @@ mod tests {
         // Compact, short: id 7, timestamp 0x123_4567.
         let w = 7u32 | 0x123_4567 << 5;
         buf[..4].copy_from_slice(&w.to_le_bytes());
-        let words = |buf: &[u8], room| Words { buf, at: ByteOffset::new(0), room, be: false };
+        fn words(buf: &[u8], room: u64) -> Words<'_> {
+            Words { buf, at: ByteOffset::new(0), room, be: false }
+        }
         let h = WordLayout::LTTNG_COMPACT_LE.read(&mut words(&buf, 256)).unwrap();
         assert_eq!((h.tag, h.id, h.ts, h.ext, h.bits), (7, 7, 0x123_4567, false, 32));
         assert_eq!(WordLayout::LTTNG_COMPACT_LE.read(&mut words(&buf, 31)).unwrap_err(), NotRead::Bytes);

@@ -7,6 +7,7 @@ use crate::decode::{role_index, Cursor, Decoder, SlotsOnly};
 use crate::error::{DecodeError, DecodeErrorKind as K, Error};
 use crate::ir::Role;
 use crate::plan::Plan;
+use crate::units::{BitPos, ByteOffset};
 
 /// Where a packet is and what its header and context say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -42,7 +43,7 @@ pub const INDEX_MAGIC: u32 = 0xC1F1_DCC1;
 /// to the file (so that the events it does hold can still be read).
 pub fn read_packet_header(plan: &Plan, dec: &mut Decoder, data: &[u8], offset: u64) -> Result<(PacketInfo, Option<DecodeError>), DecodeError> {
     let buf = &data[offset as usize..];
-    let mut cur = Cursor::new(buf, buf.len() as u64 * 8);
+    let mut cur = Cursor::new(buf, ByteOffset::new(buf.len()).to_bits());
     dec.epoch = dec.epoch.wrapping_add(1);
     dec.clear_roles();
     if let Some(h) = plan.packet_header {
@@ -51,7 +52,7 @@ pub fn read_packet_header(plan: &Plan, dec: &mut Decoder, data: &[u8], offset: u
     let role = |dec: &Decoder, r: Role| dec.roles[role_index(r)];
     if let Some(m) = role(dec, Role::PacketMagic) {
         if m != PACKET_MAGIC {
-            return Err(DecodeError::new(0, K::BadMagic(m)));
+            return Err(DecodeError::new(BitPos::ZERO, K::BadMagic(m)));
         }
     }
     let stream_class = match role(dec, Role::StreamClassId) {
@@ -59,7 +60,7 @@ pub fn read_packet_header(plan: &Plan, dec: &mut Decoder, data: &[u8], offset: u
         None if plan.streams.len() == 1 => plan.streams[0].id,
         None => 0,
     };
-    let sp = plan.stream(stream_class).ok_or(DecodeError::new(0, K::UnknownStreamClass(stream_class)))?;
+    let sp = plan.stream(stream_class).ok_or(DecodeError::new(BitPos::ZERO, K::UnknownStreamClass(stream_class)))?;
     if let Some(c) = sp.packet_context {
         dec.decode(plan, c, &mut cur, &mut SlotsOnly)?;
     }
@@ -68,7 +69,7 @@ pub fn read_packet_header(plan: &Plan, dec: &mut Decoder, data: &[u8], offset: u
     let content = role(dec, Role::PacketContentSize);
     let mut total_bits = role(dec, Role::PacketTotalSize).or_else(|| content.map(|c| c.div_ceil(8).saturating_mul(8))).unwrap_or(file_bits);
     let mut content_bits = content.unwrap_or(total_bits);
-    let bad = |m: String| DecodeError::new(0, K::BadPacketSize(m));
+    let bad = |m: String| DecodeError::new(BitPos::ZERO, K::BadPacketSize(m));
     if total_bits == 0 || total_bits % 8 != 0 {
         return Err(bad(format!("packet_size of {total_bits} bits is not a positive multiple of 8")));
     }
@@ -84,8 +85,8 @@ pub fn read_packet_header(plan: &Plan, dec: &mut Decoder, data: &[u8], offset: u
     if content_bits > total_bits {
         return Err(bad(format!("content_size ({content_bits} bits) is larger than packet_size ({total_bits} bits)")));
     }
-    if cur.pos > content_bits {
-        return Err(bad(format!("content_size ({content_bits} bits) is smaller than the packet header and context ({} bits)", cur.pos)));
+    if cur.pos.bits() > content_bits {
+        return Err(bad(format!("content_size ({content_bits} bits) is smaller than the packet header and context ({} bits)", cur.pos.bits())));
     }
     let info = PacketInfo {
         offset,

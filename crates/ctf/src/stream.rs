@@ -18,6 +18,7 @@ use crate::error::{DecodeError, DecodeErrorKind as K, Error, Result};
 use crate::ir::Role;
 use crate::plan::{FieldHandle, Plan, ScopeStep, SkimEntry, StreamPlan};
 use crate::trace::{PacketRef, Stream, TraceSet};
+use crate::units::BitPos;
 
 mod ahead;
 mod count;
@@ -160,10 +161,10 @@ struct EventPos {
     /// Timestamp (ns from origin) of `cycles`, converted once; `None` when the stream
     /// has no clock.
     ts: Option<i64>,
-    /// Bit positions where the common context, specific context and payload start.
-    scopes: [u64; 3],
-    /// Bit position of the event's first bit.
-    start: u64,
+    /// Where the common context, specific context and payload start.
+    scopes: [BitPos; 3],
+    /// The event's first bit.
+    start: BitPos,
     epoch: u32,
     /// The header of an event entered without writing its slots (fixed-size events
     /// read by word loads): its fields are read from here on demand
@@ -274,7 +275,7 @@ impl<'t> StreamCursor<'t> {
             sp,
             conv: sp.clock.map(|c| trace.clocks[c]),
             dec: Decoder::new(plan),
-            cur: Cursor::new(&[], 0),
+            cur: Cursor::new(&[], BitPos::ZERO),
             mode: Mode::Fresh,
             packet: None,
             packet_epoch: 0,
@@ -526,14 +527,14 @@ impl<'t> StreamCursor<'t> {
         };
         let class_idx = sp.event_index(id).ok_or(DecodeError::new(start, K::UnknownEventId(id, sp.id)))?;
         let class = &sp.events[class_idx];
-        let mut scopes = [0u64; 3];
+        let mut scopes = [BitPos::ZERO; 3];
         if let Some(chain) = &class.skip_all {
             // Every scope is skipped: one bounds check for all.
             self.cur.align(chain.align)?;
             let at = self.cur.pos;
             self.cur.need(chain.bits)?;
-            self.cur.pos = at + chain.bits;
-            scopes = chain.starts.map(|s| at + s);
+            self.cur.pos = at.add_bits(chain.bits);
+            scopes = chain.starts.map(|s| at.add_bits(s));
         } else {
             // `scopes` holds each scope's aligned start (what `LazyField` offsets and
             // `EventRef::visit` start from).
@@ -584,7 +585,7 @@ impl<'t> StreamCursor<'t> {
     /// goes back, an error naming the event's offset.
     #[cold]
     #[inline(never)]
-    fn check_back(&self, start: u64, before: u64) -> std::result::Result<(), DecodeError> {
+    fn check_back(&self, start: BitPos, before: u64) -> std::result::Result<(), DecodeError> {
         let ns = |c: u64| self.conv.map_or(i64::try_from(c).unwrap_or(i64::MAX), |v| v.to_ns(c));
         let (from, to) = (ns(before), ns(self.dec.clock));
         if to.saturating_add(OVERLAP_NS) < from {
@@ -598,7 +599,7 @@ impl<'t> StreamCursor<'t> {
     /// same field, offset and cause whichever way the header is read.
     #[cold]
     #[inline(never)]
-    fn header_error(&mut self, start: u64, e: DecodeError) -> DecodeError {
+    fn header_error(&mut self, start: BitPos, e: DecodeError) -> DecodeError {
         let Some(h) = self.sp.event_header else { return e };
         self.cur.pos = start;
         match self.dec.decode(self.plan, h, &mut self.cur, &mut SlotsOnly) {

@@ -64,6 +64,20 @@ impl BitPos {
         BitPos(self.0 + bits)
     }
 
+    /// The position `bits` bits before (`bits` not past the packet's first bit).
+    #[inline(always)]
+    #[must_use]
+    pub const fn sub_bits(self, bits: u64) -> BitPos {
+        BitPos(self.0 - bits)
+    }
+
+    /// The position `bytes` whole bytes further.
+    #[inline(always)]
+    #[must_use]
+    pub const fn add_bytes(self, bytes: u64) -> BitPos {
+        BitPos(self.0 + bytes * 8)
+    }
+
     /// The bits from here to `end` (`end` not before `self`).
     #[inline(always)]
     pub const fn bits_to(self, end: BitPos) -> u64 {
@@ -144,6 +158,29 @@ impl Cycles {
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        /// The clock's high bits with the new low bits, plus one wrap-around when
+        /// those are below the old ones.
+        #[test]
+        fn clock_extension_is_high_bits_and_one_wrap(cur in proptest::num::u64::ANY, new in proptest::num::u64::ANY, bits in 1u32..=64) {
+            let mask = u64::MAX >> (64 - bits);
+            let new_low = new & mask;
+            let mut want = (cur & !mask) | new_low;
+            if new_low < (cur & mask) {
+                want = want.wrapping_add(mask.wrapping_add(1));
+            }
+            proptest::prop_assert_eq!(Cycles(cur).extended(new_low, mask), Cycles(want));
+        }
+    }
+
+    #[test]
+    fn clock_extension_wraps_once() {
+        assert_eq!(Cycles(0x1_0000_00F0).extended(0x10, 0xff), Cycles(0x1_0000_0110));
+        assert_eq!(Cycles(0x1_0000_0010).extended(0x20, 0xff), Cycles(0x1_0000_0020));
+        assert_eq!(Cycles(5).extended(99, u64::MAX), Cycles(99));
+        assert_eq!(Cycles(0x7FF_FFFF).extended(0, (1 << 27) - 1), Cycles(0x800_0000));
+    }
+
     #[test]
     fn conversions_name_their_direction() {
         let p = BitPos::new(8 * 5 + 3);
@@ -154,8 +191,7 @@ mod tests {
         assert_eq!(ByteOffset::new(6).to_bits(), BitPos::new(48));
         assert_eq!(BitPos::new(48).bytes_exact(), Some(ByteOffset::new(6)));
         assert_eq!(p.bits_to(p.add_bits(9)), 9);
+        assert_eq!(p.add_bytes(2), BitPos::new(8 * 7 + 3));
         assert_eq!(ByteOffset::new(2).bytes_to(ByteOffset::new(2).add(7)), 7);
-        assert_eq!(Cycles(0x1_0000_00F0).extended(0x10, 0xff), Cycles(0x1_0000_0110));
-        assert_eq!(Cycles(5).extended(99, u64::MAX), Cycles(99));
     }
 }

@@ -10,6 +10,7 @@
 //! once per class: a consumer that needs nothing else never makes the event current.
 
 use crate::plan::{FieldHandle, StreamPlan};
+use crate::units::{BitPos, ByteOffset};
 
 use super::{HeaderCopy, Passed, StreamCursor, Wanted};
 
@@ -203,9 +204,9 @@ impl std::ops::Deref for AheadBuf {
 pub struct Ahead {
     ts: i64,
     cycles: u64,
-    /// Bit position where its first scope starts: on a byte (the skimming loop reads
-    /// events in byte units).
-    at: u64,
+    /// Where its first scope starts: on a byte (the skimming loop reads events in
+    /// byte units).
+    at: BitPos,
     /// The header's tag.
     tag: u64,
     class: u32,
@@ -300,7 +301,7 @@ impl<'t> StreamCursor<'t> {
                 // What was passed before them is behind the events read ahead.
                 passed.last = None;
                 let e = &events[i];
-                e.at + self.sp.fixed.get(e.class as usize).map_or(0, |f| u64::from(f.bits))
+                e.at.add_bits(self.sp.fixed.get(e.class as usize).map_or(0, |f| u64::from(f.bits)))
             }
             None => from,
         };
@@ -320,32 +321,29 @@ impl<'t> StreamCursor<'t> {
     {
         let spec = wanted.copies.get(e.class as usize)?.as_ref()?;
         // (On a byte: no test.)
-        self.copied_from(spec, e.at / 8)
+        self.copied_from(spec, e.at.bytes_floor())
     }
 
     /// The fields `spec` copies out of the event whose first scope starts at bit `at`
     /// of the open packet's buffer, when that is on a byte and the buffer holds the
     /// [`WINDOW`] from there on.
     #[inline(always)]
-    fn copied_at<'w>(&self, spec: &'w CopySpec, at: u64) -> Option<Copied<'w>>
+    fn copied_at<'w>(&self, spec: &'w CopySpec, at: BitPos) -> Option<Copied<'w>>
     where
         't: 'w,
     {
-        if !at.is_multiple_of(8) {
-            return None;
-        }
-        self.copied_from(spec, at / 8)
+        self.copied_from(spec, at.bytes_exact()?)
     }
 
     /// The fields `spec` copies out of the event whose first scope starts at byte
     /// `byte` of the open packet's buffer, when the buffer holds the [`WINDOW`] from
     /// there on.
     #[inline(always)]
-    fn copied_from<'w>(&self, spec: &'w CopySpec, byte: u64) -> Option<Copied<'w>>
+    fn copied_from<'w>(&self, spec: &'w CopySpec, byte: ByteOffset) -> Option<Copied<'w>>
     where
         't: 'w,
     {
-        let base = usize::try_from(byte).ok()?;
+        let base = byte.get();
         let ev = self.cur.buf.get(base..base.checked_add(WINDOW)?)?.try_into().ok()?;
         Some(Copied { spec, ev })
     }
@@ -366,7 +364,7 @@ impl<'t> StreamCursor<'t> {
         }
         let class = self.ev.class as usize;
         let spec = wanted.copies.get(class)?.as_ref()?;
-        let at = self.ev.scopes[0] - u64::from(self.sp.fixed.get(class)?.starts[0]);
+        let at = self.ev.scopes[0].sub_bits(u64::from(self.sp.fixed.get(class)?.starts[0]));
         self.copied_at(spec, at)
     }
 
@@ -379,7 +377,7 @@ impl<'t> StreamCursor<'t> {
         let sp = self.sp;
         let header = HeaderCopy::new(e.tag, e.lead & EXTENDED != 0);
         let starts = sp.fixed.get(e.class as usize).map_or([0; 3], |f| f.starts);
-        let start = e.at - u64::from(e.lead & !EXTENDED);
+        let start = e.at.sub_bits(u64::from(e.lead & !EXTENDED));
         self.set_current_fixed(header, e.class, (start, e.at), starts, e.cycles, Some(e.ts));
         self.current = None;
     }
@@ -399,7 +397,7 @@ mod tests {
             let off = at % bytes.len();
             prop_assume!(off * 8 + width as usize <= bytes.len() * 8);
             let r = FieldRead::int(off as u8, width, signed);
-            let want = crate::bits::read_int(&bytes, off as u64 * 8, width, signed, false);
+            let want = crate::bits::read_int(&bytes, ByteOffset::new(off).to_bits(), width, signed, false);
             let mut ev = [pad; WINDOW];
             ev[..bytes.len()].copy_from_slice(&bytes);
             prop_assert_eq!(r.read(&ev), want);

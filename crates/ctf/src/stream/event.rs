@@ -4,6 +4,7 @@ use crate::decode::Visitor;
 use crate::error::DecodeError;
 use crate::plan::{EventPlan, FieldHandle, Node, Plan, StreamPlan};
 use crate::trace::PacketRef;
+use crate::units::BitPos;
 
 use super::skim::until_nul;
 use super::{HeaderCopy, StreamCursor};
@@ -94,7 +95,7 @@ impl<'c, 't> EventRef<'c, 't> {
     /// Bit position of the event in its packet.
     #[inline]
     pub fn bit_offset(&self) -> u64 {
-        self.c.ev.start
+        self.c.ev.start.bits()
     }
 
     #[inline(always)]
@@ -106,8 +107,8 @@ impl<'c, 't> EventRef<'c, 't> {
 
     /// Bit position of a lazily read field in the packet.
     #[inline(always)]
-    fn lazy_pos(&self, l: &crate::plan::LazyField) -> u64 {
-        self.c.ev.scopes[l.scope as usize] + u64::from(l.offset)
+    fn lazy_pos(&self, l: &crate::plan::LazyField) -> BitPos {
+        self.c.ev.scopes[l.scope as usize].add_bits(u64::from(l.offset))
     }
 
     /// An integer field's value as unsigned (raw bits; signed values sign-extended), if
@@ -152,10 +153,11 @@ impl<'c, 't> EventRef<'c, 't> {
     /// Bit position in the packet of a string, array or sequence field, if the event
     /// has it (read in place when lazy, else from the slot decoding filled).
     #[inline(always)]
-    fn string_pos(&self, h: FieldHandle) -> Option<u64> {
+    fn string_pos(&self, h: FieldHandle) -> Option<BitPos> {
         match h.lazy {
             Some(l) => Some(self.lazy_pos(&l)),
-            None if self.valid(h) => Some(self.c.dec.slots[h.node.0 as usize]),
+            // (A string's slot holds its position.)
+            None if self.valid(h) => Some(BitPos::new(self.c.dec.slots[h.node.0 as usize])),
             None => None,
         }
     }
@@ -164,9 +166,7 @@ impl<'c, 't> EventRef<'c, 't> {
     pub fn bytes(&self, h: FieldHandle) -> Option<&'c [u8]> {
         let pos = self.string_pos(h)?;
         let buf: &'c [u8] = self.c.cur.buf;
-        let start = (pos / 8) as usize;
-        let end = (self.c.cur.end / 8) as usize;
-        let s = buf.get(start..end)?;
+        let s = buf.get(pos.bytes_floor().get()..self.c.cur.end.bytes_floor().get())?;
         match self.c.plan.node(h.node) {
             Node::Str { unit: 1, .. } => memchr::memchr(0, s).map(|n| &s[..n]),
             Node::Array { len, .. } => Some(until_nul(&s[..(*len as usize).min(s.len())])),
@@ -191,12 +191,13 @@ impl<'c, 't> EventRef<'c, 't> {
     /// The `len` bytes at bit `pos` of the packet, when `pos` starts a byte and they
     /// lie inside the packet's content.
     #[inline(always)]
-    fn bytes_at(&self, pos: u64, len: u64) -> Option<&'c [u8]> {
-        if !pos.is_multiple_of(8) || pos + len * 8 > self.c.cur.end {
+    fn bytes_at(&self, pos: BitPos, len: u64) -> Option<&'c [u8]> {
+        let start = pos.bytes_exact()?;
+        let end = start.add(len as usize);
+        if end.to_bits() > self.c.cur.end {
             return None;
         }
-        let start = (pos / 8) as usize;
-        self.c.cur.buf.get(start..start + len as usize)
+        self.c.cur.buf.get(start.get()..end.get())
     }
 
     /// Element `i` of a static array of integers (e.g. the `fildes[2]` of a
@@ -210,11 +211,11 @@ impl<'c, 't> EventRef<'c, 't> {
             return None;
         }
         let stride = crate::plan::align_up(u64::from(bits), u64::from(align));
-        let at = crate::plan::align_up(pos, u64::from(align)).checked_add(i.checked_mul(stride)?)?;
-        if at.checked_add(u64::from(bits))? > self.c.cur.end {
+        let at = pos.align_up(u64::from(align)).bits().checked_add(i.checked_mul(stride)?)?;
+        if at.checked_add(u64::from(bits))? > self.c.cur.end.bits() {
             return None;
         }
-        Some(crate::bits::read_int(self.c.cur.buf, at, bits, signed, be))
+        Some(crate::bits::read_int(self.c.cur.buf, BitPos::new(at), bits, signed, be))
     }
 
     /// [`EventRef::array_bytes`] through the field's node.

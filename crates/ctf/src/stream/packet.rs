@@ -7,6 +7,7 @@ use crate::index::read_packet_header;
 use crate::ir::Role;
 use crate::plan::{Node, Plan, StreamPlan};
 use crate::trace::{PacketRef, TraceSet};
+use crate::units::BitPos;
 
 use super::{Item, Mode, Notice, StreamCursor};
 
@@ -41,7 +42,7 @@ impl<'t> StreamCursor<'t> {
             // within the packet): a word load of the packet's last bytes then never runs
             // past the buffer, so the skimming loop reads its last event too.
             let buf = &data[info.offset as usize..];
-            let mut cur = Cursor::new(buf, info.content_bits.min(info.total_bits));
+            let mut cur = Cursor::new(buf, BitPos::new(info.content_bits.min(info.total_bits)));
             self.dec.epoch = self.dec.epoch.wrapping_add(1);
             self.dec.clear_roles();
             let r: std::result::Result<(), DecodeError> = (|| {

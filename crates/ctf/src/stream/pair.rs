@@ -11,9 +11,9 @@
 
 use crate::error::Result;
 use crate::ir::Role;
-use crate::plan::{align_up, FastHeader, Node, SkimEntry};
-use crate::units::{BitPos, Cycles};
+use crate::plan::{FastHeader, Node, SkimEntry};
 use crate::trace::PacketRef;
+use crate::units::{BitPos, Cycles};
 
 use super::count::{counted_whole, tally};
 use super::skim::entry_end;
@@ -179,8 +179,8 @@ impl<'t> StreamCursor<'t> {
 /// next event's bit, the content's end and the clock, in locals.
 struct Chain<'b> {
     buf: &'b [u8],
-    pos: u64,
-    end: u64,
+    pos: BitPos,
+    end: BitPos,
     clock: u64,
 }
 
@@ -193,14 +193,15 @@ impl Chain<'_> {
     /// [`StreamPlan::skim_by_id`]: crate::plan::StreamPlan::skim_by_id
     #[inline(always)]
     fn pass_one(&mut self, h: &FastHeader, table: &[SkimEntry], per_class: &mut [u64]) -> bool {
-        let base = align_up(self.pos, u64::from(h.align));
-        let Some(w) = h.peek(self.buf, BitPos::new(base), BitPos::new(self.end)) else { return false };
+        let base = self.pos.align_up(u64::from(h.align));
+        let Some(w) = h.peek(self.buf, base, self.end) else { return false };
         let Some(&e) = table.get(w.id as usize) else { return false };
-        let at = base + w.bits;
-        if e.stops() || !at.is_multiple_of(8) {
+        if e.stops() {
             return false;
         }
-        let Some(next) = entry_end(self.buf, (at / 8) as usize, (self.end / 8) as usize, e) else { return false };
+        // (The event's size in bytes counts from the byte its scopes start on.)
+        let Some(at) = base.add_bits(w.bits).bytes_exact() else { return false };
+        let Some(next) = entry_end(self.buf, at, self.end.bytes_floor(), e) else { return false };
         // (As `Decoder::take_header` moves the clock; an extended header's full timestamp
         // that goes back is the general path's to judge. Short forms never go back.)
         let clock = w.clock_after(Cycles(self.clock));
@@ -208,7 +209,7 @@ impl Chain<'_> {
             return false;
         }
         self.clock = clock.0;
-        self.pos = next as u64 * 8;
+        self.pos = next.to_bits();
         tally(per_class, e.class());
         true
     }

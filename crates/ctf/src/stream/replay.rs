@@ -17,7 +17,7 @@
 use crate::error::Result;
 use crate::event_header::{Block, WordLayout, Words};
 use crate::plan::{FastHeader, HeaderLayout, SkimEntry};
-use crate::units::{ByteOffset, Cycles};
+use crate::units::{BitPos, ByteOffset, Cycles};
 
 use super::ahead::EXTENDED;
 use super::skim::entry_end;
@@ -26,8 +26,8 @@ use super::{HeaderCopy, Mode, Passed, StreamCursor, Wanted};
 /// A wanted event found by a [`Finder`], or where its packet's chain ended.
 #[derive(Debug, Clone, Copy, Default)]
 struct Spot {
-    /// Bit position of its start.
-    pos: u64,
+    /// Its first bit.
+    pos: BitPos,
     /// The clock value: the event's, for one of fixed size; before it, for one the
     /// general path reads again, and at the chain's end.
     clock: u64,
@@ -207,8 +207,8 @@ impl<'t> StreamCursor<'t> {
             } else {
                 // As `take_stopped` makes an event the skimming loop stopped before the
                 // current one.
-                let at = s.pos + u64::from(h.lead & !EXTENDED);
-                (self.cur.pos, self.dec.clock) = (at + u64::from(h.size) * 8, s.clock);
+                let at = s.pos.add_bits(u64::from(h.lead & !EXTENDED));
+                (self.cur.pos, self.dec.clock) = (at.add_bytes(u64::from(h.size)), s.clock);
                 let starts = self.sp.fixed.get(h.class as usize).map_or([0; 3], |f| f.starts);
                 self.set_current_fixed(HeaderCopy::new(h.tag, h.lead & EXTENDED != 0), h.class, (s.pos, at), starts, s.clock, self.clock_ts());
             }
@@ -242,7 +242,7 @@ impl<'t> StreamCursor<'t> {
 /// spots are then not used).
 #[derive(Debug, Clone, Copy)]
 struct ChainAt {
-    pos: usize,
+    pos: ByteOffset,
     clock: u64,
     n: u32,
     run: (u64, u64),
@@ -253,12 +253,12 @@ struct ChainAt {
 /// where it stands, and the spots found so far.
 struct Finder<'b> {
     buf: &'b [u8],
-    end: usize,
+    end: ByteOffset,
     at: ChainAt,
     /// The window's last clock value.
     last: u64,
     /// Where the chain started (bit, clock), for a chain whose spots are not used.
-    start: (u64, u64),
+    start: (BitPos, u64),
     spots: Vec<Spot>,
 }
 
@@ -266,10 +266,10 @@ impl ChainAt {
     /// Moves past an event that ends at byte `next` with clock value `clock`, noting it
     /// in `spots` when `take` (with `head`), else as passed over.
     #[inline(always)]
-    fn moved(&mut self, next: usize, clock: u64, take: bool, head: SpotHead, last: u64, spots: &mut Vec<Spot>) {
+    fn moved(&mut self, next: ByteOffset, clock: u64, take: bool, head: SpotHead, last: u64, spots: &mut Vec<Spot>) {
         if take {
             let spot_clock = if head.class == u32::MAX { self.clock } else { clock };
-            spots.push(Spot { pos: self.pos as u64 * 8, clock: spot_clock, run: self.run, head });
+            spots.push(Spot { pos: self.pos.to_bits(), clock: spot_clock, run: self.run, head });
             self.run = (u64::MAX, 0);
         } else {
             self.run = (self.run.0.min(clock), clock);
@@ -286,9 +286,9 @@ impl<'b> Finder<'b> {
         spots.clear();
         let (pos, clock) = (c.cur.pos, c.dec.clock);
         // (A chain that starts off a byte, or before the window, finds nothing.)
-        let bad = !pos.is_multiple_of(8) || clock < window.0;
-        let at = ChainAt { pos: (pos / 8) as usize, clock, n: 0, run: (u64::MAX, 0), bad };
-        let end = if bad { 0 } else { (c.cur.end / 8) as usize };
+        let bad = !pos.is_byte_aligned() || clock < window.0;
+        let at = ChainAt { pos: pos.bytes_floor(), clock, n: 0, run: (u64::MAX, 0), bad };
+        let end = if bad { ByteOffset::new(0) } else { c.cur.end.bytes_floor() };
         Finder { buf: c.cur.buf, end, at, last: window.1, start: (pos, clock), spots }
     }
 
@@ -303,7 +303,7 @@ impl<'b> Finder<'b> {
         let Some(layout) = layout else { return false };
         let at = &mut self.at;
         let am = (layout.align / 8) as usize - 1;
-        let base = ByteOffset::new((at.pos + am) & !am);
+        let base = ByteOffset::new((at.pos.get() + am) & !am);
         // (Where the event ends is checked by `step_on`: the header's own bound is not.)
         let read = if layout.in_block() {
             let Some(mut block) = Block::at(self.buf, base, be) else { return false };
@@ -318,8 +318,8 @@ impl<'b> Finder<'b> {
         let clock = w.clock_after(Cycles(at.clock));
         at.bad |= w.went_back(Cycles(at.clock), clock);
         let clock = clock.0;
-        let from = base.get() + (w.bits / 8) as usize;
-        let lead = ((from - at.pos) * 8) as u32 | if w.ext { EXTENDED } else { 0 };
+        let from = base.add((w.bits / 8) as usize);
+        let lead = at.pos.to_bits().bits_to(from.to_bits()) as u32 | if w.ext { EXTENDED } else { 0 };
         step_on(at, self.buf, self.end, from, (w.id, w.tag, lead), clock, table, self.last, &mut self.spots)
     }
 
@@ -331,15 +331,12 @@ impl<'b> Finder<'b> {
         if at.pos >= self.end {
             return false;
         }
-        (c.cur.pos, c.dec.clock) = (at.pos as u64 * 8, at.clock);
-        match c.skim_event() {
-            Ok(class) if c.cur.pos.is_multiple_of(8) => {
-                at.bad |= c.dec.clock < at.clock;
-                at.moved((c.cur.pos / 8) as usize, c.dec.clock, wanted.has(class as usize), SpotHead::default(), self.last, &mut self.spots);
-                true
-            }
-            _ => false,
-        }
+        (c.cur.pos, c.dec.clock) = (at.pos.to_bits(), at.clock);
+        let Ok(class) = c.skim_event() else { return false };
+        let Some(next) = c.cur.pos.bytes_exact() else { return false };
+        at.bad |= c.dec.clock < at.clock;
+        at.moved(next, c.dec.clock, wanted.has(class as usize), SpotHead::default(), self.last, &mut self.spots);
+        true
     }
 
     /// Finds the rest of the packet's spots alone.
@@ -372,7 +369,7 @@ impl<'b> Finder<'b> {
             let end = Spot { pos: self.start.0, clock: self.start.1, run: (u64::MAX, 0), head: SpotHead::default() };
             return PacketSpots { spots: self.spots, at: 0, end };
         }
-        let end = Spot { pos: a.pos as u64 * 8, clock: a.clock, run: a.run, head: SpotHead::default() };
+        let end = Spot { pos: a.pos.to_bits(), clock: a.clock, run: a.run, head: SpotHead::default() };
         PacketSpots { spots: self.spots, at: 0, end }
     }
 }
@@ -386,8 +383,8 @@ impl<'b> Finder<'b> {
 fn step_on(
     at: &mut ChainAt,
     buf: &[u8],
-    end: usize,
-    from: usize,
+    end: ByteOffset,
+    from: ByteOffset,
     (id, tag, lead): (u64, u64, u32),
     clock: u64,
     table: &[SkimEntry],
@@ -419,7 +416,15 @@ fn find_side_by_side(a: &mut StreamCursor<'_>, fa: &mut Finder<'_>, b: &mut Stre
 
 /// [`find_side_by_side`] with the steps of [`Finder::step`] in `layout`.
 #[inline(always)]
-fn side_by_side(a: &mut StreamCursor<'_>, fa: &mut Finder<'_>, b: &mut StreamCursor<'_>, fb: &mut Finder<'_>, wanted: &Wanted, layout: Option<&WordLayout>, be: bool) {
+fn side_by_side(
+    a: &mut StreamCursor<'_>,
+    fa: &mut Finder<'_>,
+    b: &mut StreamCursor<'_>,
+    fb: &mut Finder<'_>,
+    wanted: &Wanted,
+    layout: Option<&WordLayout>,
+    be: bool,
+) {
     let table = &wanted.skim_by_id[..];
     loop {
         let (stepped_a, stepped_b) = loop {

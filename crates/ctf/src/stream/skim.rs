@@ -123,18 +123,20 @@ impl<'t> StreamCursor<'t> {
         mut see: impl FnMut(u32, u64),
         mut take: impl FnMut(&Stopped) -> bool,
     ) -> Option<Stopped> {
-        if !self.cur.pos.is_multiple_of(8) || !layout.short.bits.is_multiple_of(8) || !layout.align.is_multiple_of(8) {
+        let from = self.cur.pos.bytes_exact()?;
+        if !layout.short.bits.is_multiple_of(8) || !layout.align.is_multiple_of(8) {
             return None;
         }
+        // (The loop counts in bytes: `p`, `base`, `next` and `end` are byte indexes.)
         let buf = self.cur.buf;
-        let end = (self.cur.end / 8) as usize;
+        let end = self.cur.end.bytes_floor().get();
         let am = (layout.align / 8) as usize - 1;
         // Where every field lies in the header's first 16 bytes (LTTng's layouts,
         // constants there), one load and one bounds check read either form
         // ([`Block`]); a header in the file's last 16 bytes is then left to the
         // general path.
         let in_block = layout.in_block();
-        let (mut p, mut clock, mut stopped) = ((self.cur.pos / 8) as usize, self.dec.clock, None);
+        let (mut p, mut clock, mut stopped) = (from.get(), self.dec.clock, None);
         // With `TAKES`, content more than 4 GiB on is left to the next run: an entry of
         // `SkimEntry::STOP` (stop there), read as a size of 2^32 - 1 bytes, then ends past
         // `end`, which so checks both.
@@ -165,7 +167,8 @@ impl<'t> StreamCursor<'t> {
                     break;
                 }
                 let lead = (((base - p) * 8) as u32 + w.bits as u32) | if w.ext { ahead::EXTENDED } else { 0 };
-                let s = Stopped { header: w, lead, start: p as u64 * 8, at: (base + hbytes) as u64 * 8, end: next as u64 * 8, class: e.class(), cycles };
+                let bit = |byte| ByteOffset::new(byte).to_bits();
+                let s = Stopped { header: w, lead, start: bit(p), at: bit(base + hbytes), end: bit(next), class: e.class(), cycles };
                 if !STOP && take(&s) {
                     (p, clock) = (next, cycles);
                     continue;
@@ -187,7 +190,7 @@ impl<'t> StreamCursor<'t> {
             see(e.class(), cycles);
             (p, clock) = (next, cycles);
         }
-        self.cur.pos = p as u64 * 8;
+        self.cur.pos = ByteOffset::new(p).to_bits();
         self.dec.clock = clock;
         stopped
     }
@@ -208,7 +211,14 @@ impl<'t> StreamCursor<'t> {
     /// else only the clock and position move): it starts at bit `start`, its scopes at
     /// `at` (plus `starts`), and it ends at `end`.
     #[inline(always)]
-    fn enter_fixed<const FULL: bool>(&mut self, h: &crate::plan::FastHeader, w: &HeaderWord, class: u32, (start, at, end): (u64, u64, u64), starts: [u32; 3]) {
+    fn enter_fixed<const FULL: bool>(
+        &mut self,
+        h: &crate::plan::FastHeader,
+        w: &HeaderWord,
+        class: u32,
+        (start, at, end): (BitPos, BitPos, BitPos),
+        starts: [u32; 3],
+    ) {
         self.dec.take_header::<false>(h, w);
         self.cur.pos = end;
         if FULL {
@@ -225,9 +235,9 @@ impl<'t> StreamCursor<'t> {
     /// clock are the caller's to move.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn set_current_fixed(&mut self, header: HeaderCopy, class: u32, (start, at): (u64, u64), starts: [u32; 3], cycles: u64, ts: Option<i64>) {
+    pub(super) fn set_current_fixed(&mut self, header: HeaderCopy, class: u32, (start, at): (BitPos, BitPos), starts: [u32; 3], cycles: u64, ts: Option<i64>) {
         self.dec.epoch = self.dec.epoch.wrapping_add(1);
-        let scopes = starts.map(|x| at + u64::from(x));
+        let scopes = starts.map(|x| at.add_bits(u64::from(x)));
         self.ev = EventPos { class, cycles, ts, scopes, start, epoch: self.dec.epoch, header };
     }
 
@@ -241,8 +251,8 @@ impl<'t> StreamCursor<'t> {
         let sp = self.sp;
         let h = sp.fast_header.as_ref()?;
         let start = self.cur.pos;
-        let base = crate::plan::align_up(start, h.align as u64);
-        let w = h.peek(self.cur.buf, BitPos::new(base), BitPos::new(self.cur.end))?;
+        let base = start.align_up(u64::from(h.align));
+        let w = h.peek(self.cur.buf, base, self.cur.end)?;
         let clock = Cycles(self.dec.clock);
         if w.went_back(clock, w.clock_after(clock)) {
             return None;
@@ -252,8 +262,8 @@ impl<'t> StreamCursor<'t> {
         if !f.is_fixed() {
             return None;
         }
-        let at = crate::plan::align_up(base + w.bits, f.align as u64);
-        let end = at + f.bits as u64;
+        let at = base.add_bits(w.bits).align_up(u64::from(f.align));
+        let end = at.add_bits(u64::from(f.bits));
         if end > self.cur.end {
             return None;
         }
@@ -281,9 +291,9 @@ pub(super) struct Stopped {
     /// `at - start`, with [`super::ahead::EXTENDED`] when the header has the extended form
     /// (as [`Ahead`](super::Ahead) keeps it).
     pub(super) lead: u32,
-    pub(super) start: u64,
-    pub(super) at: u64,
-    pub(super) end: u64,
+    pub(super) start: BitPos,
+    pub(super) at: BitPos,
+    pub(super) end: BitPos,
     pub(super) class: u32,
     /// The clock value its header gives.
     pub(super) cycles: u64,
@@ -295,9 +305,9 @@ pub(super) struct Stopped {
 /// its NUL; `None` where it ends past `end`. (The skimming loop keeps its own copy of
 /// this step: sharing it changed that loop's machine code, BENCHMARKS.md, session 32.)
 #[inline(always)]
-pub(super) fn entry_end(buf: &[u8], from: usize, end: usize, e: SkimEntry) -> Option<usize> {
-    let next = if !e.stops() && e.is_string() { string_end(buf, from, end, e.string_layout())? } else { from + e.bytes() };
-    (next <= end).then_some(next)
+pub(super) fn entry_end(buf: &[u8], from: ByteOffset, end: ByteOffset, e: SkimEntry) -> Option<ByteOffset> {
+    let next = if !e.stops() && e.is_string() { string_end(buf, from.get(), end.get(), e.string_layout())? } else { from.get() + e.bytes() };
+    (next <= end.get()).then_some(ByteOffset::new(next))
 }
 
 /// Where an event of layout `layout` whose scopes start on byte `at` of `buf` ends (the

@@ -207,12 +207,12 @@ impl Prog {
                 Op::Chars { align, len } => {
                     cur.align(align)?;
                     let bits = u64::from(len) * 8;
-                    if cur.end - cur.pos < bits {
-                        return Err(DecodeError::new(cur.pos, DecodeErrorKind::OutOfBounds { needed: bits, available: cur.end - cur.pos }));
+                    if cur.left() < bits {
+                        return Err(DecodeError::new(cur.pos, DecodeErrorKind::OutOfBounds { needed: bits, available: cur.left() }));
                     }
-                    let start = (cur.pos >> 3) as usize;
+                    let start = cur.pos.bytes_floor().get();
                     let bytes = &cur.buf[start..start + len as usize];
-                    cur.pos += bits;
+                    cur.pos = cur.pos.add_bits(bits);
                     push_string(style, out, memchr::memchr(0, bytes).map_or(bytes, |z| &bytes[..z]));
                 }
             }
