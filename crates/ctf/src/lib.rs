@@ -10,7 +10,10 @@
 //!    [`metadata`] from the file's first bytes — produce one intermediate form, [`ir`].
 //! 2. [`plan`] compiles the IR once into a flat arena of decoding nodes: field
 //!    references become node ids, event classes are found by id, fixed-layout scopes are
-//!    marked skippable, and LTTng's event headers get a compiled fast path.
+//!    marked skippable, and LTTng's event headers get a compiled fast path: their
+//!    layouts, read by [`event_header`]'s one reader, which every loop that passes over
+//!    events inlines. The reader counts in [`units`]: bit positions, byte offsets and
+//!    clock values as types that do not mix.
 //! 3. [`trace`] finds traces under a directory (LTTng session layouts, rotation,
 //!    several traces), maps each stream file once, and indexes packets ([`index`]:
 //!    `index/*.idx` when consistent, else packet headers).
