@@ -154,7 +154,6 @@ fn stream_of(r: &super::Record) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
 
     use ctf::trace::TraceSet;
 
