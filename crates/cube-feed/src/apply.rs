@@ -3,7 +3,8 @@
 //! per CPU and since when it runs ([`kernel::runs::Clock`]), and the threads' pids,
 //! fd tables and pending syscalls ([`kernel::replay::Replay`], which interprets the
 //! model's records and resolves the bytes each read or write moved and on which
-//! file); the applier keeps only what the cube needs beside (names and members).
+//! file, completes each call, and knows each thread's name); the applier keeps only
+//! what the cube needs beside (its members, and bytes held for the statedump).
 //!
 //! Semantics, as `analysis`'s `count`, `cpu` and `io` (so that a cube range equals the
 //! analyses' difference of prefixes, see `tests/exactness.rs`):
@@ -34,10 +35,11 @@ use ctf::trace::TraceSet;
 use cube::dims::{file_path_labels, operation_kind, NodeId};
 use cube::{CellId, Cube, MetricId, Result};
 use kernel::fdtable::{FileNames, Transfer};
+use kernel::latency::renumbered;
 use kernel::layout::{Kind, Layout};
 use kernel::log::{Rec, Who};
 use kernel::model::{text_of, FxMap};
-use kernel::replay::{Replay, Sink};
+use kernel::replay::{Completed, Replay, Sink};
 use kernel::runs::Clock;
 
 use crate::log::{Record, SliceLog};
@@ -50,11 +52,10 @@ const PROCESS: usize = 2;
 const FILE: usize = 3;
 const OPERATION: usize = 4;
 
-/// What the cube keeps per thread, beside the kernel's replay: its name and its
-/// Process member (made again when its name or pid changes).
+/// What the cube keeps per thread, beside the kernel's replay (which knows its pid and
+/// name): its Process member, made again when its name or pid changes.
 #[derive(Debug, Clone, Default)]
 struct Thread {
-    comm: Option<String>,
     node: Option<NodeId>,
 }
 
@@ -113,20 +114,47 @@ pub fn prescan_first_switch(set: &TraceSet, layout: &Layout) -> Vec<Option<i32>>
 }
 
 /// The applier's file numbering, as the fd rules ask for it: files are cube members;
-/// and the bytes a replayed exit moved, kept for the applier to add to the cube.
+/// and what a replayed record resolved, kept for the applier to add to the cube.
 struct CubeFiles<'a> {
     path_ids: &'a mut HashMap<Arc<str>, u32>,
     paths: &'a mut Vec<NodeId>,
     held: &'a mut Held,
     cube: &'a mut Cube,
+    /// Whether the calls completed are wanted (`syscall_ns` is measured).
+    calls: bool,
+    out: Replayed,
+}
+
+/// What the replay of one record resolved ([`Applier::replay`]).
+#[derive(Debug, Default)]
+struct Replayed {
+    /// The bytes a read or write moved.
     moved: Option<Transfer>,
+    /// The call an exit completed.
+    completed: Option<Completed>,
+    /// The placeholder whose bytes the statedump gave to a file, with that file.
+    held: Option<(u32, u32)>,
 }
 
 impl Sink for CubeFiles<'_> {
     type Thread = Thread;
 
     fn moved(&mut self, _tid: i32, _pid: Option<i32>, _data: &mut Thread, t: Transfer) {
-        self.moved = Some(t);
+        self.out.moved = Some(t);
+    }
+
+    fn wants_calls(&self) -> bool {
+        self.calls
+    }
+
+    /// (The latency needs a call's name and times only; naming what it worked on would
+    /// make File members.)
+    fn wants_ended(&self) -> bool {
+        false
+    }
+
+    fn completed(&mut self, _tid: i32, _data: &mut Thread, c: Completed) {
+        self.out.completed = Some(c);
     }
 }
 
@@ -229,6 +257,8 @@ impl Applier {
             self.cpus.resize(streams, None);
             self.clock.grow(streams);
         }
+        let (old, new) = (&self.names, &layout.names);
+        self.kernel.rename_calls(|c| renumbered(old, new, c));
         self.names = layout.names.clone();
         self.lat.relayout();
         self.ev_nodes = vec![None; self.names.len() * self.cpus.len().max(1)];
@@ -307,7 +337,7 @@ impl Applier {
     /// time so far to the old member first, so that roll-ups to process names do not
     /// depend on where frame boundaries fall.
     fn set_comm(&mut self, cube: &mut Cube, tid: i32, b: &[u8], t: i64) -> Result<()> {
-        let old = self.kernel.find(tid).map(|i| self.kernel.data(i).comm.as_deref().map(str::as_bytes));
+        let old = self.kernel.find(tid).map(|i| self.kernel.name(i).map(str::as_bytes));
         if old == Some(Some(b)) {
             return Ok(());
         }
@@ -315,9 +345,8 @@ impl Applier {
             self.credit_running(cube, t, Some(tid))?;
         }
         let i = self.kernel.slot(tid);
-        let th = self.kernel.data_mut(i);
-        th.comm = Some(String::from_utf8_lossy(b).into_owned());
-        th.node = None;
+        self.kernel.set_name(i, &String::from_utf8_lossy(b));
+        self.kernel.data_mut(i).node = None;
         Ok(())
     }
 
@@ -351,11 +380,10 @@ impl Applier {
             return n;
         }
         let pid = self.kernel.slot_pid(i).unwrap_or(tid).to_string();
-        let t = self.kernel.data_mut(i);
-        let comm = t.comm.clone().unwrap_or_else(|| "?".into());
-        let group = cube.config.group_of(&comm).to_string();
-        let n = cube.schema.dims[PROCESS].member(&[&group, &comm, &pid, &tid.to_string()]);
-        t.node = Some(n);
+        let comm = self.kernel.name(i).unwrap_or("?");
+        let group = cube.config.group_of(comm);
+        let n = cube.schema.dims[PROCESS].member(&[group, comm, &pid, &tid.to_string()]);
+        self.kernel.data_mut(i).node = Some(n);
         n
     }
 
@@ -467,25 +495,35 @@ impl Applier {
             Rec::ProcState { tid, pid } => self.set_pid(cube, tid, pid, t)?,
             Rec::FdDump { path, .. } => {
                 let path = text_of(log.str(path));
-                if let (_, Some((held, file))) = self.replay(cube, r.clone().map_path(|_| path), None) {
+                if let Some((held, file)) = self.replay(cube, r.clone().map_path(|_| path), None).held {
                     self.give_held(cube, t, held, file)?;
                 }
             }
-            Rec::Call { who: Who::Stream(s), call } => self.call_entry(cube, s as usize, t, call),
+            Rec::Call { who: Who::Stream(s), call } => {
+                // The entry that follows is of `call`, at `t`.
+                self.kernel.at(t, call);
+                self.call_entry(cube, s as usize, call);
+            }
             Rec::Entry { who: Who::Stream(s), path, .. } => {
                 let Some((tid, i)) = self.issuer(s, true) else { return Ok(()) };
                 let path = path.map(|p| text_of(log.str(p)));
                 self.replay(cube, r.clone().map_path(|_| path.unwrap_or_default()).with_who(Who::Tid(tid)), Some(i));
             }
             Rec::OtherEntry { who: Who::Stream(s) } => {
-                if let Some((tid, i)) = self.issuer(s, false) {
+                // (Pending for the syscall latency: a thread seen first here gets its
+                // slot, as at any entry.)
+                if let Some((tid, i)) = self.issuer(s, true) {
                     self.replay(cube, Rec::<&str>::OtherEntry { who: Who::Tid(tid) }, Some(i));
                 }
             }
             Rec::Exit { who: Who::Stream(s), .. } | Rec::Pair { who: Who::Stream(s), .. } => {
-                self.call_exit(cube, s as usize, t)?;
                 let Some((tid, i)) = self.issuer(s, false) else { return Ok(()) };
-                if let (Some(m), _) = self.replay(cube, r.clone().map_path(|_| "").with_who(Who::Tid(tid)), Some(i)) {
+                self.kernel.at(t, 0);
+                let done = self.replay(cube, r.clone().map_path(|_| "").with_who(Who::Tid(tid)), Some(i));
+                if let Some(c) = done.completed {
+                    self.call_completed(cube, s as usize, tid, c)?;
+                }
+                if let Some(m) = done.moved {
                     self.moved(cube, s as usize, t, tid, m)?;
                 }
             }
@@ -501,12 +539,12 @@ impl Applier {
     }
 
     /// Interprets the model's record `r` (its issuer resolved, in `slot` when given)
-    /// through the kernel's replay: returns the bytes a read or write moved, and the
-    /// placeholder whose bytes the statedump gave to a file, with that file.
-    fn replay<P: AsRef<str>>(&mut self, cube: &mut Cube, r: Rec<P>, slot: Option<usize>) -> (Option<Transfer>, Option<(u32, u32)>) {
-        let mut files = CubeFiles { path_ids: &mut self.path_ids, paths: &mut self.paths, held: &mut self.held, cube, moved: None };
-        let held = self.kernel.apply(r, slot, &mut files);
-        (files.moved, held)
+    /// through the kernel's replay: returns what it resolved.
+    fn replay<P: AsRef<str>>(&mut self, cube: &mut Cube, r: Rec<P>, slot: Option<usize>) -> Replayed {
+        let calls = self.lat.wants_calls();
+        let mut files = CubeFiles { path_ids: &mut self.path_ids, paths: &mut self.paths, held: &mut self.held, cube, calls, out: Replayed::default() };
+        files.out.held = self.kernel.apply(r, slot, &mut files);
+        files.out
     }
 
     /// Adds a frame's event counts at the frame's first event, and extends the cube's

@@ -4,8 +4,10 @@
 //! Where it sits: it wires `ctf` (events), the `kernel` model (event layouts, the log
 //! record type, the replayed threads and fd tables, who runs on each CPU, the latency
 //! rules), `engine` (slices, workers, the ordered merge) and `cube` (which knows
-//! nothing of traces). It keeps no kernel state of its own: only what the cube needs
-//! beside the model (members, thread names, the latency measures' pending waits).
+//! nothing of traces). It keeps no kernel state of its own (pending calls and thread
+//! names are the replay's): only what the cube needs beside the model (members, the
+//! latency measures' state machines of `kernel::latency`: wake-up waits, interrupt
+//! handlers, block requests).
 //! What lives where:
 //! * [`log`]: the worker side, a slice's events → a [`log::SliceLog`]: the partial
 //!   history of event counts per frame and the kernel's records

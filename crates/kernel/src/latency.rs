@@ -217,9 +217,32 @@ pub fn call_name(names: &[Box<str>], c: CallId) -> String {
     n.strip_prefix("syscall_entry_").or_else(|| n.strip_prefix("sys_")).unwrap_or(n).to_string()
 }
 
+/// The [`CallId`] that call `c` of event names `old` has among event names `new` (a
+/// live session's new metadata renumbers them; both sorted, as
+/// [`Layout::names`](crate::layout::Layout::names) are); a raw number, or a name `new`
+/// lacks, keeps its id.
+pub fn renumbered(old: &[Box<str>], new: &[Box<str>], c: CallId) -> CallId {
+    if c & RAW_CALL != 0 {
+        return c;
+    }
+    old.get(c as usize).and_then(|n| new.binary_search(n).ok()).map_or(c, |i| i as CallId)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_call_keeps_its_name_when_new_metadata_renumbers_the_events() {
+        let names = |v: &[&str]| v.iter().map(|&n| Box::from(n)).collect::<Vec<Box<str>>>();
+        let old = names(&["sched_switch", "syscall_entry_read"]);
+        let new = names(&["sched_switch", "syscall_entry_close", "syscall_entry_read"]);
+        assert_eq!(renumbered(&old, &new, 1), 2);
+        assert_eq!(call_name(&new, renumbered(&old, &new, 1)), "read");
+        assert_eq!(renumbered(&old, &new, raw_call(3)), raw_call(3));
+        // An id the old names lack keeps its value.
+        assert_eq!(renumbered(&old, &new, 9), 9);
+    }
 
     #[test]
     fn wakeup_of_a_running_task_is_ignored_and_the_first_is_kept() {

@@ -19,13 +19,14 @@
 //! * [`runs`]: the executions per stream (who ran on a CPU, from when to when), as
 //!   CPU time credited to threads: chunk by chunk ([`runs::Runs`]), or in progress
 //!   for a reader in time order, credited up to any time ([`runs::Clock`]);
-//! * [`replay`]: the replayed state (threads, pending syscalls, fd tables) that a
-//!   log is interpreted against, telling a statistic's [`replay::Sink`] the resolved
-//!   facts: bytes moved, and each call completed ([`replay::Completed`]: name, entry
-//!   and exit times, return value, fd and file). A thread's pending call
-//!   ([`fdtable::PendingCall`]: the call and its arguments, its fd's file at entry,
-//!   its name and entry time) is the one pending-call state: io reads its file, the
-//!   syscall latency its name and times, from the same entry/exit pairing;
+//! * [`replay`]: the replayed state (threads with their pids and names, pending
+//!   syscalls, fd tables) that a log is interpreted against, telling a statistic's
+//!   [`replay::Sink`] the resolved facts: bytes moved, and each call completed
+//!   ([`replay::Completed`]: name, entry and exit times, return value, fd and file).
+//!   A thread's pending call ([`fdtable::PendingCall`]: the call and its arguments,
+//!   its fd's file at entry, its name and entry time) is the one pending-call state:
+//!   io reads its file, the syscall latency (`analyze -a syscall` and the cube's
+//!   `syscall_ns`) its name and times, from the same entry/exit pairing;
 //! * [`tid_index`]: tid → slot, for per-thread tables;
 //! * [`events`]: the events of the latency analyses (IRQs, softirqs, wake-ups);
 //! * [`latency`]: the state machines of the latency statistics (wake-up waits,

@@ -14,12 +14,14 @@
 //! * the cube's feed (`cube-feed`) logs every record, each stamped with its event's
 //!   time beside it, and names the issuer of a syscall record by its stream
 //!   ([`Who::Stream`]): its applier follows the switches ([`Rec::Switch`]) in time
-//!   order, so it knows who runs on each stream at each record. It also logs what its
-//!   measures need beyond the replay's state: thread names ([`Rec::Name`]), every
-//!   syscall entry's name ([`Rec::Call`], for the syscall latency), wake-ups, interrupt
-//!   handlers and block requests (for the latency measures, [`crate::latency`]), and
-//!   its own frame marks ([`Rec::Frame`]). A [`crate::replay::Replay`] ignores these
-//!   (and records naming a stream or a chunk's unknown task).
+//!   order, so it knows who runs on each stream at each record. It also logs the
+//!   threads' names ([`Rec::Name`], which the replay keeps:
+//!   [`crate::replay::Replay::name`]) and what its measures need beyond the replay's
+//!   state: every syscall entry's name ([`Rec::Call`], for the syscall latency),
+//!   wake-ups, interrupt handlers and block requests (for the latency measures,
+//!   [`crate::latency`]), and its own frame marks ([`Rec::Frame`]). A
+//!   [`crate::replay::Replay`] ignores those (and records naming a stream or a chunk's
+//!   unknown task).
 
 use std::borrow::Cow;
 
@@ -63,7 +65,7 @@ impl AsRef<str> for LoggedPath {
 }
 
 /// One record of an event the kernel model interprets (or, from the variant
-/// [`Rec::Name`] on, that a statistic measures beside the model; a
+/// [`Rec::Switch`] on, that a statistic measures beside the model; a
 /// [`crate::replay::Replay`] ignores those). `P` is the form of a path or name:
 /// borrowed from the trace while the event is at hand, owned in a chunk's log (or an
 /// index into the log's own bytes, as the cube's).
@@ -88,7 +90,8 @@ pub enum Rec<P = LoggedPath> {
     /// Statedump: an open fd.
     FdDump { pid: i32, fd: i32, path: P, cloexec: bool },
     /// Thread `tid` is called `name` (a switch, fork, exec or the statedump named it),
-    /// logged before the record of the same event.
+    /// logged before the record of the same event (the replay's rules:
+    /// [`crate::replay`]).
     Name { tid: i32, name: P },
     /// `sched_switch` on stream `s` (CPU id `cpu`) from `prev` to `next`.
     Switch { s: u32, cpu: u32, prev: i32, next: i32 },

@@ -22,6 +22,20 @@
 //! fork copies the table, exec closes the close-on-exec fds, the statedump names fds
 //! opened before tracing ([`crate::fdtable`] has the fd rules themselves).
 //!
+//! A thread's name ([`Replay::name`]) is the kernel's `task->comm` as the events show
+//! it, the last one in time order winning ([`Rec::Name`] records, which the log's
+//! writer takes from these events):
+//! * `sched_switch`'s `prev_comm` and `next_comm`: the name at the switch, whatever
+//!   changed it (`prctl(PR_SET_NAME)` and writes to `/proc/PID/comm` have no
+//!   tracepoint: the next switch shows them); the idle task (tid 0) is not named;
+//! * `sched_process_fork`'s `child_comm`: a new thread starts with a copy of its
+//!   parent's name (`copy_process`);
+//! * `sched_process_exec`'s `filename`: exec names the thread after the program's
+//!   file, its last component cut to 15 bytes (`__set_task_comm` in
+//!   `begin_new_exec`, [`crate::layout::comm_of_path`]);
+//! * `lttng_statedump_process_state`'s `name`: the name of a thread that existed when
+//!   tracing began.
+//!
 //! Threads live in dense slots: a thread's slot is found by tid in a direct table (the
 //! caller may cache the slot of the task running on each stream: [`SlotCache`]), and a
 //! thread remembers its process's fd table, so a read or write costs no hash look-up.
@@ -46,6 +60,14 @@ pub trait Sink: FileNames {
     #[inline(always)]
     fn wants_calls(&self) -> bool {
         false
+    }
+
+    /// Whether the statistic reads [`Completed::ended`] (a call's fd and file: naming
+    /// the kind of a new fd interns it, [`FileNames::named`]); when not, `ended` is
+    /// `None` for calls other than reads and writes. Default: yes.
+    #[inline(always)]
+    fn wants_ended(&self) -> bool {
+        true
     }
 
     /// The thread `tid` (`data` its slot's data) completed its pending call `c`; only
@@ -132,6 +154,10 @@ pub struct Replay<T> {
     /// Slots of other tids.
     tids: FxMap<i32, u32>,
     slots: Vec<ThreadSlot<T>>,
+    /// Per slot: the thread's name, once named (see the module documentation); apart
+    /// from the slots, which a read or write touches: grown only when a name comes, so
+    /// a replay whose statistic names no thread keeps it empty.
+    names: Vec<Option<Box<str>>>,
     /// Fd tables; files are ids of the sink's [`FileNames`].
     fds: FdTables,
     /// The time of the event or record being replayed ([`Replay::at`]).
@@ -142,7 +168,7 @@ pub struct Replay<T> {
 
 impl<T> Default for Replay<T> {
     fn default() -> Self {
-        Replay { by_tid: Vec::new(), tids: FxMap::default(), slots: Vec::new(), fds: FdTables::default(), now: 0, tag: 0 }
+        Replay { by_tid: Vec::new(), tids: FxMap::default(), slots: Vec::new(), names: Vec::new(), fds: FdTables::default(), now: 0, tag: 0 }
     }
 }
 
@@ -153,6 +179,14 @@ impl<T> Replay<T> {
     pub fn at(&mut self, ts: i64, tag: u32) {
         self.now = ts;
         self.tag = tag;
+    }
+
+    /// Renames the pending calls ([`PendingCall::name`]) by `f`: the event names were
+    /// renumbered (a live session's new metadata, [`crate::latency::renumbered`]).
+    pub fn rename_calls(&mut self, mut f: impl FnMut(CallId) -> CallId) {
+        for p in self.slots.iter_mut().filter_map(|s| s.pending.as_mut()) {
+            p.name = f(p.name);
+        }
     }
 
     /// What `at` said last.
@@ -240,6 +274,20 @@ impl<T: Default> Replay<T> {
     #[inline(always)]
     pub fn data_mut(&mut self, i: usize) -> &mut T {
         &mut self.slots[i].data
+    }
+
+    /// The name of the thread of slot `i`, once named (see the module documentation).
+    #[inline]
+    pub fn name(&self, i: usize) -> Option<&str> {
+        self.names.get(i).and_then(Option::as_deref)
+    }
+
+    /// Names the thread of slot `i` `name` (see the module documentation).
+    pub fn set_name(&mut self, i: usize, name: &str) {
+        if self.names.len() <= i {
+            self.names.resize(i + 1, None);
+        }
+        self.names[i] = Some(name.into());
     }
 
     /// `(tid, pid if known, data)` of every thread, in slot order.
@@ -370,7 +418,7 @@ impl<T: Default> Replay<T> {
     fn exit_other<S: Sink<Thread = T>>(&mut self, i: usize, e: PendingCall, sc: Option<Sc>, ret: i64, fds: Option<[i32; 2]>, sink: &mut S) {
         self.slots[i].pending = None;
         let pid = self.slots[i].pid();
-        let ended = if sink.wants_calls() { e.ended(ret, sink) } else { None };
+        let ended = if sink.wants_calls() && sink.wants_ended() { e.ended(ret, sink) } else { None };
         let moved = self.fds.exit(pid, e, sc, ret, fds, sink);
         if let Some(x) = moved {
             let s = &mut self.slots[i];
@@ -475,15 +523,12 @@ impl<T: Default> Replay<T> {
                 let file = sink.named(path.as_ref());
                 return self.fd_dump(pid, fd, file, cloexec).map(|held| (held, file));
             }
+            Rec::Name { tid, name } => {
+                let i = self.slot(tid);
+                self.set_name(i, name.as_ref());
+            }
             // What statistics measure beside the model (see `crate::log`).
-            Rec::Name { .. }
-            | Rec::Switch { .. }
-            | Rec::Call { .. }
-            | Rec::Wakeup { .. }
-            | Rec::Irq { .. }
-            | Rec::Block(_)
-            | Rec::BlockDevice { .. }
-            | Rec::Frame { .. } => {}
+            Rec::Switch { .. } | Rec::Call { .. } | Rec::Wakeup { .. } | Rec::Irq { .. } | Rec::Block(_) | Rec::BlockDevice { .. } | Rec::Frame { .. } => {}
         }
         None
     }
@@ -503,171 +548,4 @@ fn table_of<T>(slot: &mut ThreadSlot<T>, fds: &mut FdTables) -> TableId {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_tid_keeps_one_slot_in_the_direct_table_and_beyond_it() {
-        let mut r = Replay::<()>::default();
-        let tids = [0, 1, 7, 4096, 1 << 20, (DIRECT_TIDS - 1) as i32, DIRECT_TIDS as i32, i32::MAX, -1, i32::MIN];
-        let slots: Vec<usize> = tids.iter().map(|&t| r.slot(t)).collect();
-        // New tids get new slots, in order; asking again finds the same ones.
-        assert_eq!(slots, (0..tids.len()).collect::<Vec<_>>());
-        for (&t, &i) in tids.iter().zip(&slots) {
-            assert_eq!(r.find(t), Some(i), "tid {t}");
-            assert_eq!(r.slot(t), i, "tid {t}");
-            assert_eq!(r.slots[i].tid, t);
-        }
-        assert_eq!(r.find(2), None);
-        assert_eq!(r.find(DIRECT_TIDS as i32 + 1), None);
-        // The direct table covers tids below DIRECT_TIDS only, and never grows past it.
-        assert_eq!(r.by_tid.len(), DIRECT_TIDS);
-        assert_eq!(r.tids.len(), 4);
-    }
-
-    /// A sink that counts bytes per thread and names files by a list (and, with
-    /// `ends`, lists each call ended with its fd and file name).
-    #[derive(Default)]
-    struct Bytes {
-        names: Vec<String>,
-        ends: Option<Vec<(i32, i32, Option<String>)>>,
-    }
-
-    impl FileNames for Bytes {
-        fn named(&mut self, name: &str) -> u32 {
-            self.names.push(name.to_owned());
-            self.names.len() as u32 - 1
-        }
-        fn held(&mut self, fd: i32) -> u32 {
-            self.named(&format!("unknown (fd {fd})"))
-        }
-    }
-
-    impl Sink for Bytes {
-        type Thread = [u64; 2];
-        fn moved(&mut self, _tid: i32, _pid: Option<i32>, data: &mut [u64; 2], t: Transfer) {
-            data[usize::from(!t.read)] += t.bytes;
-        }
-        fn wants_calls(&self) -> bool {
-            self.ends.is_some()
-        }
-        fn completed(&mut self, tid: i32, _data: &mut [u64; 2], c: Completed) {
-            if let Some(e) = c.ended {
-                let name = e.file.map(|f| self.names[f as usize].clone());
-                self.ends.as_mut().unwrap().push((tid, e.fd, name));
-            }
-        }
-    }
-
-    #[test]
-    fn a_replay_tells_its_sink_the_fd_and_file_of_each_call_ended() {
-        let (mut r, mut sink) = (Replay::<[u64; 2]>::default(), Bytes { ends: Some(Vec::new()), ..Default::default() });
-        let who = Who::Tid(10);
-        let call = |r: &mut Replay<[u64; 2]>, sink: &mut Bytes, sc: Sc, a0: i32, path: Option<&str>, ret: i64| {
-            r.apply(Rec::Entry { who, sc, a0, a1: 0, a2: 0, path }, None, sink);
-            r.apply::<&str, _>(Rec::Exit { who, sc: Some(sc), ret }, None, sink);
-        };
-        r.apply::<&str, _>(Rec::ProcState { tid: 10, pid: 9 }, None, &mut sink);
-        call(&mut r, &mut sink, Sc::Open, -1, Some("/etc/x"), 3);
-        // A failed open works on no fd; a read that moved nothing still names its file.
-        call(&mut r, &mut sink, Sc::Open, -1, Some("/nope"), -2);
-        call(&mut r, &mut sink, Sc::Read, 3, None, 0);
-        call(&mut r, &mut sink, Sc::Socket, 2, None, 4);
-        call(&mut r, &mut sink, Sc::Close, 3, None, 0);
-        // After the close, fd 3 names nothing: a read that fails on it names no file; bytes
-        // moved on it go to a placeholder.
-        call(&mut r, &mut sink, Sc::Read, 3, None, -9);
-        call(&mut r, &mut sink, Sc::Write, 3, None, 5);
-        // The log's joined read/write records too.
-        r.apply_l(LRec::Rw { t: 10, sc: Sc::Write, fd: 4, ret: -11, exited: true }, &mut sink);
-        let s = |x: &str| Some(x.to_string());
-        assert_eq!(
-            sink.ends.unwrap(),
-            vec![
-                (10, 3, s("/etc/x")),
-                (10, 3, s("/etc/x")),
-                (10, 4, s("socket")),
-                (10, 3, s("/etc/x")),
-                (10, 3, None),
-                (10, 3, s("unknown (fd 3)")),
-                (10, 4, s("socket")),
-            ]
-        );
-    }
-
-    /// A sink that lists each call completed.
-    #[derive(Default)]
-    struct Calls(Vec<Completed>);
-
-    impl FileNames for Calls {
-        fn named(&mut self, _: &str) -> u32 {
-            0
-        }
-        fn held(&mut self, _: i32) -> u32 {
-            1
-        }
-    }
-
-    impl Sink for Calls {
-        type Thread = ();
-        fn moved(&mut self, _: i32, _: Option<i32>, _: &mut (), _: Transfer) {}
-        fn wants_calls(&self) -> bool {
-            true
-        }
-        fn completed(&mut self, _: i32, _: &mut (), c: Completed) {
-            self.0.push(c);
-        }
-    }
-
-    #[test]
-    fn a_replay_completes_each_call_under_its_entrys_name_and_time() {
-        let (mut r, mut sink) = (Replay::<()>::default(), Calls::default());
-        let who = Who::Tid(10);
-        let i = r.slot(10);
-        // A read (name 5) from 100 to 150; a call the model does not interpret (name 6)
-        // completed by a mismatched exit; an exit with nothing pending: nothing.
-        r.at(100, 5);
-        r.enter_rw(i, Sc::Read, 3);
-        r.at(150, 0);
-        r.exit(i, Some(Sc::Read), 8, &mut sink);
-        r.at(200, 6);
-        r.other_entry(i);
-        r.at(260, NO_RET);
-        r.exit(i, Some(Sc::Close), -1, &mut sink);
-        r.at(270, 0);
-        r.exit(i, None, 0, &mut sink);
-        // An uncounted exit leaves the call pending for the latency (the fd rules take
-        // it: the open's fd is named), the next exit completes it.
-        r.at(300, 7);
-        r.apply(Rec::Entry { who, sc: Sc::Open, a0: -1, a1: 0, a2: 0, path: Some("/a") }, None, &mut sink);
-        r.at(320, UNCOUNTED);
-        r.apply::<&str, _>(Rec::Exit { who, sc: Some(Sc::Open), ret: 4 }, None, &mut sink);
-        assert_eq!(r.fds.file(10, 4), Some(0));
-        r.at(350, 0);
-        r.exit(i, None, 2, &mut sink);
-        let c = |name, begin, end, ret, ended| Completed { name, begin, end, ret, ended };
-        assert_eq!(sink.0, vec![c(5, 100, 150, 8, Some(Ended::on(3, Some(1)))), c(6, 200, 260, 0, None), c(7, 300, 350, 2, None)]);
-    }
-
-    #[test]
-    fn a_replay_tells_its_sink_the_bytes_of_each_thread() {
-        let (mut r, mut sink) = (Replay::<[u64; 2]>::default(), Bytes::default());
-        let who = Who::Tid(10);
-        r.apply::<&str, _>(Rec::ProcState { tid: 10, pid: 9 }, None, &mut sink);
-        r.apply(Rec::Entry { who, sc: Sc::Open, a0: -1, a1: 0, a2: 0, path: Some("/etc/x") }, None, &mut sink);
-        r.apply::<&str, _>(Rec::Exit { who, sc: Some(Sc::Open), ret: 3 }, None, &mut sink);
-        r.apply::<&str, _>(Rec::Entry { who, sc: Sc::Read, a0: 3, a1: 0, a2: 0, path: None }, None, &mut sink);
-        r.apply::<&str, _>(Rec::Exit { who, sc: Some(Sc::Read), ret: 100 }, None, &mut sink);
-        // An exit of another call ends the pending one and moves nothing.
-        r.apply::<&str, _>(Rec::Entry { who, sc: Sc::Write, a0: 3, a1: 0, a2: 0, path: None }, None, &mut sink);
-        r.apply::<&str, _>(Rec::Exit { who, sc: Some(Sc::Read), ret: 50 }, None, &mut sink);
-        // A read-write record joined by the log, on an fd nothing names: held.
-        r.apply_l(LRec::Rw { t: 10, sc: Sc::Write, fd: 7, ret: 20, exited: true }, &mut sink);
-        let held = r.apply(Rec::FdDump { pid: 9, fd: 7, path: "/var/log", cloexec: false }, None, &mut sink);
-        let i = r.find(10).unwrap();
-        assert_eq!(*r.data_mut(i), [100, 20]);
-        assert_eq!(r.pid_of(10), 9);
-        let (h, f) = held.expect("bytes were held for fd 7");
-        assert_eq!((sink.names[h as usize].as_str(), sink.names[f as usize].as_str()), ("unknown (fd 7)", "/var/log"));
-    }
-}
+mod tests;

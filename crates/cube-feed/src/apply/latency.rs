@@ -1,9 +1,11 @@
 //! The latency measures of the applier, over the kernel crate's state machines
 //! ([`kernel::latency`], the rules of `analyze -a syscall|sched|irq|block`): each
 //! completed wait or run is one update, at the time it ends, of
-//! * `syscall_ns` by thread and system call (the Operation member `syscall > NAME`);
-//!   a call belongs to the task running on its CPU (before the CPU's first switch,
-//!   that switch's `prev_tid`, as the other measures);
+//! * `syscall_ns` by thread and system call (the Operation member `syscall > NAME`),
+//!   from the calls the kernel's replay completes ([`kernel::replay::Completed`]: the
+//!   one pending-call state, as `analyze -a syscall` reads it); a call belongs to the
+//!   task running on its CPU (before the CPU's first switch, that switch's
+//!   `prev_tid`, as the other measures);
 //! * `wakeup_ns` by woken thread and the CPU that runs it;
 //! * `irq_ns` by handler (`irq > N NAME`, `softirq > VECTOR`) and CPU;
 //! * `block_ns` by issuing thread and disk (`block > DISK`: the statedump's name, else
@@ -15,6 +17,7 @@ use cube::{Cube, MetricId, Result};
 use kernel::events::{dev_name, softirq_name};
 use kernel::latency::{call_name, elapsed, BlockRequests, CallId, IrqMachine, WakeupWaits};
 use kernel::model::FxMap;
+use kernel::replay::Completed;
 
 use super::{Applier, Delta, OPERATION};
 use crate::log::{Record, SliceLog, Str};
@@ -27,8 +30,6 @@ pub(super) struct Latencies {
     m_wakeup: Vec<MetricId>,
     m_irq: Vec<MetricId>,
     m_block: Vec<MetricId>,
-    /// Per thread: its pending call's Operation member and entry time.
-    calls: FxMap<i32, (NodeId, i64)>,
     /// Operation member per call name (renumbered with the layout).
     call_nodes: FxMap<CallId, NodeId>,
     waits: WakeupWaits,
@@ -56,6 +57,11 @@ impl Latencies {
         }
     }
 
+    /// Whether `syscall_ns` is measured (the replay then tells the calls completed).
+    pub(super) fn wants_calls(&self) -> bool {
+        !self.m_syscall.is_empty()
+    }
+
     /// The event names were renumbered (a live session's new metadata).
     pub(super) fn relayout(&mut self) {
         self.call_nodes.clear();
@@ -69,29 +75,34 @@ fn once(d: u64) -> Delta {
 }
 
 impl Applier {
-    /// Entry of system call `call` on stream `s` at `t`.
-    pub(super) fn call_entry(&mut self, cube: &mut Cube, s: usize, t: i64, call: CallId) {
-        if self.lat.m_syscall.is_empty() {
-            return;
+    /// Entry of system call `call` on stream `s`: its Operation member is made now
+    /// (members appear as the stream reveals them); the call is pending in the
+    /// kernel's replay, which completes it ([`Applier::call_completed`]).
+    pub(super) fn call_entry(&mut self, cube: &mut Cube, s: usize, call: CallId) {
+        if self.lat.wants_calls() && self.who(s).is_some_and(|t| t != 0) {
+            self.call_node(cube, call);
         }
-        let Some(tid) = self.who(s).filter(|&t| t != 0) else { return };
-        let node = match self.lat.call_nodes.get(&call) {
-            Some(&n) => n,
-            None => {
-                let n = cube.schema.dims[OPERATION].member(&["syscall", &call_name(&self.names, call)]);
-                self.lat.call_nodes.insert(call, n);
-                n
-            }
-        };
-        self.lat.calls.insert(tid, (node, t));
     }
 
-    /// A system call exit on stream `s` at `t`: completes the thread's pending call.
-    pub(super) fn call_exit(&mut self, cube: &mut Cube, s: usize, t: i64) -> Result<()> {
-        let Some(tid) = self.who(s) else { return Ok(()) };
-        let Some((op, t0)) = self.lat.calls.remove(&tid) else { return Ok(()) };
+    /// The Operation member of call `call` (made when new).
+    fn call_node(&mut self, cube: &mut Cube, call: CallId) -> NodeId {
+        if let Some(&n) = self.lat.call_nodes.get(&call) {
+            return n;
+        }
+        let n = cube.schema.dims[OPERATION].member(&["syscall", &call_name(&self.names, call)]);
+        self.lat.call_nodes.insert(call, n);
+        n
+    }
+
+    /// Thread `tid`, running on stream `s`, completed call `c` (the swapper's calls
+    /// are not measured).
+    pub(super) fn call_completed(&mut self, cube: &mut Cube, s: usize, tid: i32, c: Completed) -> Result<()> {
+        if tid == 0 || !self.lat.wants_calls() {
+            return Ok(());
+        }
+        let op = self.call_node(cube, c.name);
         let p = self.process_node(cube, tid);
-        self.update(cube, t, |a| &mut a.lat.m_syscall, [self.machine(s), 0, p.0, 0, op.0], once(elapsed(t0, t)))
+        self.update(cube, c.end, |a| &mut a.lat.m_syscall, [self.machine(s), 0, p.0, 0, op.0], once(elapsed(c.begin, c.end)))
     }
 
     /// A wake-up of `tid` on stream `s` at `t`.
