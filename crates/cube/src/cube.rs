@@ -51,7 +51,20 @@ impl Cube {
         config.validate()?;
         let schema = Schema::new(&config)?;
         let levels = config.levels.iter().enumerate().map(|(i, s)| Level::new(*s, if i == 0 { 64 } else { 48 }, config.degree)).collect();
-        Ok(Cube { schema, config, levels, cum: Vec::new(), cum_live: true, kinds: Vec::new(), frame_end: 0, span: None, updates: 0, parallel_min_work: 50_000, spill: None, spill_records: SPILL_RECORDS })
+        Ok(Cube {
+            schema,
+            config,
+            levels,
+            cum: Vec::new(),
+            cum_live: true,
+            kinds: Vec::new(),
+            frame_end: 0,
+            span: None,
+            updates: 0,
+            parallel_min_work: 50_000,
+            spill: None,
+            spill_records: SPILL_RECORDS,
+        })
     }
 
     /// The finest cell of `metric` at `nodes` (created if new).

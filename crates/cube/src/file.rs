@@ -82,7 +82,6 @@ struct Catalog {
     updates: u64,
 }
 
-
 /// Whether `dir` holds a cube written by [`save`].
 pub fn is_cube(dir: &Path) -> bool {
     dir.join("CURRENT").is_file()
@@ -161,7 +160,9 @@ pub fn save(cube: &mut Cube, dir: &Path) -> Result<()> {
     // segments numbered by `id`); the rest follows them there.
     let (gen, mut sink, spilled) = match cube.spill.take() {
         Some(sp) if sp.dir == dir => (sp.gen, sp.sink, true),
-        Some(sp) => return Err(CubeError::Io { path: dir.into(), source: std::io::Error::other(format!("the cube spills to {}, not here", sp.dir.display())) }),
+        Some(sp) => {
+            return Err(CubeError::Io { path: dir.into(), source: std::io::Error::other(format!("the cube spills to {}, not here", sp.dir.display())) })
+        }
         None => {
             let gen = new_generation(dir)?;
             let sink = Sink::create(dir, &gen)?;
@@ -294,7 +295,14 @@ pub fn open(dir: &Path) -> Result<Cube> {
                 .enumerate()
                 .map(|(si, s)| {
                     let id = s.id.unwrap_or(si as u32);
-                    Segment { start: s.start, end: s.end, base: s.base.into_owned(), hist: Hist::File { reader: reader.clone(), prefix: prefix(li, id) }, id, spilled: false }
+                    Segment {
+                        start: s.start,
+                        end: s.end,
+                        base: s.base.into_owned(),
+                        hist: Hist::File { reader: reader.clone(), prefix: prefix(li, id) },
+                        id,
+                        spilled: false,
+                    }
                 })
                 .collect();
             Level::from_file(m.spec, segs, m.expired, m.written_to, m.records)

@@ -25,8 +25,8 @@ use store::{Config, HistoryStore, Key, Reader, Timestamp, Value};
 
 use crate::config::LevelSpec;
 use crate::error::{CubeError, Result};
-use crate::spill::{prefix, Sink};
 use crate::schema::Combine;
+use crate::spill::{prefix, Sink};
 
 /// Where a segment's records live.
 pub(crate) enum Hist {
