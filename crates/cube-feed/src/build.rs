@@ -299,11 +299,12 @@ pub fn log_slice(set: &TraceSet, g0: i64, slice: &Slice) -> std::result::Result<
 
 /// Builds a cube of `set` from the logs of its [`slices`] (each made by
 /// [`log_slice`], in any process), given in time order: the cube is the one
-/// [`build_from_set`] makes (`threads`: the workers that made them, for the report).
-/// The first error of `logs` ends the build.
-pub fn build_from_logs(set: &TraceSet, config: CubeConfig, logs: impl IntoIterator<Item = Result<SliceLog>>, threads: usize) -> Result<(Cube, BuildReport)> {
+/// [`build_from_set`] makes with `opts`' config and spill (`threads`: the workers that
+/// made them, for the report). The first error of `logs` ends the build.
+pub fn build_from_logs(set: &TraceSet, opts: &BuildOptions, logs: impl IntoIterator<Item = Result<SliceLog>>, threads: usize) -> Result<(Cube, BuildReport)> {
     let t0 = Instant::now();
-    let build = CubeBuild::new(set, config)?;
+    let mut build = CubeBuild::new(set, opts.config.clone())?;
+    build.spill = opts.spill.clone();
     let mut st = build.initial_state();
     for log in logs {
         st = build.merge(st, Part::Log(log?));

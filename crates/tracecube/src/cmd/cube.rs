@@ -109,8 +109,15 @@ pub fn run(a: CubeArgs) -> Result<()> {
         Some(_) => load_config(a.config.as_deref())?,
         None => cube::CubeConfig::for_span(trace_span(&set)),
     };
-    let mut opts =
-        cube_feed::BuildOptions { config, threads: a.chunking.threads, chunk_size: a.chunking.chunk_bytes()?, partition: a.chunking.scheme()?, spill: None };
+    // The histories go to the output's new generation as they are built (bounded
+    // memory), locally or from a cluster's logs.
+    let opts = cube_feed::BuildOptions {
+        config,
+        threads: a.chunking.threads,
+        chunk_size: a.chunking.chunk_bytes()?,
+        partition: a.chunking.scheme()?,
+        spill: Some(a.output.clone()),
+    };
     #[cfg(feature = "cluster")]
     let remote = match &a.cluster {
         Some(url) => {
@@ -124,8 +131,6 @@ pub fn run(a: CubeArgs) -> Result<()> {
     let (mut c, rep) = match remote {
         Some(built) => built,
         None => {
-            // The histories go to the output's new generation as they are built.
-            opts.spill = Some(a.output.clone());
             let bar = super::progress::Progress::bytes("cube build");
             let cb = bar.callback();
             cube_feed::build_with_progress(&set, &opts, Some(&cb))?
