@@ -32,12 +32,16 @@ pub struct BuildOptions {
     pub chunk_size: u64,
     /// Where slices are cut.
     pub partition: Partition,
+    /// The cube directory the built cube will be saved to, if known: the build then
+    /// writes its histories there as it goes ([`Cube::spill_to`]), which bounds its
+    /// memory; the cube answers queries only once saved there by [`cube::save`].
+    pub spill: Option<std::path::PathBuf>,
 }
 
 impl Default for BuildOptions {
     fn default() -> Self {
         let e = EngineOptions::default();
-        BuildOptions { config: CubeConfig::default(), threads: 0, chunk_size: e.chunk_size, partition: e.partition }
+        BuildOptions { config: CubeConfig::default(), threads: 0, chunk_size: e.chunk_size, partition: e.partition, spill: None }
     }
 }
 
@@ -98,6 +102,7 @@ pub struct CubeBuild {
     config: CubeConfig,
     first_switch: Vec<Option<i32>>,
     hosts: Vec<String>,
+    spill: Option<std::path::PathBuf>,
 }
 
 /// The host of each stream of a trace set (its Machine member): its trace's
@@ -131,7 +136,7 @@ impl CubeBuild {
     /// its applier ([`ChunkPolicy::initial_state`]) needs.
     fn logging(set: &TraceSet, g0: i64) -> CubeBuild {
         let layout = FeedLayout::new(set);
-        CubeBuild { layout, streams: set.streams.len(), g0, config: CubeConfig::default(), first_switch: Vec::new(), hosts: hosts_of(set) }
+        CubeBuild { layout, streams: set.streams.len(), g0, config: CubeConfig::default(), first_switch: Vec::new(), hosts: hosts_of(set), spill: None }
     }
 
     fn empty_log(&self) -> SliceLog {
@@ -193,7 +198,13 @@ impl Tally for CubeBuild {}
 
 impl ChunkPolicy for CubeBuild {
     fn initial_state(&self) -> Part {
-        let (cube, err) = match Cube::new(self.config.clone()) {
+        let made = Cube::new(self.config.clone()).and_then(|mut c| {
+            if let Some(dir) = &self.spill {
+                c.spill_to(dir)?;
+            }
+            Ok(c)
+        });
+        let (cube, err) = match made {
             Ok(c) => (c, None),
             Err(e) => (Cube::new(CubeConfig::default()).expect("the default config is valid"), Some(e)),
         };
@@ -244,7 +255,8 @@ pub fn slices(set: &TraceSet, opts: &BuildOptions) -> Vec<Slice> {
 /// merged.
 pub fn build_with_progress(set: &TraceSet, opts: &BuildOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<(Cube, BuildReport)> {
     let t0 = Instant::now();
-    let build = CubeBuild::new(set, opts.config.clone())?;
+    let mut build = CubeBuild::new(set, opts.config.clone())?;
+    build.spill = opts.spill.clone();
     let e = engine_options(opts);
     let slices = slices(set, opts);
     let run = engine::run_slices_reporting(&build, set, &slices, &e, progress).map_err(|e| CubeError::Trace(e.to_string()))?;
@@ -287,11 +299,12 @@ pub fn log_slice(set: &TraceSet, g0: i64, slice: &Slice) -> std::result::Result<
 
 /// Builds a cube of `set` from the logs of its [`slices`] (each made by
 /// [`log_slice`], in any process), given in time order: the cube is the one
-/// [`build_from_set`] makes (`threads`: the workers that made them, for the report).
-/// The first error of `logs` ends the build.
-pub fn build_from_logs(set: &TraceSet, config: CubeConfig, logs: impl IntoIterator<Item = Result<SliceLog>>, threads: usize) -> Result<(Cube, BuildReport)> {
+/// [`build_from_set`] makes with `opts`' config and spill (`threads`: the workers that
+/// made them, for the report). The first error of `logs` ends the build.
+pub fn build_from_logs(set: &TraceSet, opts: &BuildOptions, logs: impl IntoIterator<Item = Result<SliceLog>>, threads: usize) -> Result<(Cube, BuildReport)> {
     let t0 = Instant::now();
-    let build = CubeBuild::new(set, config)?;
+    let mut build = CubeBuild::new(set, opts.config.clone())?;
+    build.spill = opts.spill.clone();
     let mut st = build.initial_state();
     for log in logs {
         st = build.merge(st, Part::Log(log?));

@@ -65,7 +65,7 @@ proptest! {
     fn any_chunking_gives_the_serial_cube(threads in prop::sample::select(vec![1usize, 2, 3, 8]), chunk in 1u64..200_000, scheme in 0..3u8) {
         let f = fixture();
         let partition = [Partition::Hybrid, Partition::Time, Partition::Stream][scheme as usize];
-        let (c, rep) = build_from_set(&f.set, &BuildOptions { config: config(), threads, chunk_size: chunk, partition }).unwrap();
+        let (c, rep) = build_from_set(&f.set, &BuildOptions { config: config(), threads, chunk_size: chunk, partition, spill: None }).unwrap();
         prop_assert!(rep.events >= 30_000);
         let got = answers(&c);
         for (a, b) in got.iter().zip(&f.serial) {
@@ -102,7 +102,7 @@ fn real_kernel_traces_any_chunking() {
         let (c, _) = build_from_set(&set, &BuildOptions { config: config(), threads: 1, chunk_size: u64::MAX, ..Default::default() }).unwrap();
         let serial = answers(&c);
         for (threads, chunk, partition) in [(2, 1, Partition::Hybrid), (3, 20_000, Partition::Time), (2, 50_000, Partition::Stream)] {
-            let (c, _) = build_from_set(&set, &BuildOptions { config: config(), threads, chunk_size: chunk, partition }).unwrap();
+            let (c, _) = build_from_set(&set, &BuildOptions { config: config(), threads, chunk_size: chunk, partition, spill: None }).unwrap();
             assert_eq!(answers(&c), serial, "{}: threads {threads} chunk {chunk} {partition:?}", t.display());
         }
     }

@@ -4,6 +4,7 @@ use crate::config::CubeConfig;
 use crate::dims::NodeId;
 use crate::error::Result;
 use crate::schema::{CellId, Combine, MetricId, Schema};
+use crate::spill::{Spill, SPILL_RECORDS};
 use crate::tilt::Level;
 
 /// A cube of trace statistics: ingest timestamped updates, then query.
@@ -28,6 +29,11 @@ pub struct Cube {
     /// Levels rolling at one boundary are written on parallel threads when they have
     /// more dirty cells than this in all (C5; `bench cube` measures where it pays).
     pub parallel_min_work: usize,
+    /// Where the histories go while the cube is built ([`Cube::spill_to`]).
+    pub(crate) spill: Option<Spill>,
+    /// A spilling cube moves its records to its file once its levels hold this many
+    /// in memory ([`SPILL_RECORDS`]; tests use small values).
+    pub spill_records: u64,
 }
 
 /// Where a time was answered: the boundary used and the level it came from.
@@ -45,7 +51,20 @@ impl Cube {
         config.validate()?;
         let schema = Schema::new(&config)?;
         let levels = config.levels.iter().enumerate().map(|(i, s)| Level::new(*s, if i == 0 { 64 } else { 48 }, config.degree)).collect();
-        Ok(Cube { schema, config, levels, cum: Vec::new(), cum_live: true, kinds: Vec::new(), frame_end: 0, span: None, updates: 0, parallel_min_work: 50_000 })
+        Ok(Cube {
+            schema,
+            config,
+            levels,
+            cum: Vec::new(),
+            cum_live: true,
+            kinds: Vec::new(),
+            frame_end: 0,
+            span: None,
+            updates: 0,
+            parallel_min_work: 50_000,
+            spill: None,
+            spill_records: SPILL_RECORDS,
+        })
     }
 
     /// The finest cell of `metric` at `nodes` (created if new).
@@ -121,6 +140,7 @@ impl Cube {
         while t >= self.frame_end {
             let b = self.frame_end;
             self.close(b)?;
+            self.spill_some()?;
             // Skip empty frames, but stop at a coarse boundary that has data to write.
             let mut next = (t / g0 * g0).max(b + g0);
             for l in &self.levels[1..] {
@@ -169,6 +189,32 @@ impl Cube {
         } else {
             for l in rolling {
                 step(l)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Bounds the memory of a build whose result is saved to the cube directory `dir`
+    /// (by [`crate::save`], which must name the same `dir`): from now on the levels'
+    /// records are moved, as they accumulate, into the history file of the new
+    /// generation of `dir` that the save will publish, so the cube holds about
+    /// [`crate::spill::SPILL_RECORDS`] records in memory whatever its length. Until
+    /// it is saved, the cube answers no query that needs a moved record (an error says
+    /// so). An interrupted build leaves an unnamed generation that the next save
+    /// removes; the cube `dir` held stays as it was.
+    pub fn spill_to(&mut self, dir: &std::path::Path) -> Result<()> {
+        self.spill = Some(Spill::create(dir)?);
+        Ok(())
+    }
+
+    /// Moves records to the spill file: sealed segments' at once, all of them when
+    /// [`Cube::spill_records`] are held.
+    fn spill_some(&mut self) -> Result<()> {
+        let Some(sp) = &mut self.spill else { return Ok(()) };
+        let all = self.levels.iter().map(|l| l.held).sum::<u64>() >= self.spill_records;
+        for (li, l) in self.levels.iter_mut().enumerate() {
+            if all || l.has_sealed_in_memory() {
+                l.spill(li, &mut sp.sink, all)?;
             }
         }
         Ok(())

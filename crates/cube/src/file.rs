@@ -10,16 +10,18 @@
 //! CRC-32 in `CURRENT` and the history file against the catalog: any damaged or
 //! edited byte is a clear error naming the file.
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use store::{HistoryStore, Key, Reader, Timestamp};
+use store::Reader;
 
 use crate::config::{CubeConfig, LevelSpec};
 use crate::cube::Cube;
 use crate::error::{CubeError, Result};
 use crate::schema::Schema;
+use crate::spill::{io, new_generation, prefix, Sink};
 use crate::tilt::{Hist, Level, Segment};
 
 /// Version of the catalog format.
@@ -29,19 +31,23 @@ pub const CATALOG_VERSION: u32 = 2;
 const MAGIC: &str = "tracecube-cube";
 
 #[derive(Serialize, Deserialize)]
-struct SegmentMeta {
+struct SegmentMeta<'a> {
     start: u64,
     end: u64,
-    base: Vec<i64>,
+    /// (Borrowed from the cube when written: a save holds no copy of the bases.)
+    base: Cow<'a, [i64]>,
+    /// Its number in the history file's keys (absent: its position in the level).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    id: Option<u32>,
 }
 
 #[derive(Serialize, Deserialize)]
-struct LevelMeta {
+struct LevelMeta<'a> {
     spec: LevelSpec,
     expired: bool,
     written_to: Option<u64>,
     records: u64,
-    segments: Vec<SegmentMeta>,
+    segments: Vec<SegmentMeta<'a>>,
 }
 
 /// What the catalog knows of the history file, checked on open.
@@ -60,7 +66,7 @@ struct CatalogRef<'a> {
     history: HistoryMeta,
     config: &'a CubeConfig,
     schema: &'a Schema,
-    levels: Vec<LevelMeta>,
+    levels: Vec<LevelMeta<'a>>,
     span: Option<(u64, u64)>,
     updates: u64,
 }
@@ -71,18 +77,9 @@ struct Catalog {
     history: HistoryMeta,
     config: CubeConfig,
     schema: Schema,
-    levels: Vec<LevelMeta>,
+    levels: Vec<LevelMeta<'static>>,
     span: Option<(u64, u64)>,
     updates: u64,
-}
-
-/// Key prefix of segment `s` of level `l` in the history file.
-fn prefix(l: usize, s: usize) -> u64 {
-    ((l as u64) << 56) | ((s as u64) << 32)
-}
-
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CubeError + '_ {
-    move |source| CubeError::Io { path: path.into(), source }
 }
 
 /// Whether `dir` holds a cube written by [`save`].
@@ -99,6 +96,37 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut f = std::fs::File::create(path).map_err(io(path))?;
     f.write_all(bytes).map_err(io(path))?;
     f.sync_all().map_err(io(path))
+}
+
+/// A writer that passes bytes on and keeps their CRC-32 and count.
+struct Summing<W> {
+    inner: W,
+    crc: crc32fast::Hasher,
+    len: u64,
+}
+
+impl<W: Write> Write for Summing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc.update(&buf[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Writes the catalog to `path` as JSON, synced, without holding its text (a
+/// catalog of millions of cells takes hundreds of MB); returns its CRC-32 and length.
+fn write_catalog(path: &Path, cat: &CatalogRef<'_>) -> Result<(u32, u64)> {
+    let f = std::fs::File::create(path).map_err(io(path))?;
+    let mut w = Summing { inner: std::io::BufWriter::with_capacity(1 << 16, f), crc: crc32fast::Hasher::new(), len: 0 };
+    serde_json::to_writer(&mut w, cat).map_err(|e| catalog_err(path, e.to_string()))?;
+    w.flush().map_err(io(path))?;
+    let f = w.inner.into_inner().map_err(|e| CubeError::Io { path: path.into(), source: e.into_error() })?;
+    f.sync_all().map_err(io(path))?;
+    Ok((w.crc.finalize(), w.len))
 }
 
 /// Syncs a directory's entries (a no-op where directories cannot be opened).
@@ -128,45 +156,36 @@ fn crc_of(path: &Path) -> Result<(u64, u32)> {
 /// first, then `CURRENT` is renamed over the old one, then the old generation goes.
 pub fn save(cube: &mut Cube, dir: &Path) -> Result<()> {
     cube.flush()?;
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    let gen = format!("gen-{stamp:x}-{}", std::process::id());
+    // A spilling cube's records are partly in its generation's history already (in
+    // segments numbered by `id`); the rest follows them there.
+    let (gen, mut sink, spilled) = match cube.spill.take() {
+        Some(sp) if sp.dir == dir => (sp.gen, sp.sink, true),
+        Some(sp) => {
+            return Err(CubeError::Io { path: dir.into(), source: std::io::Error::other(format!("the cube spills to {}, not here", sp.dir.display())) })
+        }
+        None => {
+            let gen = new_generation(dir)?;
+            let sink = Sink::create(dir, &gen)?;
+            (gen, sink, false)
+        }
+    };
     let gdir = dir.join(&gen);
-    std::fs::create_dir(&gdir).map_err(io(&gdir))?;
     let hist = gdir.join("history.tcs");
-    // Written without an index, committed every `COMMIT_KEYS` keys: a save holds one
-    // key's records and a bounded directory whatever the cube's size.
-    const COMMIT_KEYS: usize = 1 << 16;
-    let mut out = HistoryStore::create_unindexed(&hist, store::Config::default())?;
-    let mut copied = 0usize;
     let mut levels = Vec::new();
-    let mut records = 0u64;
     for (li, l) in cube.levels.iter().enumerate() {
         let mut segments = Vec::new();
         for (si, seg) in l.segs.iter().enumerate() {
-            let (r, src_prefix): (Reader, u64) = match &seg.hist {
-                Hist::Mem(s) => (s.reader(), 0),
-                Hist::File { reader, prefix } => (reader.clone(), *prefix),
-            };
-            let mut keys = r.keys();
-            keys.retain(|k| k.0 & !0xffff_ffff == src_prefix);
-            keys.sort();
-            for k in keys {
-                for rec in r.records(k, Timestamp(0), Timestamp(u64::MAX)) {
-                    let rec = rec?;
-                    out.append_parts(Key(prefix(li, si) | (k.0 & 0xffff_ffff)), rec.value, rec.start, rec.end)?;
-                    records += 1;
-                }
-                copied += 1;
-                if copied.is_multiple_of(COMMIT_KEYS) {
-                    out.commit()?;
-                }
+            let id = if spilled { seg.id } else { si as u32 };
+            if let Some((r, src_prefix)) = seg.reader() {
+                sink.dump(&r, src_prefix, prefix(li, id))?;
             }
-            segments.push(SegmentMeta { start: seg.start, end: seg.end, base: seg.base.clone() });
+            segments.push(SegmentMeta { start: seg.start, end: seg.end, base: Cow::Borrowed(&seg.base), id: spilled.then_some(id) });
         }
         levels.push(LevelMeta { spec: l.spec, expired: l.expired, written_to: l.written_to, records: l.records, segments });
     }
+    let mut out = sink.out;
     out.commit()?;
+    let records = out.appended();
     drop(out);
     let (bytes, crc32) = crc_of(&hist)?;
     let cat = CatalogRef {
@@ -179,12 +198,11 @@ pub fn save(cube: &mut Cube, dir: &Path) -> Result<()> {
         updates: cube.updates,
     };
     let path = gdir.join("catalog.json");
-    let text = serde_json::to_vec(&cat).map_err(|e| catalog_err(&path, e.to_string()))?;
-    write_synced(&path, &text)?;
+    let (crc, len) = write_catalog(&path, &cat)?;
     sync_dir(&gdir);
     // The switch: CURRENT names the new generation and the catalog's checksum.
     let tmp = dir.join("CURRENT.tmp");
-    write_synced(&tmp, format!("{MAGIC} {CATALOG_VERSION} {gen} {:08x} {}\n", crc32fast::hash(&text), text.len()).as_bytes())?;
+    write_synced(&tmp, format!("{MAGIC} {CATALOG_VERSION} {gen} {crc:08x} {len}\n").as_bytes())?;
     let cur = dir.join("CURRENT");
     std::fs::rename(&tmp, &cur).map_err(io(&cur))?;
     sync_dir(dir);
@@ -275,7 +293,17 @@ pub fn open(dir: &Path) -> Result<Cube> {
                 .segments
                 .into_iter()
                 .enumerate()
-                .map(|(si, s)| Segment { start: s.start, end: s.end, base: s.base, hist: Hist::File { reader: reader.clone(), prefix: prefix(li, si) } })
+                .map(|(si, s)| {
+                    let id = s.id.unwrap_or(si as u32);
+                    Segment {
+                        start: s.start,
+                        end: s.end,
+                        base: s.base.into_owned(),
+                        hist: Hist::File { reader: reader.clone(), prefix: prefix(li, id) },
+                        id,
+                        spilled: false,
+                    }
+                })
                 .collect();
             Level::from_file(m.spec, segs, m.expired, m.written_to, m.records)
         })

@@ -39,6 +39,7 @@ mod error;
 pub mod file;
 pub mod query;
 pub mod schema;
+pub mod spill;
 pub mod tilt;
 pub mod time;
 

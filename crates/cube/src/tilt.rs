@@ -24,8 +24,9 @@ use std::collections::VecDeque;
 use store::{Config, HistoryStore, Key, Reader, Timestamp, Value};
 
 use crate::config::LevelSpec;
-use crate::error::Result;
+use crate::error::{CubeError, Result};
 use crate::schema::Combine;
+use crate::spill::{prefix, Sink};
 
 /// Where a segment's records live.
 pub(crate) enum Hist {
@@ -33,6 +34,8 @@ pub(crate) enum Hist {
     Mem(Box<HistoryStore>),
     /// In a cube file: the keys are `prefix | cell`.
     File { reader: Reader, prefix: u64 },
+    /// Moved to the history file of a spilling cube ([`crate::Cube::spill_to`]).
+    Spilled,
 }
 
 /// A run of boundaries `[start, end)` (indices) of one level.
@@ -41,14 +44,38 @@ pub(crate) struct Segment {
     pub end: u64,
     pub base: Vec<i64>,
     pub hist: Hist,
+    /// Number of the segment in its level (from 0, in creation order): its key
+    /// prefix in the history file of a spilling cube.
+    pub id: u32,
+    /// Whether some of its records were moved to the history file of a spilling cube
+    /// (it can then no longer answer from memory).
+    pub spilled: bool,
+}
+
+/// The answer to a query of a cube whose history is partly in a file being written.
+fn spilled_err() -> CubeError {
+    CubeError::Query("this cube's history is being written to its file (a build with bounded memory): query the saved cube".into())
 }
 
 impl Segment {
+    /// The segment's reader and the key prefix of its records (none when spilled).
+    pub(crate) fn reader(&self) -> Option<(Reader, u64)> {
+        match &self.hist {
+            Hist::Mem(s) => Some((s.reader(), 0)),
+            Hist::File { reader, prefix } => Some((reader.clone(), *prefix)),
+            Hist::Spilled => None,
+        }
+    }
+
     fn get(&self, cell: u32, idx: u64) -> Result<i64> {
         let base = self.base.get(cell as usize).copied().unwrap_or(0);
+        if self.spilled {
+            return Err(spilled_err());
+        }
         let v = match &self.hist {
             Hist::Mem(s) => s.value_at(Key(u64::from(cell)), Timestamp(idx))?,
             Hist::File { reader, prefix } => reader.value_at(Key(prefix | u64::from(cell)), Timestamp(idx))?,
+            Hist::Spilled => None,
         };
         Ok(base.wrapping_add(match v {
             Some(Value::I64(x)) => x,
@@ -68,6 +95,7 @@ impl Segment {
                 let st = reader.stats();
                 b + st.visible_bytes + st.index_bytes + st.cache_bytes
             }
+            Hist::Spilled => b,
         }
     }
 }
@@ -110,6 +138,10 @@ pub struct Level {
     /// Per cell: changes not written yet (with `degree` > 1).
     unwritten: Vec<u32>,
     seg_frames: u64,
+    /// Segments created.
+    next_id: u32,
+    /// Records written to in-memory segments since the last full spill.
+    pub(crate) held: u64,
     /// Records written.
     pub(crate) records: u64,
 }
@@ -134,6 +166,8 @@ impl Level {
             degree: degree.max(1),
             unwritten: Vec::new(),
             seg_frames: (frames / 2).max(1),
+            next_id: 0,
+            held: 0,
             records: 0,
         }
     }
@@ -141,6 +175,7 @@ impl Level {
     /// A read-only level of a cube file.
     pub(crate) fn from_file(spec: LevelSpec, segs: Vec<Segment>, expired: bool, written_to: Option<u64>, records: u64) -> Level {
         let mut l = Level::new(spec, u32::MAX, 1);
+        l.next_id = segs.iter().map(|s| s.id + 1).max().unwrap_or(0);
         l.segs = segs.into();
         l.expired = expired;
         l.written_to = written_to;
@@ -230,6 +265,7 @@ impl Level {
                 self.last[c as usize] = v;
             }
             self.records += written;
+            self.held += written;
             self.dirty.clear();
             self.unflushed += 1;
         }
@@ -251,7 +287,39 @@ impl Level {
         }
         let start = idx / self.seg_frames * self.seg_frames;
         let hist = Hist::Mem(Box::new(HistoryStore::in_memory(segment_store_config())?));
-        self.segs.push_back(Segment { start, end: start + self.seg_frames, base: self.last.clone(), hist });
+        let id = self.next_id;
+        self.next_id += 1;
+        self.segs.push_back(Segment { start, end: start + self.seg_frames, base: self.last.clone(), hist, id, spilled: false });
+        Ok(())
+    }
+
+    /// Whether a segment before the current one still holds records in memory.
+    pub(crate) fn has_sealed_in_memory(&self) -> bool {
+        self.segs.iter().rev().skip(1).any(|s| !matches!(s.hist, Hist::Spilled))
+    }
+
+    /// Moves the records of the in-memory segments to `sink`, the history file of a
+    /// spilling cube, as level `li`: every segment's (`all`), or those of the sealed
+    /// segments only. The current segment goes on in a new in-memory store.
+    pub(crate) fn spill(&mut self, li: usize, sink: &mut Sink, all: bool) -> Result<()> {
+        self.flush()?;
+        let n = self.segs.len();
+        for (i, seg) in self.segs.iter_mut().enumerate() {
+            let current = i + 1 == n;
+            if current && !all {
+                continue;
+            }
+            let Some((reader, src)) = seg.reader() else { continue };
+            if seg.id >= 1 << 24 {
+                return Err(CubeError::Config(format!("level {li} has more than 2^24 segments: too many to keep in one cube file")));
+            }
+            sink.dump(&reader, src, prefix(li, seg.id))?;
+            seg.spilled = true;
+            seg.hist = if current { Hist::Mem(Box::new(HistoryStore::in_memory(segment_store_config())?)) } else { Hist::Spilled };
+        }
+        if all {
+            self.held = 0;
+        }
         Ok(())
     }
 
@@ -332,11 +400,8 @@ impl Level {
     pub(crate) fn each_record(&self, cell: u32, lo: u64, hi: u64, mut f: impl FnMut(i64)) -> Result<()> {
         for seg in self.segs.iter().filter(|s| s.end > lo && s.start <= hi) {
             let base = seg.base.get(cell as usize).copied().unwrap_or(0);
-            let (reader, key) = match &seg.hist {
-                Hist::Mem(st) => (st.reader(), u64::from(cell)),
-                Hist::File { reader, prefix } => (reader.clone(), prefix | u64::from(cell)),
-            };
-            for rec in reader.records(Key(key), Timestamp(lo.max(seg.start)), Timestamp((hi + 1).min(seg.end))) {
+            let (reader, prefix) = seg.reader().filter(|_| !seg.spilled).ok_or_else(spilled_err)?;
+            for rec in reader.records(Key(prefix | u64::from(cell)), Timestamp(lo.max(seg.start)), Timestamp((hi + 1).min(seg.end))) {
                 if let Value::I64(x) = rec?.value {
                     f(base.wrapping_add(x));
                 }
@@ -370,6 +435,7 @@ impl Level {
                     )
                 }
                 Hist::File { .. } => "file".into(),
+                Hist::Spilled => "spilled".into(),
             })
             .collect()
     }

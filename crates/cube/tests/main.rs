@@ -4,3 +4,4 @@
 mod file;
 mod live;
 mod model;
+mod spill;

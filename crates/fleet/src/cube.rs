@@ -316,7 +316,7 @@ pub fn build(url: &str, path: &Path, set: &TraceSet, opts: &BuildOptions) -> Res
             }
         }
     });
-    Ok(cube_feed::build_from_logs(set, opts.config.clone(), logs, workers)?)
+    Ok(cube_feed::build_from_logs(set, opts, logs, workers)?)
 }
 
 /// How many times a build asks again for the slices it has not received when an

@@ -135,6 +135,21 @@ impl HistoryStore {
         Ok(st)
     }
 
+    /// Starts a new run of keys in a store made by [`create_unindexed`](Self::create_unindexed):
+    /// the next key may be any key, even one written before, whose new records must
+    /// then start at or after the end of its earlier ones (checked when the file is
+    /// opened, not here: the writer keeps no state of finished keys). A file written in
+    /// runs holds, per key, one chunk or more per run, in time order. A no-op on an
+    /// indexed store.
+    pub fn restart_keys(&mut self) -> Result<()> {
+        if let Some(Some(l)) = self.unindexed {
+            let chunk = self.keys.remove(&l).and_then(|s| s.chunk);
+            self.seal(l, chunk)?;
+            self.unindexed = Some(None);
+        }
+        Ok(())
+    }
+
     /// A query handle that other threads may keep.
     pub fn reader(&self) -> Reader {
         self.reader.clone()

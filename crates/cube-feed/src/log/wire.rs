@@ -194,7 +194,7 @@ mod tests {
         assert!(SliceLog::decode(&logs[1], g0, 1, names).is_err() || streams == 1);
         let (mut local, _) = crate::build_from_set(&set, &opts).unwrap();
         let decoded = logs.iter().map(|b| SliceLog::decode(b, g0, streams, names).map_err(|e| cube::CubeError::Trace(e.to_string())));
-        let (mut remote, rep) = crate::build_from_logs(&set, opts.config.clone(), decoded, 1).unwrap();
+        let (mut remote, rep) = crate::build_from_logs(&set, &opts, decoded, 1).unwrap();
         assert_eq!(rep.events, logs.iter().map(|b| SliceLog::decode(b, g0, streams, names).unwrap().events).sum::<u64>());
         let dir = tempfile::tempdir().unwrap();
         cube::save(&mut local, &dir.path().join("local")).unwrap();

@@ -109,7 +109,15 @@ pub fn run(a: CubeArgs) -> Result<()> {
         Some(_) => load_config(a.config.as_deref())?,
         None => cube::CubeConfig::for_span(trace_span(&set)),
     };
-    let opts = cube_feed::BuildOptions { config, threads: a.chunking.threads, chunk_size: a.chunking.chunk_bytes()?, partition: a.chunking.scheme()? };
+    // The histories go to the output's new generation as they are built (bounded
+    // memory), locally or from a cluster's logs.
+    let opts = cube_feed::BuildOptions {
+        config,
+        threads: a.chunking.threads,
+        chunk_size: a.chunking.chunk_bytes()?,
+        partition: a.chunking.scheme()?,
+        spill: Some(a.output.clone()),
+    };
     #[cfg(feature = "cluster")]
     let remote = match &a.cluster {
         Some(url) => {
