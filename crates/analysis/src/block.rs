@@ -9,7 +9,7 @@
 //! belongs to the issue's `tid` (its process from the kernel model); `rwbs` bit 0 makes
 //! it a write. Disk names come from `lttng_statedump_block_device`.
 //!
-//! Chunk state (B1): requests complete on any CPU, often in another chunk than their
+//! Chunk state: requests complete on any CPU, often in another chunk than their
 //! issue; a chunk that does not start the trace logs its block events in time order,
 //! the state that starts the trace replays each log merged into it (as `sched`).
 //!

@@ -1,4 +1,4 @@
-//! `count`: events in total, per name, per CPU; discarded events (B5).
+//! `count`: events in total, per name, per CPU; discarded events.
 //!
 //! Filters ([`Filter`]; lttng-analyses has no event count): `--cpu` counts the events
 //! recorded on the selected CPUs (their packet's `cpu_id`), in every table; whole

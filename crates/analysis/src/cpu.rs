@@ -1,4 +1,4 @@
-//! `cpu`: busy time per CPU, CPU time per thread, migrations (B5, B4).
+//! `cpu`: busy time per CPU, CPU time per thread, migrations.
 //!
 //! A thread's history is split into *executions* (the kernel's [`Runs`]): intervals between a `sched_switch`
 //! that switches it in on a CPU and the next `sched_switch` on that CPU. An execution

@@ -9,7 +9,7 @@
 //! (its raise → entry latency counted when it was raised). An IRQ's names are those its
 //! entries gave.
 //!
-//! Chunk state (B1): the machines are per CPU and their state at a chunk's start is
+//! Chunk state: the machines are per CPU and their state at a chunk's start is
 //! unknown, so a chunk that does not start the trace logs its interrupt events per
 //! stream (a few bytes each); the state that starts the trace (*complete*) interprets
 //! events as they come and replays each log merged into it. The engine folds slices

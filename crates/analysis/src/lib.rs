@@ -1,5 +1,5 @@
 //! The `count`, `cpu`, `io` and `syscall` analyses, as mergeable chunk
-//! states run by [`engine`] (requirements B1, B4–B6).
+//! states run by [`engine`].
 //!
 //! Where it sits: above `ctf`, `kernel` (the kernel model: event layouts, threads, fd
 //! tables) and `engine`; the `tracecube` binary calls [`run`] and the formatters in

@@ -9,7 +9,7 @@
 //! always forgets it). Priorities are the switch's `next_prio`. A CPU runs no known
 //! task before its first switch.
 //!
-//! Chunk state (B1): whether a wake-up counts depends on every CPU's current task and
+//! Chunk state: whether a wake-up counts depends on every CPU's current task and
 //! on the thread's earlier wake-ups, which a chunk that does not start the trace does
 //! not know: such a chunk logs its switches and wake-ups in time order (a few words
 //! each); the state that starts the trace (*complete*) interprets events as they come

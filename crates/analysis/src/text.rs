@@ -1,4 +1,4 @@
-//! Readable text for count, cpu and io (E1), and the table helpers of the latency
+//! Readable text for count, cpu and io, and the table helpers of the latency
 //! analyses' text: sizes in binary units, durations in
 //! s / ms / µs, CPU time as a share and a time, the time range analysed as dates
 //! (lttng-analyses' `Timerange`), a bar per row, and tables laid out by `comfy-table`

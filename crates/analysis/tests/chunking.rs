@@ -1,4 +1,4 @@
-//! Chunking invariance (B6): any thread count, chunk size and partition scheme gives
+//! Chunking invariance: any thread count, chunk size and partition scheme gives
 //! the serial result; and the synthesizer's truth is met exactly.
 
 use analysis::{run, AnalysisKind, Partition, Report, RunOptions};

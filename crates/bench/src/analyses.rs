@@ -1,4 +1,4 @@
-//! The speedup table (B7): every analysis at 1, 2, 4 … N threads.
+//! The speedup table: every analysis at 1, 2, 4 … N threads.
 
 use analysis::{run, AnalysisError, AnalysisKind, RunOptions};
 use ctf::trace::TraceSet;

@@ -1,4 +1,4 @@
-//! The first paper's experiments (C9) and the acceptance numbers, on
+//! The first paper's experiments and the acceptance numbers, on
 //! synthesized update streams spanning simulated days (`tracecube bench cube`).
 //!
 //! A stream of `rate` events per simulated second updates `metrics` finest cells of
@@ -273,7 +273,7 @@ pub fn run(o: &BenchOptions) -> Result<Vec<Table>> {
     Ok(tables)
 }
 
-/// Table 6, granularity degree k (C3): records, memory and the error of past ranges
+/// Table 6, granularity degree k: records, memory and the error of past ranges
 /// against the exact cube (`exact`, k = 1), over the same stream.
 fn degree_table(exact: &Cube, events: u64, delay: u64, quick: bool) -> Result<Table> {
     let mut rows = Vec::new();
@@ -304,7 +304,7 @@ fn degree_table(exact: &Cube, events: u64, delay: u64, quick: bool) -> Result<Ta
     })
 }
 
-/// Table 7, parallel level update (C5): the same stream with the levels rolling at one
+/// Table 7, parallel level update: the same stream with the levels rolling at one
 /// boundary written on threads (whenever two roll) or on one thread.
 fn parallel_table(quick: bool) -> Result<Table> {
     let mut rows = Vec::new();

@@ -1,4 +1,4 @@
-//! Speedup measurement (B7): time, speedup and parallel efficiency at 1, 2, 4 … N
+//! Speedup measurement: time, speedup and parallel efficiency at 1, 2, 4 … N
 //! threads, like Table 2 of the paper.
 
 use std::time::{Duration, Instant};

@@ -1,4 +1,4 @@
-//! Conversion of clock cycles into nanoseconds from the clock's origin (A5).
+//! Conversion of clock cycles into nanoseconds from the clock's origin.
 //!
 //! `ns = offset_s·10⁹ + ns(offset) + ns(cycles)`, where `ns(c) = c` for a 1 GHz clock
 //! (every LTTng clock): exact integer arithmetic, 128 bits wide. For other frequencies

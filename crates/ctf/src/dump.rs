@@ -1,4 +1,4 @@
-//! Output of decoded events (A8): the canonical JSON-lines dump of
+//! Output of decoded events: the canonical JSON-lines dump of
 //! `shared/oracle/bt2_canonical.py` (the text view like Babeltrace 2's, and the fast
 //! writer of both, are in [`crate::text`]).
 //!

@@ -1,4 +1,4 @@
-//! Packet indexes (A4): LTTng's `index/*.idx` files when present and consistent, else
+//! Packet indexes: LTTng's `index/*.idx` files when present and consistent, else
 //! an index built by decoding packet headers and contexts only.
 
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! Merging all streams of a [`TraceSet`] by time (A6).
+//! Merging all streams of a [`TraceSet`] by time.
 //!
 //! Order: by timestamp, ties broken by stream order (deterministic). Each stream keeps
 //! its own order even where its packets overlap in time (old LTTng): the merge never

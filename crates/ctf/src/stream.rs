@@ -1,5 +1,5 @@
 //! Reading one data stream in order (no merging): packets, then events, with the
-//! discarded-event and lost-packet notices that packet contexts imply (A3).
+//! discarded-event and lost-packet notices that packet contexts imply.
 //!
 //! A [`StreamCursor`] may be limited to a range of packets (a chunk, for parallel
 //! analysis); state that depends on earlier packets (the clock's high bits, the

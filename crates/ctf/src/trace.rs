@@ -1,4 +1,4 @@
-//! Finding traces on disk (A3 layouts) and assembling their data streams.
+//! Finding traces on disk and assembling their data streams.
 //!
 //! Every directory below the root that holds a file named `metadata` is a trace; the
 //! other regular files beside it (not hidden) are its data stream files. Files of one

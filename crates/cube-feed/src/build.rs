@@ -1,4 +1,4 @@
-//! Building a cube from a trace, in parallel (C8), and the event-at-a-time feed.
+//! Building a cube from a trace, in parallel, and the event-at-a-time feed.
 //!
 //! The build is an [`engine::Analysis`]: workers turn slices of the trace into
 //! [`SliceLog`]s (decoding, the partial history of event counts, the kernel's

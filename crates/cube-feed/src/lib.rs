@@ -1,5 +1,4 @@
-//! Linux kernel events → cube updates: the kernel feed and the parallel cube build
-//! (requirement C8).
+//! Linux kernel events → cube updates: the kernel feed and the parallel cube build.
 //!
 //! Where it sits: it wires `ctf` (events), the `kernel` model (event layouts, the log
 //! record type, the replayed threads and fd tables, who runs on each CPU, the latency

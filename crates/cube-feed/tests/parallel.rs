@@ -1,4 +1,4 @@
-//! C8: the parallel build gives the serial build's cube for every thread count,
+//! The parallel build gives the serial build's cube for every thread count,
 //! chunk size and partition scheme (compared through query answers, which name
 //! members by label: cell numbering may differ with the chunking).
 

@@ -1,9 +1,9 @@
 //! The cube's configuration (a TOML file, every part optional, with built-in defaults):
-//! tilted-frame levels (C4), process groups (C1), metrics (C2) and materialization (C6).
+//! tilted-frame levels, process groups, metrics and materialization.
 //!
 //! ```toml
 //! materialize = "partial"            # minimal | partial | full
-//! degree = 1                         # one record per k changes of a cell (C3)
+//! degree = 1                         # one record per k changes of a cell
 //! [[level]]                          # finest first
 //! granularity = "1s"
 //! span = "5min"
@@ -104,7 +104,7 @@ pub struct CubeConfig {
     pub materialize: Materialization,
     /// Cuboids kept with `Partial`.
     pub cuboids: Vec<CuboidSpec>,
-    /// Granularity degree k (C3): a level writes a summed cell's cumulative value at
+    /// Granularity degree k: a level writes a summed cell's cumulative value at
     /// one boundary of every k at which it changed (1: every change, exact). Larger k
     /// shrinks the history; an answer may then miss up to k − 1 changes per cell and
     /// end (min / max cells are always written).

@@ -1,4 +1,4 @@
-//! The cube: schema + running totals + tilted-frame levels; ingestion (C4, C5).
+//! The cube: schema + running totals + tilted-frame levels; ingestion.
 
 use crate::config::CubeConfig;
 use crate::dims::NodeId;
@@ -27,7 +27,7 @@ pub struct Cube {
     /// Updates ingested.
     pub updates: u64,
     /// Levels rolling at one boundary are written on parallel threads when they have
-    /// more dirty cells than this in all (C5; `bench cube` measures where it pays).
+    /// more dirty cells than this in all (`bench cube` measures where it pays).
     pub parallel_min_work: usize,
     /// Where the histories go while the cube is built ([`Cube::spill_to`]).
     pub(crate) spill: Option<Spill>,
@@ -181,7 +181,7 @@ impl Cube {
             Ok(())
         };
         if rolling.len() > 1 && work > min_work {
-            // C5: levels rolling at the same boundary are written in parallel.
+            // Levels rolling at the same boundary are written in parallel.
             std::thread::scope(|s| {
                 let hs: Vec<_> = rolling.into_iter().map(|l| s.spawn(move || step(l))).collect();
                 hs.into_iter().try_for_each(|h| h.join().unwrap_or(Ok(())))

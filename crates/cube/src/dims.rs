@@ -1,4 +1,4 @@
-//! Dimensions with hierarchies (C1); members are created as the stream reveals them.
+//! Dimensions with hierarchies; members are created as the stream reveals them.
 //!
 //! A dimension has named levels, coarsest first; level 0 is always `all`. A *member*
 //! is a node of the dimension's tree: the path of labels from `all` down to its

@@ -6,7 +6,7 @@
 //!
 //! Saving writes a new generation beside the old one and then replaces `CURRENT`
 //! by a rename (atomic), so a crash at any point leaves the old cube or the new
-//! one, never an empty or mixed one (F3). Opening verifies the catalog against the
+//! one, never an empty or mixed one. Opening verifies the catalog against the
 //! CRC-32 in `CURRENT` and the history file against the catalog: any damaged or
 //! edited byte is a clear error naming the file.
 

@@ -1,4 +1,4 @@
-//! The tracecube cube (requirements C1–C6, C8, C9): dimensions with hierarchies,
+//! The tracecube cube: dimensions with hierarchies,
 //! metrics between them, a tilted time frame of cumulative histories, and OLAP
 //! queries whose range answers cost two stabbing queries per cell.
 //!

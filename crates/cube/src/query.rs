@@ -1,4 +1,4 @@
-//! OLAP queries (C6): point, range, moving (`last`) and fixed (`every`) windows,
+//! OLAP queries: point, range, moving (`last`) and fixed (`every`) windows,
 //! top-k, roll-up / drill-down (`by dim:level`), slice and dice (`where`).
 //!
 //! Every window is answered by two stabbing queries per cell (`C(end) - C(begin)`),

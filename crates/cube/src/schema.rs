@@ -1,4 +1,4 @@
-//! Metrics, cuboids and cells (C2, C6 materialization).
+//! Metrics, cuboids and cells.
 //!
 //! A *metric* sums one measure over cells named by members of some dimensions at
 //! given finest levels. A *cuboid* is the metric seen at one level per dimension;

@@ -1,4 +1,4 @@
-//! The tilted time frame (C4): one history per level, cut into segments that expire.
+//! The tilted time frame: one history per level, cut into segments that expire.
 //!
 //! Every level stores, for each cell that changed during a frame, the cell's
 //! *cumulative* value `C(B)` at the frame's end boundary `B` (a store record whose
@@ -17,7 +17,7 @@
 //! answered, coarser, by the next level). Records become visible to queries when a
 //! segment is committed (every `flush_every` boundaries, at a segment change and on
 //! [`crate::Cube::flush`]); until then they are also kept in the level's *tail* (a
-//! plain list), so every written boundary is answerable at once (D4).
+//! plain list), so every written boundary is answerable at once.
 
 use std::collections::VecDeque;
 

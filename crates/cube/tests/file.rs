@@ -1,4 +1,4 @@
-//! Cube files you can trust (F3, issue 48): a save killed with SIGKILL at a random
+//! Cube files you can trust (issue 48): a save killed with SIGKILL at a random
 //! point over an existing cube leaves the old cube or the new one, never an empty or
 //! mixed one; random byte flips in a saved cube give an error or the right answer,
 //! never a wrong one.

@@ -1,4 +1,4 @@
-//! Model checks (STYLE habit 10): random update streams into small cubes; every range
+//! Model checks: random update streams into small cubes; every range
 //! answer equals the brute-force sum over the interval the answer says it covers, at
 //! every level of the tilted frame; roll-ups equal the sums of their drill-downs;
 //! every materialization gives the same answers; a saved cube answers as the live one.

@@ -1,4 +1,4 @@
-//! Workers and the ordered, pipelined merge (B3).
+//! Workers and the ordered, pipelined merge.
 //!
 //! This module runs slices on workers and merges their states in time order, lending
 //! the running state to the worker of the next slice to merge. Reading one slice is in

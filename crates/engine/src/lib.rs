@@ -1,16 +1,16 @@
-//! Parallel execution of mergeable trace analyses (requirements B1–B3, B6, B7).
+//! Parallel execution of mergeable trace analyses.
 //!
 //! Where it sits: above `ctf` (it reads streams through [`ctf::stream::StreamCursor`]),
 //! below `analysis` (which implements [`Analysis`] for the Linux kernel). It knows
 //! nothing of kernels.
 //!
-//! # Model (B1)
+//! # Model
 //! An [`Analysis`] has a chunk-local `State` that starts empty
 //! ([`Analysis::new_state`]), consumes the items of one *slice* of the trace in time
 //! order, and an associative [`Analysis::merge`] that joins two adjacent states in time
 //! order (`earlier`, `later`), resolving what the later one could not know.
 //!
-//! # Partitioning (B2)
+//! # Partitioning
 //! A [`Slice`] is a half-open time range `[lo, hi)` together with, for every stream,
 //! the range of packets that may hold events of that range. Slices cut the *whole* trace
 //! at the same instants on every stream (the hybrid scheme of the paper): slice `k` of
@@ -45,7 +45,7 @@
 //! as those fields, read in place by offsets resolved once per class, and are never
 //! made the cursor's current event.
 //!
-//! # Execution (B3)
+//! # Execution
 //! [`run`] starts N workers that take slices in order; the calling thread merges their
 //! states in slice order as soon as they arrive (pipelined), holding at most
 //! `2 × N` finished or running slices (memory is bounded by chunks in flight). Stream
@@ -104,7 +104,7 @@ pub enum StreamOrder {
     PerStream,
 }
 
-/// A trace analysis as a mergeable chunk state (B1): the core every analysis writes.
+/// A trace analysis as a mergeable chunk state: the core every analysis writes.
 /// The engine reads the trace in slices, folds each slice's events into a fresh state
 /// ([`Analysis::new_state`], [`Analysis::on_event`]), merges adjacent states in time
 /// order ([`Analysis::merge`], associative) and turns the whole trace's state into the

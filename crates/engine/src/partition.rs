@@ -1,4 +1,4 @@
-//! Cutting a trace set into time slices (B2). See the crate docs for the scheme.
+//! Cutting a trace set into time slices. See the crate docs for the scheme.
 
 use std::ops::Range;
 

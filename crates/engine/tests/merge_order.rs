@@ -1,4 +1,4 @@
-//! The engine's time-merge (B3) delivers exactly the wanted events of every stream,
+//! The engine's time-merge delivers exactly the wanted events of every stream,
 //! each once, in `(timestamp, stream)` order, with their own class, position, clock,
 //! order key and header fields, whatever the chunking, the thread count, the time range
 //! and the classes wanted; the events passed over are reported by their span. The

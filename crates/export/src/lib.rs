@@ -1,4 +1,4 @@
-//! Exports of tracecube results (requirement E3) as tables that pandas, DuckDB or
+//! Exports of tracecube results as tables that pandas, DuckDB or
 //! Spark read: CSV and JSON always, Parquet with the cargo feature `parquet`.
 //!
 //! Where it sits: above `cube` (series of a cube: time buckets × members × metrics,

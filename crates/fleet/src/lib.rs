@@ -1,4 +1,4 @@
-//! tracecube's SQL on an Apache DataFusion Ballista cluster (requirement G4): a fleet
+//! tracecube's SQL on an Apache DataFusion Ballista cluster: a fleet
 //! of hosts' traces queried with the same tables and the same answers as
 //! `tracecube sql` on one machine.
 //!

@@ -1,4 +1,4 @@
-//! Live traces (requirements D1–D4, F4): sources of packets that keep coming, and a
+//! Live traces: sources of packets that keep coming, and a
 //! pipeline that turns them into a statistics cube queryable while it grows.
 //!
 //! Where it sits: above `ctf` (decoding) and `cube` (the cube and its kernel feed).

@@ -1,4 +1,4 @@
-//! The processing side of the live pipeline (D2, D4): messages from a source's
+//! The processing side of the live pipeline: messages from a source's
 //! bounded ring buffer → time-ordered events → the live cube (and an optional
 //! canonical dump).
 //!
@@ -13,7 +13,7 @@
 //! consumed packet (kept so that discarded-event and lost-packet notices are computed
 //! from the previous packet's counters, as for a trace on disk).
 //!
-//! # Overload (D2)
+//! # Overload
 //!
 //! When a batch starts with more than 3/4 of the ring buffer's capacity in packets
 //! waiting (in the ring, or taken from it and not yet fed):

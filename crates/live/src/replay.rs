@@ -1,4 +1,4 @@
-//! Trace directories as live sources (D3): a finished trace replayed at its own pace
+//! Trace directories as live sources: a finished trace replayed at its own pace
 //! (or `speed` times faster, or as fast as possible), and a growing directory followed
 //! while a tracer writes it.
 //!

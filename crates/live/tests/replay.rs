@@ -101,7 +101,7 @@ fn overloaded_consumer_drops_are_counted_exactly() {
     assert_eq!(st.events + st.dropped_events, total, "fed + dropped = every event of the trace");
 }
 
-/// A trace written packet by packet while it is followed (D3): the same events as the
+/// A trace written packet by packet while it is followed: the same events as the
 /// finished trace, in the same order.
 #[test]
 fn growing_directory_is_followed() {

@@ -1,4 +1,4 @@
-//! The tracecube server (requirements C7, E4): an HTTP/JSON API over a statistics
+//! The tracecube server: an HTTP/JSON API over a statistics
 //! [`cube::Cube`] and a web page of charts, with its assets embedded in the binary.
 //!
 //! Where it sits: above `cube` only (it knows no trace). `tracecube serve FILE.cube`
@@ -79,7 +79,7 @@ fn router_with(cube: SharedCube, live: bool, limits: Limits, sql: Option<Arc<dyn
         .with_state(AppState { cube, live, limits, sql })
 }
 
-/// What the server allows each client, so that no client can keep it busy (E4).
+/// What the server allows each client, so that no client can keep it busy.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// How long a client may take to send a request's headers, and how long a

@@ -1,4 +1,4 @@
-//! The server bounds its work (E4, issue 54 item 10): a query over the cost bound is
+//! The server bounds its work (issue 54 item 10): a query over the cost bound is
 //! refused at once; a query whose client goes away stops; a client that sends no
 //! headers, or leaves its connection idle, is disconnected. The server's CPU time is
 //! read from `/proc/self/stat` (it runs in this process), so this file holds one test

@@ -1,4 +1,4 @@
-//! Live mode in a real headless browser (E4): the page of a server started with
+//! Live mode in a real headless browser: the page of a server started with
 //! `live: true` refreshes on its own when the cube grows. Driven by
 //! `scripts/browser_test.py --live` (Chromium through the DevTools protocol).
 //!

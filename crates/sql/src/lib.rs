@@ -1,4 +1,4 @@
-//! SQL over traces and analyses (requirement G3), on Apache DataFusion.
+//! SQL over traces and analyses, on Apache DataFusion.
 //!
 //! Where it sits: above `ctf` (the reader), `engine` (slices and workers) and
 //! `analysis` (the analyses); the `tracecube` binary's `sql` command wires it. Nothing

@@ -1,5 +1,5 @@
-//! The storage seam: the store reads and writes bytes only through [`Backend`]
-//! (STYLE habit 9), so tests can swap in an in-memory or fault-injecting medium.
+//! The storage seam: the store reads and writes bytes only through [`Backend`], so
+//! tests can swap in an in-memory or fault-injecting medium.
 
 use std::fmt::Debug;
 use std::fs::File;

@@ -1,5 +1,5 @@
 //! Primitive encodings: LEB128 varints, zigzag, value deltas, and the one
-//! bounded [`Cursor`] through which every stored byte is read (STYLE habit 3).
+//! bounded [`Cursor`] through which every stored byte is read.
 //!
 //! Every read returns a `Result`; a cursor never reads past its slice, so a
 //! damaged file ends in [`DecodeError`], never in a panic.

@@ -1,5 +1,5 @@
 //! Typed errors. Each variant names one cause and carries the bad value and,
-//! for damaged files, the offset where it was found (STYLE habit 7).
+//! for damaged files, the offset where it was found.
 
 use crate::codec::DecodeError;
 use crate::types::{Key, LogOffset, Timestamp, ValueKind};

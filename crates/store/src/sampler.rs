@@ -1,4 +1,4 @@
-//! Granularity degree k and change suppression (C3) for [`HistoryStore::update`].
+//! Granularity degree k and change suppression for [`HistoryStore::update`].
 //!
 //! A key fed through `update` is a step function known by its change points.
 //! The store keeps one step per k changes: at every k-th change the held value

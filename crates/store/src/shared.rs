@@ -26,7 +26,7 @@ pub struct Config {
     /// Default 8 MiB.
     pub write_buffer_bytes: usize,
     /// Granularity degree k used by `update`: one record per k changes of a
-    /// key's value (C3). Default 1.
+    /// key's value. Default 1.
     pub granularity: u32,
 }
 

@@ -1,6 +1,6 @@
 //! Identifiers, times and values: the vocabulary of the store.
 //!
-//! Each kind of number has its own type (STYLE habit 5): a metric [`Key`], a
+//! Each kind of number has its own type: a metric [`Key`], a
 //! [`Timestamp`] in nanoseconds, a [`LogOffset`] into the data region and a
 //! [`BlockId`]. Mixing them does not compile.
 

@@ -1,4 +1,4 @@
-//! Crash consistency (F3).
+//! Crash consistency.
 //!
 //! * `sigkill_at_random_points`: a child process (this test binary re-run with
 //!   `STORE_CRASH_CHILD` set) appends and commits until the parent kills it

@@ -1,4 +1,4 @@
-//! The web page in a real headless browser (requirement E4): `tracecube serve` on
+//! The web page in a real headless browser: `tracecube serve` on
 //! the demo's cube (`tracecube demo --cube DIR`), driven by `scripts/browser_test.py`
 //! (Chromium through the DevTools protocol): the chart has data, brushing a range makes the top-k table the
 //! API's answer, clicking a process shows its threads, the breadcrumb rolls up. The

@@ -1,4 +1,4 @@
-//! End-to-end test of `tracecube live` against a real LTTng relay daemon (D1, D2, F4).
+//! End-to-end test of `tracecube live` against a real LTTng relay daemon.
 //!
 //! A multi-threaded instrumented program (`tests/ustapp`, compiled here) is traced in a
 //! live session sent to an `lttng-relayd` we start on free ports; `tracecube live`

@@ -1,4 +1,4 @@
-//! `io`: bytes read and written per thread, process and file (B5).
+//! `io`: bytes read and written per thread, process and file.
 //!
 //! Which file an fd names depends on everything before (opens, dups, closes, forks,
 //! execs, the statedump, on any CPU), and which thread issued a syscall depends on the

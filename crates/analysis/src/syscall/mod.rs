@@ -10,7 +10,7 @@
 //! switch's `prev_tid`: with [`HeadPolicy::FromStart`] its events are that task's,
 //! with [`HeadPolicy::Ignore`] (lttng-analyses) they are dropped.
 //!
-//! How (B1): this is the io analysis ([`crate::io`]) with the calls kept
+//! How: this is the io analysis ([`crate::io`]) with the calls kept
 //! (`Io::with_calls`). The pending call of each thread lives once, in the kernel
 //! model's replay ([`kernel::replay`]: the call, its fd's file, its name and entry
 //! time), which io's chunk logs feed in trace order whatever the chunking (named logs,

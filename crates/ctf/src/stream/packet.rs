@@ -275,7 +275,7 @@ impl<'t> StreamCursor<'t> {
 }
 
 /// How far (ns) a packet may begin before the stream's last event: old LTTng versions
-/// write overlapping packets (A6). No trace of `shared/traces` has a packet beginning
+/// write overlapping packets. No trace of `shared/traces` has a packet beginning
 /// before the last event of the one before; their packets' *ends* overlap the next
 /// beginning by up to 1.25 ms (`ust-hello-lost`; 1.5 µs in `synctraces-scp-src`), so
 /// events are allowed that much too. Beyond it, time going back is an error, checked

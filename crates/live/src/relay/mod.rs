@@ -1,4 +1,4 @@
-//! Following one session of a relay daemon (D1, F4): attach, fetch metadata and its
+//! Following one session of a relay daemon: attach, fetch metadata and its
 //! updates, pick up new streams, follow each stream's packet index, fetch packets,
 //! pass inactivity beacons on, detect the end of the session; when the relay goes
 //! away, reconnect and say what may have been lost.

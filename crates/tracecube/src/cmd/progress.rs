@@ -1,4 +1,4 @@
-//! Progress bars on long work (E2): drawn on stderr when it is a terminal, silent
+//! Progress bars on long work: drawn on stderr when it is a terminal, silent
 //! otherwise (pipes, CI logs, tests).
 
 use std::io::IsTerminal;
