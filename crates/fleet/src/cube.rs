@@ -14,7 +14,7 @@
 //! The cluster re-runs the tasks of an executor it has lost, but the logs are the
 //! job's output, fetched by the client from the executors that wrote them: an
 //! executor lost after logging a slice fails that fetch. The client then asks again,
-//! in a new job, for the slices it has not received (at most [`MAX_RESUBMITS`] times).
+//! in a new job, for the slices it has not received (at most 3 times).
 //!
 //! The scan travels in plans as [`MAGIC`] then JSON (the set's path and how it is cut),
 //! beside `sql`'s tables in this crate's codecs ([`crate::codec`]).

@@ -97,6 +97,31 @@ pub fn require_commands(test: &str, cmds: &[&str], install: &str) -> bool {
     false
 }
 
+/// Every file below the cube directory `dir`, with its bytes, by path relative to
+/// `dir`, sorted; the generation directory a save names uniquely (`gen-TIME-PID`) is
+/// `gen` in the paths and in `CURRENT` (the pointer to it, a line of text), so that two
+/// saves of the same cube compare equal.
+pub fn cube_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push((p.strip_prefix(dir).unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    let gens: Vec<String> = out.iter().filter_map(|(p, _)| p.split('/').find(|c| c.starts_with("gen-")).map(str::to_owned)).collect();
+    let same = |s: &str| gens.iter().fold(s.to_owned(), |s, g| s.replace(g.as_str(), "gen"));
+    let mut out: Vec<(String, Vec<u8>)> =
+        out.into_iter().map(|(p, b)| if p == "CURRENT" { (p, same(&String::from_utf8_lossy(&b)).into_bytes()) } else { (same(&p), b) }).collect();
+    out.sort();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     /// A crate that gathers its integration tests into one binary (`autotests = false`,
@@ -125,29 +150,4 @@ mod tests {
         }
         assert!(checked > 0, "no integration test file found under {}", crates.display());
     }
-}
-
-/// Every file below the cube directory `dir`, with its bytes, by path relative to
-/// `dir`, sorted; the generation directory a save names uniquely (`gen-TIME-PID`) is
-/// `gen` in the paths and in `CURRENT` (the pointer to it, a line of text), so that two
-/// saves of the same cube compare equal.
-pub fn cube_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                todo.push(p);
-            } else {
-                out.push((p.strip_prefix(dir).unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    let gens: Vec<String> = out.iter().filter_map(|(p, _)| p.split('/').find(|c| c.starts_with("gen-")).map(str::to_owned)).collect();
-    let same = |s: &str| gens.iter().fold(s.to_owned(), |s, g| s.replace(g.as_str(), "gen"));
-    let mut out: Vec<(String, Vec<u8>)> =
-        out.into_iter().map(|(p, b)| if p == "CURRENT" { (p, same(&String::from_utf8_lossy(&b)).into_bytes()) } else { (same(&p), b) }).collect();
-    out.sort();
-    out
 }
