@@ -227,6 +227,32 @@ pub fn fast_paths_agree(fast: &TraceSet, slow: &TraceSet, mask: u64, turns: &[u8
     Ok(())
 }
 
+/// The check the fuzz target `fast_paths` makes of one input: [`fast_paths_agree`] on a
+/// trace of one data stream file, `channel0_0`, held in memory. Byte 0 of `data`
+/// chooses the metadata (bit 0 clear: `compact`, set: `large`) and how many bytes
+/// after the mask are turns (bits 1..5); bytes 1..9 are the mask of wanted classes
+/// (little-endian); then come the turns (see [`read_fast`]), then the stream file's
+/// bytes. An input shorter than 9 bytes checks nothing. `Err`: the first difference,
+/// or the metadata's error.
+pub fn fuzz_input_agrees(data: &[u8], compact: &[u8], large: &[u8]) -> Result<(), String> {
+    if data.len() < 9 {
+        return Ok(());
+    }
+    let metadata = if data[0] & 1 == 0 { compact } else { large };
+    let n_turns = usize::from(data[0] >> 1 & 31);
+    let mask = u64::from_le_bytes(data[1..9].try_into().expect("8 bytes"));
+    let rest = &data[9..];
+    let (turns, stream) = rest.split_at(n_turns.min(rest.len()));
+    let set = || -> Result<TraceSet, String> {
+        let dir = std::path::Path::new("fuzz");
+        let mut set = TraceSet::in_memory(dir);
+        set.add_memory_trace(dir, metadata).map_err(|e| format!("the metadata: {e}"))?;
+        set.set_memory_files(0, vec![(std::path::PathBuf::from("channel0_0"), stream.to_vec())]);
+        Ok(set)
+    };
+    fast_paths_agree(&set()?, &set()?.without_compiled_headers(), mask, turns)
+}
+
 /// Where two readings part.
 fn describe(s: usize, how: &str, got: &Reading, want: &Reading) -> String {
     let at = got.items.iter().zip(&want.items).position(|(a, b)| a != b).unwrap_or(got.items.len().min(want.items.len()));

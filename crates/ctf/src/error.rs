@@ -47,10 +47,11 @@ pub enum DecodeErrorKind {
     TimeGoesBack {
         /// What begins too early.
         what: &'static str,
-        /// The time it should not be before (ns from origin).
-        from: i64,
-        /// The earlier time (ns from origin).
-        to: i64,
+        /// The time it should not be before (ns from origin, exact: clock offsets and
+        /// values can take it past the `i64` range).
+        from: i128,
+        /// The earlier time (ns from origin, exact).
+        to: i128,
     },
     /// Nesting of compound fields is deeper than the decoder allows.
     #[error("field nesting deeper than {0}")]

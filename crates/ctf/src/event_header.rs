@@ -196,12 +196,15 @@ impl HeaderWord {
     }
 
     /// Whether the clock went back from `clock` to `after` (its
-    /// [`clock_after`](HeaderWord::clock_after)): only a full 64-bit timestamp (the
-    /// extended form's) can set it back, which the loops leave to the general path to
-    /// judge.
+    /// [`clock_after`](HeaderWord::clock_after)), which the loops leave to the general
+    /// path to judge (`StreamCursor::check_back`, which the general decoder reaches
+    /// by the same test). A full 64-bit timestamp (the extended form's) sets the clock
+    /// back by being lower; an N-bit one only moves it forward, except where that
+    /// carries it past 2^64 cycles: the 64-bit clock then wraps to a low value, which
+    /// is time going back as every reader holds the clock.
     #[inline(always)]
     pub fn went_back(&self, clock: Cycles, after: Cycles) -> bool {
-        self.ts_mask == u64::MAX && after < clock
+        after < clock
     }
 }
 

@@ -57,8 +57,10 @@
 //!   item before it. Besides decoding errors, time going back is an error: a packet
 //!   beginning after its own end, before the stream's last event (beyond the overlap
 //!   old LTTng versions write, [`stream::OVERLAP_NS`]) or well before the previous
-//!   packet's end, an event whose full-width timestamp is earlier than the one before
-//!   it (beyond the same overlap), and an `index/*.idx` entry that gives another size
+//!   packet's end, an event whose clock value is earlier than the one before it
+//!   (beyond the same overlap: a full-width timestamp that is lower, or an N-bit one
+//!   that carries the 64-bit clock past 2^64 cycles, where it wraps), compared as
+//!   exact nanoseconds (never saturated), and an `index/*.idx` entry that gives another size
 //!   or time than the packet itself. Every reading path (skimming, packets read in
 //!   pairs, read-ahead, counting) yields the same events and the same error as the
 //!   general decoder ([`crosscheck`], also the oracle of the fuzz target `fast_paths`).

@@ -580,15 +580,19 @@ impl<'t> StreamCursor<'t> {
         Ok(class_idx as u32)
     }
 
-    /// Checks an event at bit `start` whose timestamp (a full-width one: N-bit values
-    /// only move forward) put the clock back from `before`: beyond [`OVERLAP_NS`], time
-    /// goes back, an error naming the event's offset.
+    /// Checks an event at bit `start` that put the clock back from `before` (cycles):
+    /// by a full-width timestamp lower than the clock, or by an N-bit one that carried
+    /// the clock past 2^64 cycles, where the stream's 64-bit clock wraps to a low value.
+    /// Beyond [`OVERLAP_NS`], time goes back: an error naming the event's offset. The
+    /// times compared and reported are exact nanoseconds, never saturated to the `i64`
+    /// range: saturated, two clock values past `i64::MAX` ns would compare equal, and
+    /// the message would name a time the trace does not hold.
     #[cold]
     #[inline(never)]
     fn check_back(&self, start: BitPos, before: u64) -> std::result::Result<(), DecodeError> {
-        let ns = |c: u64| self.conv.map_or(i64::try_from(c).unwrap_or(i64::MAX), |v| v.to_ns(c));
+        let ns = |c: u64| self.conv.map_or(i128::from(c), |v| v.to_ns_wide(c));
         let (from, to) = (ns(before), ns(self.dec.clock));
-        if to.saturating_add(OVERLAP_NS) < from {
+        if to + i128::from(OVERLAP_NS) < from {
             return Err(DecodeError::new(start, K::TimeGoesBack { what: "an event's timestamp", from, to }));
         }
         Ok(())

@@ -74,9 +74,9 @@ impl<'t> StreamCursor<'t> {
     /// packet's end or the last event's time (`last_clock`, cycles, where known), nor
     /// another beginning than the index gives it, each beyond [`OVERLAP_NS`]. A flipped
     /// bit in a `timestamp_begin` is caught here rather than delivering events out of
-    /// order. (Within a packet, N-bit timestamps only move forward; a full-width
-    /// timestamp that goes back is checked as its event is decoded:
-    /// `StreamCursor::check_back`.)
+    /// order. (Within a packet, a clock value that goes back, by a full-width timestamp
+    /// or an N-bit one that wraps the clock past 2^64, is checked as its event is
+    /// decoded: `StreamCursor::check_back`.) Times are compared as exact nanoseconds.
     fn check_time(&self, p: &PacketRef, last_clock: Option<u64>) -> std::result::Result<(), crate::error::DecodeErrorKind> {
         use crate::error::DecodeErrorKind::TimeGoesBack;
         // An index file's entry must say what the packet says of itself.
@@ -93,20 +93,21 @@ impl<'t> StreamCursor<'t> {
             }
         }
         let Some(conv) = self.conv else { return Ok(()) };
-        let Some(begin) = p.info.ts_begin.map(|c| conv.to_ns(c)) else { return Ok(()) };
-        let back = |what, from: i64| if begin.saturating_add(OVERLAP_NS) < from { Err(TimeGoesBack { what, from, to: begin }) } else { Ok(()) };
-        if let Some(end) = p.info.ts_end.filter(|&e| e != 0).map(|c| conv.to_ns(c)) {
-            if end.saturating_add(OVERLAP_NS) < begin {
+        let overlap = i128::from(OVERLAP_NS);
+        let Some(begin) = p.info.ts_begin.map(|c| conv.to_ns_wide(c)) else { return Ok(()) };
+        let back = |what, from: i128| if begin + overlap < from { Err(TimeGoesBack { what, from, to: begin }) } else { Ok(()) };
+        if let Some(end) = p.info.ts_end.filter(|&e| e != 0).map(|c| conv.to_ns_wide(c)) {
+            if end + overlap < begin {
                 return Err(TimeGoesBack { what: "the packet's end", from: begin, to: end });
             }
         }
         let prev = self.next_packet.checked_sub(2).and_then(|i| self.stream.packets.get(i)).filter(|q| q.trace == p.trace);
         // (Old tracers' packet ends run well past their last events: a coarse bound.)
         if let Some(end) = prev.and_then(|q| q.info.ts_end).filter(|&e| e != 0) {
-            back("the packet's beginning", conv.to_ns(end).saturating_sub(PACKET_END_SLACK_NS))?;
+            back("the packet's beginning", conv.to_ns_wide(end) - i128::from(PACKET_END_SLACK_NS))?;
         }
         if let Some(c) = last_clock {
-            back("the packet's beginning", conv.to_ns(c))?;
+            back("the packet's beginning", conv.to_ns_wide(c))?;
         }
         Ok(())
     }
@@ -117,8 +118,8 @@ impl<'t> StreamCursor<'t> {
     /// read: an error naming the packet's file and offset.
     pub(super) fn begins_after(&self, p: &PacketRef, last_clock: u64) -> Result<()> {
         let (Some(conv), Some(begin)) = (self.conv, p.info.ts_begin) else { return Ok(()) };
-        let (from, to) = (conv.to_ns(last_clock), conv.to_ns(begin));
-        if to.saturating_add(OVERLAP_NS) >= from {
+        let (from, to) = (conv.to_ns_wide(last_clock), conv.to_ns_wide(begin));
+        if to + i128::from(OVERLAP_NS) >= from {
             return Ok(());
         }
         let (_, file) = self.set.packet_file(p);
@@ -281,8 +282,9 @@ impl<'t> StreamCursor<'t> {
 /// events are allowed that much too. Beyond it, time going back is an error, checked
 /// as each packet is opened (a flipped bit of weight 2^20 or more in a
 /// `timestamp_begin` is caught, any flip where an index file holds the packet's times)
-/// and at each event whose full-width timestamp (LTTng's extended header) is earlier
-/// than the clock before it, on every reading path (the fast ones hand such an event to
+/// and at each event whose clock value is earlier than the one before it (by a
+/// full-width timestamp, LTTng's extended header, or an N-bit one that wraps the 64-bit
+/// clock past 2^64), on every reading path (the fast ones hand such an event to
 /// the general one).
 pub const OVERLAP_NS: i64 = 1_250_000;
 

@@ -202,8 +202,9 @@ impl Chain<'_> {
         // (The event's size in bytes counts from the byte its scopes start on.)
         let Some(at) = base.add_bits(w.bits).bytes_exact() else { return false };
         let Some(next) = entry_end(self.buf, at, self.end.bytes_floor(), e) else { return false };
-        // (As `Decoder::take_header` moves the clock; an extended header's full timestamp
-        // that goes back is the general path's to judge. Short forms never go back.)
+        // (As `Decoder::take_header` moves the clock; a clock that goes back, by an
+        // extended header's full timestamp or a short one's wrapping it past 2^64, is
+        // the general path's to judge.)
         let clock = w.clock_after(Cycles(self.clock));
         if w.went_back(Cycles(self.clock), clock) {
             return false;
