@@ -74,3 +74,38 @@ fn fast_paths_equal_the_general_decoder_on_intact_and_damaged_traces() {
     }
     assert_eq!(damaged, 24);
 }
+
+/// Packets that report discarded events (a notice before their events) in an intact
+/// trace, read by a reader that turns to another way of reading right after a notice:
+/// packets read in pairs deliver the first packet's notice before its first event, and
+/// the cursor must then stand at that packet's first event, as reading in turn leaves
+/// it (it stood where finding the pair's events had left it, and read-ahead, `next` or
+/// decoding in turn read on from there).
+#[test]
+fn a_reader_turning_after_a_packets_notice_reads_on_from_the_packets_first_event() {
+    for seed in 0..2u64 {
+        let dir = tempfile::tempdir().unwrap();
+        synth_trace(dir.path(), seed);
+        let trace = dir.path().join("kernel");
+        let copy = tempfile::tempdir().unwrap();
+        std::fs::copy(trace.join("metadata"), copy.path().join("metadata")).unwrap();
+        let mut notices = 0;
+        for cpu in 0..2 {
+            let name = format!("channel0_{cpu}");
+            let mut bytes = std::fs::read(trace.join(&name)).unwrap();
+            // Each packet's `events_discarded` (after the 32-byte packet header and five
+            // 64-bit fields of the kernel packet context): 3 more in each packet.
+            for (k, packet) in bytes.chunks_mut(4096).enumerate() {
+                packet[72..80].copy_from_slice(&(3 * k as u64).to_le_bytes());
+                notices += usize::from(k > 0);
+            }
+            std::fs::write(copy.path().join(&name), bytes).unwrap();
+        }
+        assert!(notices > 10, "{notices} packets with a notice");
+        for turns in [&[0u8, 1][..], &[0, 2], &[0, 3], &[0, 0, 2, 3, 1]] {
+            for mask in [u64::MAX, 0x0001_0000_0100_0010, 0] {
+                check(copy.path(), mask, turns);
+            }
+        }
+    }
+}

@@ -153,6 +153,8 @@ impl<'t> StreamCursor<'t> {
             self.pairing = Some(p);
             return Err(e);
         }
+        // Where the packet's events begin, as the packet leaves the cursor.
+        let first = (self.cur.pos, self.dec.clock);
         // (A second packet that does not open is opened again, and its error met, by
         // this cursor when it reads it in turn.)
         let second = self.open_in_twin(&mut p.twin, b).is_ok();
@@ -173,6 +175,11 @@ impl<'t> StreamCursor<'t> {
         fa.find_rest(self, h, wanted);
         passed += fa.passed();
         p.open = fa.into_spots();
+        // Finding moved the cursor (the general path reads events the loops do not).
+        // Until the first spot is delivered it must stand where reading in turn would,
+        // at the packet's first event: the packet's notices come first, and a reader
+        // may turn to another way of reading after them (`leave_replay`).
+        (self.cur.pos, self.dec.clock) = first;
         let found = p.open.spots.len() + if second { next.spots.len() } else { 0 };
         let (f0, p0) = p.sample.unwrap_or((0, 0));
         p.sample = Some((f0 + found, p0 + passed));
