@@ -239,7 +239,7 @@ pub fn fuzz_input_agrees(data: &[u8], compact: &[u8], large: &[u8]) -> Result<()
         return Ok(());
     }
     let metadata = if data[0] & 1 == 0 { compact } else { large };
-    let n_turns = usize::from(data[0] >> 1 & 31);
+    let n_turns = usize::from((data[0] >> 1) & 31);
     let mask = u64::from_le_bytes(data[1..9].try_into().expect("8 bytes"));
     let rest = &data[9..];
     let (turns, stream) = rest.split_at(n_turns.min(rest.len()));

@@ -93,7 +93,7 @@ fn a_short_timestamp_that_wraps_the_clock_past_2_pow_64_is_time_going_back() {
     let data = std::fs::read(fuzz_dir().join("regressions/fast_paths/time-back-after-saturated-clock")).unwrap();
     assert_eq!(data[0] & 1, 0, "compact headers");
     ctf::crosscheck::fuzz_input_agrees(&data, &compact, &large).unwrap();
-    let n_turns = usize::from(data[0] >> 1 & 31);
+    let n_turns = usize::from((data[0] >> 1) & 31);
     let stream = data[9 + n_turns..].to_vec();
     let dir = Path::new("fuzz");
     let mut set = ctf::trace::TraceSet::in_memory(dir);

@@ -43,7 +43,7 @@ fn main() {
                 for kib in [4, 8, 12] {
                     let part = &stream[..stream.len().min(kib * 1024)];
                     for (k, (mask, turns)) in prefixes.iter().enumerate() {
-                        let mut input = vec![u8::from(large_headers) | (turns.len() as u8) << 1];
+                        let mut input = vec![u8::from(large_headers) | ((turns.len() as u8) << 1)];
                         input.extend_from_slice(&mask.to_le_bytes());
                         input.extend_from_slice(turns);
                         input.extend_from_slice(part);

@@ -73,7 +73,9 @@ impl<'t> StreamCursor<'t> {
             return Err(e);
         }
         let mut pa = self.begin_count(per_class)?;
-        let mut pb = self.open_in_twin(twin, b).and_then(|()| twin.begin_count(per_class));
+        let b_open = self.open_in_twin(twin, b);
+        let b_opened = b_open.is_ok();
+        let mut pb = b_open.and_then(|()| twin.begin_count(per_class));
         if let (Some(h), Some(th), Ok(c)) = (self.sp.fast_header.as_ref(), twin.sp.fast_header.as_ref(), &pb) {
             if pa.events > 0 && c.events > 0 {
                 let (na, nb) = pass_side_by_side(self, twin, (h, th), per_class);
@@ -84,11 +86,12 @@ impl<'t> StreamCursor<'t> {
             }
         }
         let a_count = self.end_count(pa, per_class)?;
-        // The second begins after the first's last event, as opening it in turn checks.
-        let b_count = pb.and_then(|c| match twin.packet {
-            Some(q) => self.begins_after(&q, self.dec.clock).and_then(|()| twin.end_count(c, per_class)),
-            None => twin.end_count(c, per_class),
-        });
+        // The second begins after the first's last event, as opening it in turn checks
+        // before any of its events is read (an error in its first event comes after).
+        let b_count = match twin.packet.filter(|_| b_opened) {
+            Some(q) => self.begins_after(&q, self.dec.clock).and_then(|()| pb.and_then(|c| twin.end_count(c, per_class))),
+            None => pb.and_then(|c| twin.end_count(c, per_class)),
+        };
         // This cursor moves on past the second packet, its clock and the counters its
         // notices are computed from too, as reading it would have moved them.
         self.next_packet += 1;
