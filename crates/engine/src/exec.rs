@@ -133,7 +133,7 @@ pub fn run_slices_reporting<A: Runnable>(
     let (output, mut faults) = loop {
         let mut faults = Vec::new();
         let output = run_collecting(a, set, &slices, opts, progress, &mut faults)?;
-        match without_packets_after_damage(&slices, &faults) {
+        match without_packets_after_damage(set, &slices, &faults) {
             // Later slices read packets of a stream after its damage: read again
             // without them (only damaged traces pay this second reading).
             Some(trimmed) => {
@@ -154,25 +154,44 @@ pub fn run_slices_reporting<A: Runnable>(
     Ok(Outcome { output, faults })
 }
 
-/// `slices` less the packets that slices after the one where a stream's error was met
-/// hold of that stream (a stream is read up to its damage only, whatever the
-/// partitioning); `None` when no later slice holds any.
-fn without_packets_after_damage(slices: &[Slice], faults: &[(usize, EngineError)]) -> Option<Vec<Slice>> {
-    let mut damaged: Vec<(usize, usize)> = Vec::new();
+/// `slices` less the packets of a damaged stream that lie after its damage (a stream
+/// is read up to its damage only, whatever the partitioning); `None` when no slice
+/// holds any. Where the error lies in one of the stream's packets, every packet after
+/// that one goes, and that one from the slices after the one where the error was met
+/// (a damaged packet's times can place it in a later slice than the packets after it,
+/// or an earlier one than those before it: a flipped bit in its `timestamp_begin`);
+/// otherwise every packet of the slices after that one.
+fn without_packets_after_damage(set: &TraceSet, slices: &[Slice], faults: &[(usize, EngineError)]) -> Option<Vec<Slice>> {
+    // (stream, slice where its first error was met, the packet that error lies in)
+    let mut damaged: Vec<(usize, usize, Option<usize>)> = Vec::new();
     for (k, f) in faults {
-        if let EngineError::Decode { stream, .. } = f {
-            if !damaged.iter().any(|(s, _)| s == stream) {
-                damaged.push((*stream, *k));
+        if let EngineError::Decode { stream, source } = f {
+            if !damaged.iter().any(|(s, ..)| s == stream) {
+                damaged.push((*stream, *k, damaged_packet(set, *stream, source)));
             }
         }
     }
-    let later = |j: usize, si: usize| damaged.iter().any(|&(s, k)| s == si && j > k);
-    if !slices.iter().enumerate().any(|(j, s)| s.chunks.iter().any(|(si, _)| later(j, *si))) {
-        return None;
-    }
-    let trimmed =
-        slices.iter().enumerate().map(|(j, s)| Slice { chunks: s.chunks.iter().filter(|(si, _)| !later(j, *si)).cloned().collect(), ..s.clone() }).collect();
-    Some(trimmed)
+    // The part of slice `j`'s packets `r` of stream `si` read.
+    let kept = |j: usize, si: usize, r: &std::ops::Range<usize>| match damaged.iter().find(|d| d.0 == si) {
+        Some(&(_, k, Some(p))) => Some(r.start..r.end.min(if j > k { p } else { p + 1 })).filter(|r| !r.is_empty()),
+        Some(&(_, k, None)) if j > k => None,
+        _ => Some(r.clone()),
+    };
+    let trimmed: Vec<Slice> = slices
+        .iter()
+        .enumerate()
+        .map(|(j, s)| Slice { chunks: s.chunks.iter().filter_map(|(si, r)| Some((*si, kept(j, *si, r)?))).collect(), ..s.clone() })
+        .collect();
+    (trimmed != slices).then_some(trimmed)
+}
+
+/// The index of the packet of stream `s` that error `e` names a byte of, if any.
+fn damaged_packet(set: &TraceSet, s: usize, e: &ctf::error::Error) -> Option<usize> {
+    let ctf::error::Error::Stream { path, offset, .. } = e else { return None };
+    set.streams[s].packets.iter().position(|p| {
+        let (_, file) = set.packet_file(p);
+        file.path == *path && (p.info.offset..p.info.offset + p.info.total_bits / 8).contains(offset)
+    })
 }
 
 /// The engine's loop: slices read on workers (or inline), states merged in order,

@@ -69,43 +69,67 @@ fn parquet_and_live_deliver_the_intact_streams_and_the_damaged_one_up_to_its_dam
     assert_eq!(sorted_events(&std::fs::read(&fed).unwrap()), want);
 }
 
-/// A packet in the middle of one stream whose magic is flipped, its index kept (the
-/// later packets stay listed and intact): whatever the partitioning, the analyses see
-/// that stream up to its damage only — the events `dump` prints (issue 46, item 5:
-/// every stream a prefix of the intact trace's). Several slices are read in parallel
-/// before the error is known; the engine then reads again without the packets after
-/// the damage.
+/// A packet in the middle of one stream damaged: its magic flipped, its index kept
+/// (the later packets stay listed and intact); or a bit of its `timestamp_begin`
+/// flipped (2^36 ns later: it begins after its own end), without an index (the
+/// partitioning then places it by its own times, after the later packets of its
+/// stream). Whatever the partitioning, the analyses see that stream up to its damage
+/// only — the events `dump` prints (issue 46, item 5: every stream a prefix of the
+/// intact trace's). Several slices are read in parallel before the error is known;
+/// the engine then reads again without the packets after the damage.
 #[test]
 fn a_damaged_stream_is_a_prefix_at_every_partitioning() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     let (trace, all) = synth_trace(root, "200000", "5");
     let all = all.len();
-    let t = trace.to_str().unwrap();
-    // The first packet whose start lies past a third of the file.
-    let file = trace.join("channel0_1");
-    let bytes = std::fs::read(&file).unwrap();
+    // The first packet of channel0_1 whose start lies past a third of the file.
+    let bytes = std::fs::read(trace.join("channel0_1")).unwrap();
     let magic = [0xc1, 0x1f, 0xfc, 0xc1];
     let starts: Vec<usize> = (0..bytes.len() - 4).filter(|&i| bytes[i..i + 4] == magic || bytes[i..i + 4] == [0xc1, 0xfc, 0x1f, 0xc1]).collect();
     assert!(starts.len() > 6, "packets of channel0_1: {}", starts.len());
     let at = *starts.iter().find(|&&i| i > bytes.len() / 3).unwrap();
-    let mut damaged = bytes.clone();
-    damaged[at] ^= 0xff;
-    std::fs::write(&file, &damaged).unwrap();
+    // (The packet header is 32 bytes, then `timestamp_begin`, little-endian.)
+    for (what, byte, mask, keep_index) in [("magic", at, 0xff, true), ("timestamp_begin", at + 32 + 4, 0x10, false)] {
+        let copy = root.join(what);
+        std::fs::create_dir(&copy).unwrap();
+        for e in std::fs::read_dir(&trace).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_file() {
+                std::fs::copy(e.path(), copy.join(e.file_name())).unwrap();
+            }
+        }
+        if keep_index {
+            std::fs::create_dir(copy.join("index")).unwrap();
+            for e in std::fs::read_dir(trace.join("index")).unwrap() {
+                let e = e.unwrap();
+                std::fs::copy(e.path(), copy.join("index").join(e.file_name())).unwrap();
+            }
+        }
+        let mut damaged = bytes.clone();
+        damaged[byte] ^= mask;
+        std::fs::write(copy.join("channel0_1"), &damaged).unwrap();
+        let t = copy.to_str().unwrap();
 
-    let dump = tracecube(&["dump", t]);
-    assert_eq!(dump.status.code(), Some(2), "{}", String::from_utf8_lossy(&dump.stderr));
-    let want = sorted_events(&dump.stdout).len();
-    assert!(want > all / 2 && want < all, "{want} of {all} events");
-    for args in [&["-j", "1"][..], &["-j", "2", "--chunk-size", "64K"], &["-j", "2", "--chunk-size", "16K", "--partition", "stream"]] {
-        let mut cmd = vec!["analyze", "-a", "count", "--format", "json"];
-        cmd.extend_from_slice(args);
-        cmd.push(t);
-        let out = tracecube(&cmd);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains("channel0_1"), "{args:?}: the error names the file: {err}");
-        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(json["events"].as_u64(), Some(want as u64), "{args:?}: count equals the events dump printed");
+        let dump = tracecube(&["dump", t]);
+        assert_eq!(dump.status.code(), Some(2), "{what}: {}", String::from_utf8_lossy(&dump.stderr));
+        let want = sorted_events(&dump.stdout).len();
+        assert!(want > all / 2 && want < all, "{what}: {want} of {all} events");
+        for args in [
+            &["-j", "1"][..],
+            &["-j", "2", "--chunk-size", "64K"],
+            &["-j", "2", "--chunk-size", "16K"],
+            &["-j", "2", "--chunk-size", "16K", "--partition", "stream"],
+        ] {
+            let mut cmd = vec!["analyze", "-a", "count", "--format", "json"];
+            cmd.extend_from_slice(args);
+            cmd.push(t);
+            let out = tracecube(&cmd);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{what} {args:?}: {err}");
+            assert!(err.contains("channel0_1"), "{what} {args:?}: the error names the file: {err}");
+            let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(json["events"].as_u64(), Some(want as u64), "{what} {args:?}: count equals the events dump printed");
+        }
     }
 }
