@@ -200,8 +200,9 @@ impl Cube {
     /// generation of `dir` that the save will publish, so the cube holds about
     /// [`crate::spill::SPILL_RECORDS`] records in memory whatever its length. Until
     /// it is saved, the cube answers no query that needs a moved record (an error says
-    /// so). An interrupted build leaves an unnamed generation that the next save
-    /// removes; the cube `dir` held stays as it was.
+    /// so). Dropped unsaved (a failed build), the cube removes that generation, and
+    /// `dir` if it made it; a killed build leaves an unnamed generation that the next
+    /// save removes. The cube `dir` held stays as it was.
     pub fn spill_to(&mut self, dir: &std::path::Path) -> Result<()> {
         self.spill = Some(Spill::create(dir)?);
         Ok(())
