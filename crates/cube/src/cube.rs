@@ -291,7 +291,9 @@ impl Cube {
 
     /// Bytes of memory held by the histories, running totals and the schema's cells.
     pub fn memory(&self) -> u64 {
-        self.levels.iter().map(Level::memory).sum::<u64>() + (self.cum.capacity() * 8 + self.kinds.capacity() + self.slots.capacity() * 4) as u64 + self.schema.cell_memory()
+        self.levels.iter().map(Level::memory).sum::<u64>()
+            + (self.cum.capacity() * 8 + self.kinds.capacity() + self.slots.capacity() * 4) as u64
+            + self.schema.cell_memory()
     }
 
     /// Records written, per level.
