@@ -82,18 +82,20 @@ impl FileBytes {
 }
 
 impl FileBytes {
-    /// Tells the kernel that this process no longer needs the pages lying wholly
-    /// inside bytes `range` of a mapped file (`MADV_DONTNEED`): they leave its resident
-    /// set but stay in the page cache, and a later read maps them in again, unchanged.
-    /// A reader that releases what it went past keeps its resident memory to what it
-    /// reads now, whatever the trace's size. Only a hint: where it fails (another
-    /// system) nothing changes.
+    /// Tells the kernel that this process no longer needs the pages of bytes `range`
+    /// of a mapped file (`MADV_DONTNEED`), in whole blocks of 64 KiB: from the block
+    /// holding `range.start` to the last block ending by `range.end` (so that a reader
+    /// releasing packets smaller than a block, one after the other, releases each
+    /// block once it is past it). They leave its resident set but stay in the page
+    /// cache, and a later read maps them in again, unchanged. A reader that releases
+    /// what it went past keeps its resident memory to what it reads now, whatever the
+    /// trace's size. Only a hint: where it fails (another system) nothing changes.
     pub fn release(&self, range: std::ops::Range<usize>) {
         #[cfg(target_os = "linux")]
         if let FileBytes::Mapped(m) = self {
             // Aligned for any page size up to 64 KiB (an unaligned start fails).
             const ALIGN: usize = 64 << 10;
-            let start = range.start.next_multiple_of(ALIGN);
+            let start = range.start / ALIGN * ALIGN;
             let end = range.end.min(m.len()) / ALIGN * ALIGN;
             if start < end {
                 // SAFETY: a read-only shared mapping of a file nobody writes (see the
