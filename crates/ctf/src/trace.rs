@@ -81,6 +81,34 @@ impl FileBytes {
     }
 }
 
+impl FileBytes {
+    /// Tells the kernel that this process no longer needs the pages of bytes `range`
+    /// of a mapped file (`MADV_DONTNEED`), in whole blocks of 64 KiB: from the block
+    /// holding `range.start` to the last block ending by `range.end` (so that a reader
+    /// releasing packets smaller than a block, one after the other, releases each
+    /// block once it is past it). They leave its resident set but stay in the page
+    /// cache, and a later read maps them in again, unchanged. A reader that releases
+    /// what it went past keeps its resident memory to what it reads now, whatever the
+    /// trace's size. Only a hint: where it fails (another system) nothing changes.
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        #[cfg(target_os = "linux")]
+        if let FileBytes::Mapped(m) = self {
+            // Aligned for any page size up to 64 KiB (an unaligned start fails).
+            const ALIGN: usize = 64 << 10;
+            let start = range.start / ALIGN * ALIGN;
+            let end = range.end.min(m.len()) / ALIGN * ALIGN;
+            if start < end {
+                // SAFETY: a read-only shared mapping of a file nobody writes (see the
+                // type's docs): dropping its pages only unmaps them, and a read maps the
+                // file's same bytes in again, so no byte borrowed from it changes.
+                let _ = unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = range;
+    }
+}
+
 /// One data stream file.
 pub struct StreamFile {
     /// Path.
@@ -425,5 +453,23 @@ mod tests {
             bytes.populate(r);
         }
         assert_eq!(&bytes[..], &data[..]);
+    }
+
+    /// Releasing pages is a hint too, and exact: the bytes read after it, faulted in
+    /// again from the file, are the same, for any range.
+    #[test]
+    fn release_takes_any_range_and_changes_no_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stream");
+        let data: Vec<u8> = (0..5 * 65536 + 17).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let bytes = FileBytes::open(&path).unwrap();
+        let n = data.len();
+        #[allow(clippy::reversed_empty_ranges)]
+        for r in [0..n, 5..70000, 65536..n + 100, n..n + 1, n + 1..n + 9000, 9..9, 100..50, 0..usize::MAX] {
+            assert_eq!(&bytes[..], &data[..]);
+            bytes.release(r);
+            assert_eq!(&bytes[..], &data[..]);
+        }
     }
 }

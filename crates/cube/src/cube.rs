@@ -7,6 +7,9 @@ use crate::schema::{CellId, Combine, MetricId, Schema};
 use crate::spill::{Spill, SPILL_RECORDS};
 use crate::tilt::Level;
 
+/// The slot of a summed cell (it keeps no extreme).
+pub(crate) const NO_SLOT: u32 = u32::MAX;
+
 /// A cube of trace statistics: ingest timestamped updates, then query.
 pub struct Cube {
     /// Metrics, dimensions, cells.
@@ -20,6 +23,12 @@ pub struct Cube {
     pub(crate) cum_live: bool,
     /// Per cell: how its updates combine.
     pub(crate) kinds: Vec<Combine>,
+    /// Per cell: its number among the `Min` / `Max` cells ([`NO_SLOT`] for a summed
+    /// one), where the levels keep its extreme over their current frames (so that
+    /// this scratch is sized to those cells only).
+    pub(crate) slots: Vec<u32>,
+    /// `Min` / `Max` cells.
+    extreme_cells: u32,
     /// End of the current finest frame, ns (0 before the first update).
     frame_end: u64,
     /// First and last update time, ns.
@@ -58,6 +67,8 @@ impl Cube {
             cum: Vec::new(),
             cum_live: true,
             kinds: Vec::new(),
+            slots: Vec::new(),
+            extreme_cells: 0,
             frame_end: 0,
             span: None,
             updates: 0,
@@ -83,6 +94,13 @@ impl Cube {
         while self.kinds.len() < n {
             let k = self.schema.combine_of(CellId(self.kinds.len() as u32));
             self.kinds.push(k);
+            self.slots.push(match k {
+                Combine::Sum => NO_SLOT,
+                _ => {
+                    self.extreme_cells += 1;
+                    self.extreme_cells - 1
+                }
+            });
         }
     }
 
@@ -107,7 +125,7 @@ impl Cube {
             }
             k => {
                 for &c in self.schema.targets(cell) {
-                    l0.extreme(c, delta, k);
+                    l0.extreme(c, self.slots[c as usize], delta, k);
                 }
             }
         }
@@ -158,25 +176,28 @@ impl Cube {
         let min_work = self.parallel_min_work;
         let (first, rest) = self.levels.split_at_mut(1);
         let l0 = &mut first[0];
-        let kinds = &self.kinds;
+        let (kinds, slots) = (&self.kinds, &self.slots);
         for l in rest.iter_mut() {
             for &c in &l0.dirty {
                 match kinds[c as usize] {
                     Combine::Sum => {
                         l.mark(c);
                     }
-                    k => l.extreme(c, l0.acc[c as usize], k),
+                    k => {
+                        let slot = slots[c as usize];
+                        l.extreme(c, slot, l0.acc[slot as usize], k);
+                    }
                 }
             }
         }
-        l0.write(b / l0.spec.granularity_ns, &self.cum, kinds)?;
+        l0.write(b / l0.spec.granularity_ns, &self.cum, kinds, slots)?;
         let cum = &self.cum;
         let rolling: Vec<&mut Level> = rest.iter_mut().filter(|l| b >= l.next_boundary).collect();
         let work: usize = rolling.iter().map(|l| l.dirty.len()).sum();
         let step = |l: &mut Level| -> Result<()> {
             let g = l.spec.granularity_ns;
             let idx = if l.dirty.is_empty() { b / g } else { l.next_boundary / g };
-            l.write(idx, cum, kinds)?;
+            l.write(idx, cum, kinds, slots)?;
             l.next_boundary = b / g * g + g;
             Ok(())
         };
@@ -200,8 +221,9 @@ impl Cube {
     /// generation of `dir` that the save will publish, so the cube holds about
     /// [`crate::spill::SPILL_RECORDS`] records in memory whatever its length. Until
     /// it is saved, the cube answers no query that needs a moved record (an error says
-    /// so). An interrupted build leaves an unnamed generation that the next save
-    /// removes; the cube `dir` held stays as it was.
+    /// so). Dropped unsaved (a failed build), the cube removes that generation, and
+    /// `dir` if it made it; a killed build leaves an unnamed generation that the next
+    /// save removes. The cube `dir` held stays as it was.
     pub fn spill_to(&mut self, dir: &std::path::Path) -> Result<()> {
         self.spill = Some(Spill::create(dir)?);
         Ok(())
@@ -269,7 +291,9 @@ impl Cube {
 
     /// Bytes of memory held by the histories, running totals and the schema's cells.
     pub fn memory(&self) -> u64 {
-        self.levels.iter().map(Level::memory).sum::<u64>() + (self.cum.capacity() * 8 + self.kinds.capacity()) as u64 + self.schema.cell_memory()
+        self.levels.iter().map(Level::memory).sum::<u64>()
+            + (self.cum.capacity() * 8 + self.kinds.capacity() + self.slots.capacity() * 4) as u64
+            + self.schema.cell_memory()
     }
 
     /// Records written, per level.

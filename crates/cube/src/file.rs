@@ -21,7 +21,7 @@ use crate::config::{CubeConfig, LevelSpec};
 use crate::cube::Cube;
 use crate::error::{CubeError, Result};
 use crate::schema::Schema;
-use crate::spill::{io, new_generation, prefix, Sink};
+use crate::spill::{io, prefix, Spill};
 use crate::tilt::{Hist, Level, Segment};
 
 /// Version of the catalog format.
@@ -157,18 +157,16 @@ fn crc_of(path: &Path) -> Result<(u64, u32)> {
 pub fn save(cube: &mut Cube, dir: &Path) -> Result<()> {
     cube.flush()?;
     // A spilling cube's records are partly in its generation's history already (in
-    // segments numbered by `id`); the rest follows them there.
-    let (gen, mut sink, spilled) = match cube.spill.take() {
-        Some(sp) if sp.dir == dir => (sp.gen, sp.sink, true),
+    // segments numbered by `id`); the rest follows them there. Until it is published,
+    // a failure drops the generation (and `dir`, if it made it).
+    let (mut sp, spilled) = match cube.spill.take() {
+        Some(sp) if sp.dir == dir => (sp, true),
         Some(sp) => {
             return Err(CubeError::Io { path: dir.into(), source: std::io::Error::other(format!("the cube spills to {}, not here", sp.dir.display())) })
         }
-        None => {
-            let gen = new_generation(dir)?;
-            let sink = Sink::create(dir, &gen)?;
-            (gen, sink, false)
-        }
+        None => (Spill::create(dir)?, false),
     };
+    let (gen, sink) = (sp.gen.clone(), &mut sp.sink);
     let gdir = dir.join(&gen);
     let hist = gdir.join("history.tcs");
     let mut levels = Vec::new();
@@ -183,10 +181,8 @@ pub fn save(cube: &mut Cube, dir: &Path) -> Result<()> {
         }
         levels.push(LevelMeta { spec: l.spec, expired: l.expired, written_to: l.written_to, records: l.records, segments });
     }
-    let mut out = sink.out;
-    out.commit()?;
-    let records = out.appended();
-    drop(out);
+    sink.out.commit()?;
+    let records = sink.out.appended();
     let (bytes, crc32) = crc_of(&hist)?;
     let cat = CatalogRef {
         version: CATALOG_VERSION,
@@ -205,6 +201,8 @@ pub fn save(cube: &mut Cube, dir: &Path) -> Result<()> {
     write_synced(&tmp, format!("{MAGIC} {CATALOG_VERSION} {gen} {crc:08x} {len}\n").as_bytes())?;
     let cur = dir.join("CURRENT");
     std::fs::rename(&tmp, &cur).map_err(io(&cur))?;
+    sp.publish();
+    drop(sp);
     sync_dir(dir);
     // Older generations (and a cube of the first format) are no longer named.
     for e in std::fs::read_dir(dir).map_err(io(dir))?.flatten() {
@@ -219,6 +217,20 @@ pub fn save(cube: &mut Cube, dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The error of opening `dir`, which has no `CURRENT`: no cube, or a build into it
+/// that was killed before its save (its unnamed generation, which the next save into
+/// `dir` removes).
+fn not_a_cube(dir: &Path) -> CubeError {
+    let orphans = std::fs::read_dir(dir).map(|es| es.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("gen-")).count()).unwrap_or(0);
+    let why = match std::fs::metadata(dir) {
+        Err(_) => "no such directory",
+        Ok(m) if !m.is_dir() => "not a directory",
+        Ok(_) if orphans > 0 => "no CURRENT: a `cube build` into it stopped before its save; the next build into it removes what that left",
+        Ok(_) => "no CURRENT",
+    };
+    catalog_err(dir, format!("not a cube ({why})"))
+}
+
 /// Reads `CURRENT`: the generation directory and the catalog's CRC-32 and length.
 fn current(dir: &Path) -> Result<(PathBuf, u32, u64)> {
     let cur = dir.join("CURRENT");
@@ -227,6 +239,9 @@ fn current(dir: &Path) -> Result<(PathBuf, u32, u64)> {
             &dir.join("catalog.json"),
             format!("written by an older tracecube (catalog version 1; this build reads {CATALOG_VERSION}): rebuild the cube"),
         ));
+    }
+    if !cur.exists() {
+        return Err(not_a_cube(dir));
     }
     let text = std::fs::read(&cur).map_err(io(&cur))?;
     let text = String::from_utf8_lossy(&text);

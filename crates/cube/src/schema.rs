@@ -94,6 +94,10 @@ pub struct Schema {
     /// Per finest cell: the cells an update adds to (itself first).
     #[serde(skip)]
     targets: CellNodes,
+    /// Whether `index` and `targets` are built (a schema read from a file builds them
+    /// when a cell is first asked by its members: queries never need them).
+    #[serde(skip)]
+    cells_indexed: bool,
 }
 
 /// Lists of `u32`, one per cell, stored flat (written as a list of lists).
@@ -204,6 +208,7 @@ impl Schema {
             cell_nodes: CellNodes::default(),
             cuboid_cells: Vec::new(),
             index: CellIndex::default(),
+            cells_indexed: true,
             targets: CellNodes::default(),
         };
         for m in &cfg.metrics {
@@ -330,6 +335,9 @@ impl Schema {
     /// the metric's finest levels; trailing ones left out are `all`, as for a feed
     /// that knows no host), created with its materialized ancestors if new.
     pub fn leaf_cell(&mut self, metric: MetricId, nodes: &[NodeId]) -> CellId {
+        if !self.cells_indexed {
+            self.index_cells();
+        }
         let m = &self.metrics[metric.0 as usize];
         let (leaf_cuboid, n) = (m.cuboids[0], m.dims.len());
         let mut key = [0u32; MAX_DIMS];
@@ -399,7 +407,8 @@ impl Schema {
         id
     }
 
-    /// The cells an update of finest cell `c` adds to (itself first).
+    /// The cells an update of finest cell `c` adds to (itself first; a cell of a
+    /// schema read from a file has its targets once [`Schema::leaf_cell`] was called).
     #[inline]
     pub fn targets(&self, c: CellId) -> &[u32] {
         if (c.0 as usize) < self.targets.len() {
@@ -470,12 +479,21 @@ impl Schema {
         Ok(())
     }
 
-    /// Rebuilds the indexes after deserialization.
+    /// Rebuilds the members' indexes after deserialization (the cells' are built
+    /// when first needed: a cube opened to be queried never needs them, and they take
+    /// a hash table entry per cell).
     pub(crate) fn reindex(&mut self) {
         for d in &mut self.dims {
             d.reindex();
         }
         self.index = CellIndex::default();
+        self.targets = CellNodes::default();
+        self.cells_indexed = false;
+    }
+
+    /// Builds the index from members to cells and the finest cells' targets.
+    fn index_cells(&mut self) {
+        self.cells_indexed = true;
         for i in 0..self.cell_cuboid.len() {
             let nodes = self.cell_nodes.get(i).to_vec();
             self.index_cell(self.cell_cuboid[i], &nodes, i as u32);

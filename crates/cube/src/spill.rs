@@ -78,18 +78,55 @@ impl Sink {
     }
 }
 
-/// Where a spilling cube writes: the generation `gen` of the cube directory `dir`.
+/// A generation being written, the generation `gen` of the cube directory `dir`
+/// (where a spilling cube writes, and what [`crate::save`] publishes). Dropped before
+/// it is published (a failed build or save), it removes its generation, and `dir`
+/// too when it made it and nothing else is there: the directory is left as it was.
 pub(crate) struct Spill {
     pub dir: PathBuf,
     pub gen: String,
     pub sink: Sink,
+    /// Whether `dir` did not exist before.
+    made_dir: bool,
+    published: bool,
 }
 
 impl Spill {
-    /// Starts a new generation of the cube directory `dir` to spill into.
+    /// Starts a new generation of the cube directory `dir`.
     pub fn create(dir: &Path) -> Result<Spill> {
-        let gen = new_generation(dir)?;
-        let sink = Sink::create(dir, &gen)?;
-        Ok(Spill { dir: dir.to_path_buf(), gen, sink })
+        let made_dir = !dir.exists();
+        let made = new_generation(dir).and_then(|gen| match Sink::create(dir, &gen) {
+            Ok(sink) => Ok((gen, sink)),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(dir.join(&gen));
+                Err(e)
+            }
+        });
+        match made {
+            Ok((gen, sink)) => Ok(Spill { dir: dir.to_path_buf(), gen, sink, made_dir, published: false }),
+            Err(e) => {
+                if made_dir {
+                    let _ = std::fs::remove_dir(dir);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Keeps the generation: `CURRENT` names it now.
+    pub fn publish(&mut self) {
+        self.published = true;
+    }
+}
+
+impl Drop for Spill {
+    fn drop(&mut self) {
+        if !self.published {
+            let _ = std::fs::remove_dir_all(self.dir.join(&self.gen));
+            if self.made_dir {
+                // (Fails, and keeps it, when something else was put there meanwhile.)
+                let _ = std::fs::remove_dir(&self.dir);
+            }
+        }
     }
 }

@@ -116,7 +116,8 @@ pub struct Level {
     pub(crate) last: Vec<i64>,
     /// Cells changed since this level's previous boundary.
     pub(crate) dirty: Vec<u32>,
-    /// Per `Min` / `Max` cell: its extreme over the current frame (dirty cells only).
+    /// Per `Min` / `Max` cell, by its slot (`Cube::slots`): its extreme over the
+    /// current frame (dirty cells only).
     pub(crate) acc: Vec<i64>,
     flag: Vec<bool>,
     /// Next boundary of this level, ns.
@@ -199,11 +200,12 @@ impl Level {
         }
     }
 
-    /// Folds `v` into the current frame's extreme of the `Min` / `Max` cell `c`.
+    /// Folds `v` into the current frame's extreme of the `Min` / `Max` cell `c`,
+    /// whose slot is `slot`.
     #[inline]
-    pub(crate) fn extreme(&mut self, c: u32, v: i64, kind: Combine) {
+    pub(crate) fn extreme(&mut self, c: u32, slot: u32, v: i64, kind: Combine) {
         let new = self.mark(c);
-        let i = c as usize;
+        let i = slot as usize;
         if i >= self.acc.len() {
             self.acc.resize(i + 1, 0);
         }
@@ -216,8 +218,9 @@ impl Level {
     }
 
     /// Writes `C(B)` of the dirty cells at boundary index `idx` (B = idx × granularity);
-    /// for `Min` / `Max` cells (per `kinds`), the extreme of the frame ending at `B`.
-    pub(crate) fn write(&mut self, idx: u64, cum: &[i64], kinds: &[Combine]) -> Result<()> {
+    /// for `Min` / `Max` cells (per `kinds`), the extreme of the frame ending at `B`
+    /// (kept at the cell's slot of `slots`).
+    pub(crate) fn write(&mut self, idx: u64, cum: &[i64], kinds: &[Combine], slots: &[u32]) -> Result<()> {
         if self.written_to.is_some_and(|w| idx <= w) {
             return Ok(());
         }
@@ -239,7 +242,7 @@ impl Level {
             for &c in &self.dirty {
                 self.flag[c as usize] = false;
                 let v = match kinds.get(c as usize) {
-                    Some(Combine::Min | Combine::Max) => self.acc[c as usize],
+                    Some(Combine::Min | Combine::Max) => self.acc[slots[c as usize] as usize],
                     _ if self.degree > 1 => {
                         // Granularity degree k: every k-th change of the cell is written.
                         if self.unwritten.len() <= c as usize {
@@ -443,6 +446,6 @@ impl Level {
     /// Bytes held by this level.
     pub fn memory(&self) -> u64 {
         self.segs.iter().map(Segment::memory).sum::<u64>()
-            + (self.last.capacity() * 8 + self.flag.capacity() + self.dirty.capacity() * 4 + self.tail.capacity() * 16) as u64
+            + (self.last.capacity() * 8 + self.flag.capacity() + self.dirty.capacity() * 4 + self.acc.capacity() * 8 + self.tail.capacity() * 16) as u64
     }
 }

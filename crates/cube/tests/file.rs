@@ -174,3 +174,27 @@ fn byte_flips_give_an_error_or_the_right_answer() {
     }
     assert!(edits_refused >= 9, "only {edits_refused} of 18 edits refused");
 }
+
+#[test]
+fn an_opened_cube_indexes_its_cells_only_when_a_cell_is_asked() {
+    if child_dir().is_some() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("x.cube");
+    let mut c = build(20_000, 3);
+    cube::save(&mut c, &dir).unwrap();
+    let mut opened = cube::open(&dir).unwrap();
+    // Queries read no cell index: opening builds none (a hash entry per cell).
+    let before = opened.schema.cell_memory();
+    assert_eq!(answers(&opened).unwrap(), answers(&c).unwrap());
+    assert_eq!(opened.schema.cell_memory(), before);
+    // A cell asked by its members is the one the built cube has.
+    let m = c.schema.metric("events").unwrap();
+    let o = c.schema.dims[4].member(&["syscall", "read_7"]);
+    let p = c.schema.dims[1].member(&["2"]);
+    let (o2, p2) = (opened.schema.dims[4].member(&["syscall", "read_7"]), opened.schema.dims[1].member(&["2"]));
+    assert_eq!(opened.cell(m, &[o2, p2]), c.cell(m, &[o, p]));
+    assert!(opened.schema.cell_memory() > before + 20 * opened.schema.cell_count() as u64 / 2);
+    assert_eq!(opened.schema.cell_count(), c.schema.cell_count());
+}

@@ -8,7 +8,6 @@
 //! 3. Every listed chunk lies entirely before `visible` (flushed to the medium).
 
 use crate::directory::DirEntry;
-use crate::error::Corruption;
 use crate::types::{Key, KeyInfo, LogOffset, Timestamp, Value};
 
 /// A map from keys, hashed by `rustc-hash` (keys come from our own cube, not from an
@@ -90,8 +89,8 @@ impl Index {
         if e.last_start < e.first_start || e.last_end < e.last_start {
             return Err("chunk times not ordered");
         }
-        match self.keys.get_mut(&e.key) {
-            None => {
+        match self.keys.entry(e.key) {
+            std::collections::hash_map::Entry::Vacant(v) => {
                 let info = KeyInfo {
                     kind: e.kind,
                     first_start: Timestamp(e.first_start),
@@ -100,9 +99,10 @@ impl Index {
                     last_value,
                     records: e.count,
                 };
-                self.keys.insert(e.key, KeyIndex { info, chunks: Chunks::One(chunk) });
+                v.insert(KeyIndex { info, chunks: Chunks::One(chunk) });
             }
-            Some(k) => {
+            std::collections::hash_map::Entry::Occupied(mut o) => {
+                let k = o.get_mut();
                 if k.info.kind != e.kind {
                     return Err("value kind changes between chunks of a key");
                 }
@@ -118,15 +118,6 @@ impl Index {
         }
         self.records += e.count;
         Ok(())
-    }
-
-    /// Rebuilds an index from directory entries in commit order.
-    pub fn rebuild<'a>(entries: impl Iterator<Item = (LogOffset, &'a DirEntry)>, visible: LogOffset) -> Result<Self, Corruption> {
-        let mut index = Index { visible, ..Index::default() };
-        for (dir_offset, e) in entries {
-            index.add(e).map_err(|reason| Corruption::Invariant { offset: dir_offset, reason })?;
-        }
-        Ok(index)
     }
 
     /// What to read to answer "value of `key` at `t`".

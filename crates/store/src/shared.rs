@@ -2,7 +2,7 @@
 
 use crate::backend::Backend;
 use crate::cache::BlockCache;
-use crate::directory::{self, DirEntry};
+use crate::directory;
 use crate::error::{Corruption, Error, Result};
 use crate::format::{self, Frame, FrameType, Superblock, FRAME_OVERHEAD, HEADER_SIZE, SLOT_REGION, SUPERBLOCK_SIZE};
 use crate::index::Index;
@@ -149,22 +149,32 @@ pub(crate) fn recover(backend: &dyn Backend) -> Result<Option<Recovered>> {
     if sb.committed.0 > available {
         return Err(Corruption::Truncated { committed: sb.committed, available }.into());
     }
-    let mut dirs: Vec<(LogOffset, Vec<DirEntry>)> = Vec::new();
-    let mut next = sb.last_dir;
-    // Terminates: `directory::decode` demands prev < offset, so offsets strictly decrease.
-    while let Some(offset) = next {
+    // The chain runs from the newest directory to the oldest, the index is built
+    // oldest first: the walk keeps only the frames' offsets, and the entries are
+    // decoded again, a frame at a time, as they are indexed (a store of millions of
+    // chunks would otherwise hold all their entries, 64 bytes each, beside its index).
+    let read_dir = |offset: LogOffset| -> Result<directory::Directory> {
         let data = load_block(backend, sb.block_size, offset.block(sb.block_size), sb.committed)?;
-        let dir = frame_in(&data, offset, sb.block_size, |frame| {
+        frame_in(&data, offset, sb.block_size, |frame| {
             if frame.ty != FrameType::Directory {
                 return Err(Corruption::Invariant { offset, reason: "directory chain points to a non-directory frame" }.into());
             }
             Ok(directory::decode(frame.payload, offset)?)
-        })?;
-        next = dir.prev;
-        dirs.push((offset, dir.entries));
+        })
+    };
+    let mut dirs: Vec<LogOffset> = Vec::new();
+    let mut next = sb.last_dir;
+    // Terminates: `directory::decode` demands prev < offset, so offsets strictly decrease.
+    while let Some(offset) = next {
+        next = read_dir(offset)?.prev;
+        dirs.push(offset);
     }
-    let entries = dirs.iter().rev().flat_map(|(off, es)| es.iter().map(move |e| (*off, e)));
-    let index = Index::rebuild(entries, sb.committed)?;
+    let mut index = Index { visible: sb.committed, ..Index::default() };
+    for &offset in dirs.iter().rev() {
+        for e in &read_dir(offset)?.entries {
+            index.add(e).map_err(|reason| Corruption::Invariant { offset, reason })?;
+        }
+    }
     if index.records != sb.records {
         return Err(Corruption::Invariant { offset: sb.committed, reason: "record count differs from superblock" }.into());
     }

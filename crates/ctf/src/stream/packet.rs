@@ -26,6 +26,10 @@ impl<'t> StreamCursor<'t> {
             self.has_ts_range = has_ts_range(self.plan, self.sp);
         }
         self.populate_ahead(&p);
+        if let Some(q) = self.prev.filter(|q| self.mode != Mode::Fresh && (q.trace, q.file) == (p.trace, p.file) && q.info.offset < p.info.offset) {
+            // The packet read before, and what lies between: this cursor is past them.
+            file.bytes.release(q.info.offset as usize..p.info.offset as usize);
+        }
         // The clock as the packet before left it, where this cursor read that packet.
         let last_clock = (self.mode != Mode::Fresh && p.trace == self.prev.map_or(u32::MAX, |q| q.trace)).then_some(self.dec.clock);
         let data: &'t [u8] = &file.bytes;
