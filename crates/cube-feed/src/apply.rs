@@ -464,7 +464,7 @@ impl Applier {
                 self.frame_counts(cube, log, block as usize)?;
             }
             Rec::Name { tid, name } => self.set_comm(cube, tid, log.str(name), t)?,
-            Rec::Switch { s, cpu, prev, next } => {
+            Rec::Switch { s, cpu, prev, next, .. } => {
                 let s = s as usize;
                 if self.cpus.len() <= s {
                     self.cpus.resize(s + 1, None);

@@ -1,7 +1,8 @@
 //! The serial state machines of the latency statistics: wake-up → switch waits,
 //! interrupt handlers per CPU, block requests, and the names of system calls. One
-//! place for each rule, used by `analysis`'s `sched`, `irq`, `block` and `syscall`
-//! (which replay chunk logs through them) and by `cube-feed` (which feeds the cube's
+//! place for each rule, used by [`replay::Latencies`] (the replayed state of the
+//! latency records of a log, which `analysis`'s `sched`, `irq` and `block` keep), by
+//! `analysis`'s `syscall` (through names) and by `cube-feed` (which feeds the cube's
 //! latency metrics in time order through them).
 //!
 //! The rules are lttng-analyses 0.6.1's, which follow the kernel's:
@@ -30,6 +31,8 @@ use std::collections::VecDeque;
 
 use crate::model::FxMap;
 use crate::running::Running;
+
+pub mod replay;
 
 /// `end − begin` in ns, 0 when `end` is earlier.
 #[inline]

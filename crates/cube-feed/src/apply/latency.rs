@@ -171,7 +171,7 @@ impl Applier {
 
     /// A block request event at `t`.
     pub(super) fn block(&mut self, cube: &mut Cube, b: &BlockRec, t: i64) -> Result<()> {
-        let BlockRec { s, what, dev, sector, nr, tid } = *b;
+        let BlockRec { s, what, dev, sector, nr, tid, .. } = *b;
         let s = s as usize;
         if self.lat.m_block.is_empty() {
             return Ok(());
