@@ -24,7 +24,7 @@ use ctf::stream::EventRef;
 use ctf::trace::TraceSet;
 use kernel::events::{EvKind, EventLayout};
 use kernel::latency::raw_call;
-use kernel::layout::{comm_of_path, cpu_of, fd_pair, i32_of, unknown_entry, EvClass, Kind, Layout, Sc, O_CLOEXEC};
+use kernel::layout::{comm_of_path, cpu_of, fd_pair, i32_of, raw_entry, unknown_entry, EvClass, Kind, Layout, Sc, O_CLOEXEC};
 use kernel::log::{BlockEvent, BlockRec, IrqEvent, Rec, Who};
 use kernel::model::FxMap;
 
@@ -295,9 +295,12 @@ impl SliceLog {
                 self.put(t, Rec::Call { who, call: c.name });
                 Rec::OtherEntry { who }
             }
-            Kind::RawEntry { id } => {
+            Kind::RawEntry { id, args, arch } => {
                 self.put(t, Rec::Call { who, call: raw_call(ev.uint(id).unwrap_or(0)) });
-                Rec::OtherEntry { who }
+                match raw_entry(ev, id, args, arch) {
+                    Some((sc, [a0, a1, a2])) => Rec::Entry { who, sc, a0: a0 as i32, a1: a1 as i32, a2: a2 as i32, path: None },
+                    None => Rec::OtherEntry { who },
+                }
             }
             Kind::UnknownEntry { id, args } => {
                 self.put(t, Rec::Call { who, call: c.name });
