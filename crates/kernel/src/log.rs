@@ -7,7 +7,7 @@
 //!
 //! This is the one chunk-local record type of the kernel model: every statistic that
 //! needs the kernel's state at a chunk's start logs these records and replays them.
-//! Two kinds of consumers write them:
+//! Three kinds of consumers write them:
 //! * io logs the model's records only (syscalls, fork, exec, the statedump) in a
 //!   [`Log`], which joins a read or write with its exit and drops no-ops, naming
 //!   issuers by [`Who::Tid`] or [`Who::Head`];
@@ -22,6 +22,9 @@
 //!   [`crate::latency`]), and its own frame marks ([`Rec::Frame`]). A
 //!   [`crate::replay::Replay`] ignores those (and records naming a stream or a chunk's
 //!   unknown task).
+//! * the latency analyses of `analysis` (sched, irq, block) log the records of what
+//!   they measure ([`Rec::Switch`], [`Rec::Wakeup`], [`Rec::Irq`], [`Rec::Block`]) in
+//!   a stamped [`Log`], replayed by [`crate::latency::replay::Latencies`].
 
 use std::borrow::Cow;
 
