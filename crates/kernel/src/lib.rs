@@ -37,7 +37,8 @@
 //!   ([`latency::replay::Latencies`]: who runs on each CPU, pending wake-ups, each
 //!   CPU's handlers, pending requests), which interprets a log's switches, wake-ups,
 //!   interrupts and block requests and tells a statistic's
-//!   [`latency::replay::Sink`] what completed (`analysis`'s sched, irq and block).
+//!   [`latency::replay::Sink`] what completed (`analysis`'s sched, irq and block, and
+//!   the cube's applier).
 //!
 //! Which rule comes from which kernel behaviour is said where the rule is written
 //! ([`fdtable`]'s module documentation lists them).
