@@ -10,8 +10,12 @@
 //! it a write. Disk names come from `lttng_statedump_block_device`.
 //!
 //! Chunk state: requests complete on any CPU, often in another chunk than their
-//! issue; a chunk that does not start the trace logs its block events in time order,
-//! the state that starts the trace replays each log merged into it (as `sched`).
+//! issue; a chunk that does not start the trace logs its block events in time order
+//! as kernel records ([`kernel::log::Rec::Block`], stamped with their times), the
+//! state that starts the trace holds the kernel's pending requests
+//! ([`kernel::latency::replay::Latencies`]) and replays each log merged into it (as
+//! `sched`), telling this analysis each request issued after a wait in the queue and
+//! each request served.
 //!
 //! Filters ([`Filter`]; lttng-analyses' block latency takes none, these are ours): a
 //! request counts when its issue is on a selected CPU and its issuing thread is
@@ -30,8 +34,10 @@ use serde::Serialize;
 use crate::filter::Filter;
 use crate::latency::{Bucket, DurationRow, Durations, LatencyOptions, Sink};
 use kernel::events::{dev_name, EvKind, EventLayout};
-use kernel::latency::BlockRequests;
-use kernel::layout::{Kind, Layout};
+use kernel::latency::replay::{self, Latencies};
+use kernel::latency::Issued;
+use kernel::layout::{cpu_of, i32_of, EvClass, Kind, Layout};
+use kernel::log::{BlockEvent, BlockRec, Log, Rec};
 use kernel::model::{text_of, FxMap, Info, Span};
 
 /// The block analysis.
@@ -40,36 +46,6 @@ pub struct Block {
     events: EventLayout,
     opts: LatencyOptions,
     filter: Filter,
-}
-
-/// A logged block event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Rec {
-    ts: i64,
-    dev: u64,
-    sector: u64,
-    nr: u64,
-    /// Issue: the tid, write, whether on a selected CPU; insert and complete: unused.
-    tid: i32,
-    write: bool,
-    counted: bool,
-    what: What,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum What {
-    Insert,
-    Issue,
-    Complete,
-}
-
-/// What a pending request keeps beside its time and length: its issuing thread,
-/// whether it writes, whether it was issued on a selected CPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Issuer {
-    tid: i32,
-    write: bool,
-    counted: bool,
 }
 
 /// Totals of a disk or a process.
@@ -103,18 +79,75 @@ struct Long {
     write: bool,
 }
 
-/// Chunk state of [`Block`].
+/// The statistics of [`BlockState`].
 #[derive(Debug, Clone, Default)]
-pub struct BlockState {
-    complete: bool,
-    log: Vec<Rec>,
-    requests: BlockRequests<Issuer>,
+struct BlockStats {
     disks: BTreeMap<u64, Acc>,
     tids: FxMap<i32, Acc>,
     /// With a thread filter, the disks' totals per disk and thread.
     by_disk_tid: FxMap<(u64, i32), Acc>,
-    names: BTreeMap<u64, String>,
     top: Sink<Long>,
+}
+
+/// [`BlockStats`] as the kernel's replay tells them the requests queued and served.
+struct Replayed<'a> {
+    block: &'a Block,
+    stats: &'a mut BlockStats,
+}
+
+impl Replayed<'_> {
+    /// The accumulators a request of `tid` on `dev` adds to: the disk's, the thread's
+    /// and, with a thread filter, the disk's for that thread.
+    fn accs(&mut self, dev: u64, tid: i32) -> impl Iterator<Item = &mut Acc> {
+        let BlockStats { disks, tids, by_disk_tid, .. } = &mut *self.stats;
+        let split = self.block.filter.selects_threads().then(|| by_disk_tid.entry((dev, tid)).or_default());
+        [disks.entry(dev).or_default(), tids.entry(tid).or_default()].into_iter().chain(split)
+    }
+}
+
+impl replay::Sink for Replayed<'_> {
+    fn queued(&mut self, issue: &BlockRec, queued: u64) {
+        if self.block.filter.cpu(issue.cpu) {
+            self.accs(issue.dev, issue.tid.unwrap_or(0)).for_each(|a| a.queued.add(queued));
+        }
+    }
+
+    fn served(&mut self, issued: &Issued<BlockRec>, complete: &BlockRec, d: u64) {
+        let issue = &issued.data;
+        if !self.block.opts.keeps(d) || !self.block.filter.cpu(issue.cpu) {
+            return;
+        }
+        let (tid, bytes) = (issue.tid.unwrap_or(0), issued.nr * 512);
+        for acc in self.accs(complete.dev, tid) {
+            acc.latency.add(d);
+            if issue.write {
+                acc.write_bytes += bytes;
+            } else {
+                acc.read_bytes += bytes;
+            }
+        }
+        self.stats.top.offer(Long {
+            dur: d,
+            at: std::cmp::Reverse(issued.ts),
+            dev: std::cmp::Reverse(complete.dev),
+            sector: std::cmp::Reverse(complete.sector),
+            bytes,
+            tid,
+            write: issue.write,
+        });
+    }
+}
+
+/// Chunk state of [`Block`].
+#[derive(Debug, Clone, Default)]
+pub struct BlockState {
+    complete: bool,
+    /// Incomplete states: the block events, stamped.
+    log: Log,
+    /// Complete states: the kernel's pending requests.
+    kernel: Latencies,
+    stats: BlockStats,
+    names: BTreeMap<u64, String>,
     info: Info,
     span: Span,
 }
@@ -195,84 +228,28 @@ impl Block {
         self
     }
 
-    /// The accumulators a request of `tid` on `dev` adds to: the disk's, the thread's
-    /// and, with a thread filter, the disk's for that thread.
-    fn accs<'s>(&self, st: &'s mut BlockState, dev: u64, tid: i32) -> impl Iterator<Item = &'s mut Acc> {
-        let BlockState { disks, tids, by_disk_tid, .. } = st;
-        let split = self.filter.selects_threads().then(|| by_disk_tid.entry((dev, tid)).or_default());
-        [disks.entry(dev).or_default(), tids.entry(tid).or_default()].into_iter().chain(split)
-    }
-
-    fn apply(&self, st: &mut BlockState, r: Rec) {
-        match r.what {
-            What::Insert => st.requests.insert(r.ts, r.dev, r.sector, r.nr),
-            What::Issue => {
-                let issuer = Issuer { tid: r.tid, write: r.write, counted: r.counted };
-                let Some(Some(q)) = st.requests.issue(r.ts, r.dev, r.sector, r.nr, issuer) else { return };
-                if r.counted {
-                    self.accs(st, r.dev, r.tid).for_each(|a| a.queued.add(q));
-                }
-            }
-            What::Complete => {
-                let Some((p, d)) = st.requests.complete(r.ts, r.dev, r.sector, r.nr) else { return };
-                if !self.opts.keeps(d) || !p.data.counted {
-                    return;
-                }
-                let bytes = p.nr * 512;
-                for acc in self.accs(st, r.dev, p.data.tid) {
-                    acc.latency.add(d);
-                    if p.data.write {
-                        acc.write_bytes += bytes;
-                    } else {
-                        acc.read_bytes += bytes;
-                    }
-                }
-                st.top.offer(Long {
-                    dur: d,
-                    at: std::cmp::Reverse(p.ts),
-                    dev: std::cmp::Reverse(r.dev),
-                    sector: std::cmp::Reverse(r.sector),
-                    bytes,
-                    tid: p.data.tid,
-                    write: p.data.write,
-                });
-            }
-        }
-    }
-}
-
-impl Analysis for Block {
-    type State = BlockState;
-    type Output = BlockReport;
-
-    fn new_state(&self) -> BlockState {
-        BlockState { top: Sink::new(&self.opts), ..Default::default() }
-    }
-
-    fn on_event(&self, st: &mut BlockState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
-        st.span.see(ev.ts());
-        let Some(c) = self.layout.class(ev) else { return };
-        if !matches!(c.kind, Kind::Other) {
-            return st.info.on_event(ev, c, (ctx.order, ctx.stream));
-        }
+    /// [`Analysis::on_event`] of an event the kernel's thread table does not follow:
+    /// a block request or disk name (apart, so that the common path stays short).
+    #[inline(never)]
+    fn on_block_event(&self, st: &mut BlockState, ev: &EventRef<'_, '_>, c: &EvClass, ctx: &Ctx) {
         let Some(ts) = ev.ts() else { return };
         let u = |h| ev.uint(h).or_else(|| ev.int(h).map(|v| v as u64)).unwrap_or(0);
-        let r = match self.events.kind(ev) {
-            EvKind::Block { insert, complete, dev, sector, nr_sector, tid, rwbs } => Rec {
-                ts,
+        let b = match self.events.kind(ev) {
+            EvKind::Block { insert, complete, dev, sector, nr_sector, tid, rwbs } => BlockRec {
+                s: ctx.stream as u32,
+                cpu: cpu_of(ev, c, ctx.stream),
+                what: if insert {
+                    BlockEvent::Insert
+                } else if complete {
+                    BlockEvent::Complete
+                } else {
+                    BlockEvent::Issue
+                },
                 dev: u(dev),
                 sector: u(sector),
                 nr: u(nr_sector),
-                tid: tid.and_then(|h| ev.int(h)).unwrap_or(0) as i32,
+                tid: i32_of(ev, tid),
                 write: rwbs.is_some_and(|h| u(h) & 1 == 1),
-                counted: self.filter.on_cpu(&self.layout, ev, ctx.stream),
-                what: if insert {
-                    What::Insert
-                } else if complete {
-                    What::Complete
-                } else {
-                    What::Issue
-                },
             },
             EvKind::BlockDevice { dev, name } => {
                 if let Some(n) = ev.bytes(name) {
@@ -283,22 +260,40 @@ impl Analysis for Block {
             _ => return,
         };
         if st.complete {
-            self.apply(st, r);
+            st.kernel.block(ts, &b, &mut Replayed { block: self, stats: &mut st.stats });
         } else {
-            st.log.push(r);
+            st.log.at(ts, 0);
+            st.log.push(Rec::Block(Box::new(b)));
         }
     }
+}
 
-    fn merge(&self, mut a: BlockState, b: BlockState) -> BlockState {
+impl Analysis for Block {
+    type State = BlockState;
+    type Output = BlockReport;
+
+    fn new_state(&self) -> BlockState {
+        BlockState { log: Log::default().stamped(), stats: BlockStats { top: Sink::new(&self.opts), ..Default::default() }, ..Default::default() }
+    }
+
+    fn on_event(&self, st: &mut BlockState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
+        st.span.see(ev.ts());
+        let Some(c) = self.layout.class(ev) else { return };
+        if !matches!(c.kind, Kind::Other) {
+            return st.info.on_event(ev, c, (ctx.order, ctx.stream));
+        }
+        self.on_block_event(st, ev, c, ctx);
+    }
+
+    fn merge(&self, mut a: BlockState, mut b: BlockState) -> BlockState {
         a.info = std::mem::take(&mut a.info).merge(b.info);
         a.span = a.span.merge(b.span);
         a.names.extend(b.names);
+        let logged = b.log.take();
         if a.complete {
-            for r in b.log {
-                self.apply(&mut a, r);
-            }
+            a.kernel.apply_all(&logged.recs, &logged.stamps, &mut Replayed { block: self, stats: &mut a.stats });
         } else {
-            a.log.extend(b.log);
+            a.log.extend(logged.recs, logged.stamps, logged.tags);
         }
         a
     }
@@ -309,6 +304,7 @@ impl Analysis for Block {
                 let (pid, comm) = st.info.pid_and_comm(tid);
                 self.filter.thread(tid, pid, comm)
             };
+            let st = &mut st.stats;
             st.top.retain(|l| selected(l.tid));
             st.tids.retain(|t, _| selected(*t));
             st.disks.clear();
@@ -332,14 +328,14 @@ impl Analysis for Block {
             write_bytes: a.write_bytes,
         };
         let disk_name = |dev: u64| st.names.get(&dev).cloned().unwrap_or_else(|| dev_name(dev));
-        let disks = st.disks.iter().map(|(dev, a)| row(*dev as i64, disk_name(*dev), a)).collect();
+        let disks = st.stats.disks.iter().map(|(dev, a)| row(*dev as i64, disk_name(*dev), a)).collect();
         let mut procs: BTreeMap<i32, Acc> = BTreeMap::new();
-        for (tid, a) in &st.tids {
+        for (tid, a) in &st.stats.tids {
             procs.entry(st.info.pid_of(*tid).unwrap_or(*tid)).or_default().merge(a);
         }
         let mut processes: Vec<BlockRow> = procs.iter().map(|(pid, a)| row(i64::from(*pid), st.info.comm_of(*pid).to_string(), a)).collect();
         processes.sort_by(|x, y| y.latency.count.cmp(&x.latency.count).then(x.id.cmp(&y.id)));
-        let (longest, all) = st.top.finish(|l| (l.at.0, l.dev.0, l.sector.0, l.dur, l.tid));
+        let (longest, all) = st.stats.top.finish(|l| (l.at.0, l.dev.0, l.sector.0, l.dur, l.tid));
         let row = |l: Long| LongRequestRow {
             begin_ns: l.at.0,
             bytes: l.bytes,
@@ -376,7 +372,8 @@ impl Tally for Block {}
 
 impl ChunkPolicy for Block {
     fn initial_state(&self) -> BlockState {
-        BlockState { complete: true, top: Sink::new(&self.opts), ..Default::default() }
+        let stats = BlockStats { top: Sink::new(&self.opts), ..Default::default() };
+        BlockState { complete: true, kernel: Latencies::new(0), stats, ..Default::default() }
     }
 
     fn folds_in_place(&self) -> bool {

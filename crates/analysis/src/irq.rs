@@ -9,12 +9,16 @@
 //! (its raise → entry latency counted when it was raised). An IRQ's names are those its
 //! entries gave.
 //!
-//! Chunk state: the machines are per CPU and their state at a chunk's start is
-//! unknown, so a chunk that does not start the trace logs its interrupt events per
-//! stream (a few bytes each); the state that starts the trace (*complete*) interprets
-//! events as they come and replays each log merged into it. The engine folds slices
-//! into it in time order, so logs live no longer than their slice, and the result
-//! equals a serial run for every chunking.
+//! Chunk state: the handlers are per CPU and the kernel's state at a chunk's start is
+//! unknown, so a chunk that does not start the trace logs its interrupt events as
+//! kernel records ([`kernel::log::Rec::Irq`], stamped with their times); the state
+//! that starts the trace (*complete*) holds the kernel's interrupt state
+//! ([`kernel::latency::replay::Latencies`]), which interprets events as they come and
+//! replays each log merged into it, telling this analysis each handler run completed.
+//! The engine folds slices into it in time order, so logs live no longer than their
+//! slice, and the result equals a serial run for every chunking. (Events come stream
+//! by stream: a log is in time order per stream, which is all the per-CPU handlers
+//! need.)
 //!
 //! Filters ([`Filter`]): `--cpu` keeps the interrupt events of the selected CPUs (each
 //! CPU's handlers are its own: dropping another CPU's events whole changes nothing of
@@ -32,9 +36,11 @@ use serde::Serialize;
 use crate::filter::Filter;
 use crate::latency::{Bucket, DurationRow, Durations, LatencyOptions, Sink};
 use kernel::events::{softirq_name, EvKind, EventLayout};
-use kernel::latency::{elapsed, IrqMachine as Machine};
+use kernel::latency::replay::{self, Latencies};
+use kernel::latency::{elapsed, Handled};
 use kernel::layout::Layout;
-use kernel::model::{text_of, Span};
+use kernel::log::{IrqEvent, Log, Rec};
+use kernel::model::{text_of, FxMap, Span};
 
 /// The irq analysis.
 pub struct Irq {
@@ -44,23 +50,6 @@ pub struct Irq {
     filter: Filter,
     /// With a CPU filter, the kernel's layout (which knows each event's `cpu_id`).
     model: Option<Layout>,
-}
-
-/// One interrupt event: `(ts, what, irq or vec)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Rec {
-    ts: i64,
-    what: What,
-    id: u32,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum What {
-    HardEntry,
-    HardExit,
-    Raise,
-    SoftEntry,
-    SoftExit,
 }
 
 /// Softirq statistics of one vector.
@@ -79,19 +68,52 @@ struct Long {
     id: std::cmp::Reverse<u32>,
 }
 
+/// The statistics of [`IrqState`].
+#[derive(Debug, Clone, Default)]
+struct IrqStats {
+    hard: BTreeMap<u32, Durations>,
+    soft: BTreeMap<u32, SoftAcc>,
+    top: Sink<Long>,
+}
+
+/// [`IrqStats`] as the kernel's replay tells them the handler runs completed.
+struct Replayed<'a> {
+    opts: &'a LatencyOptions,
+    stats: &'a mut IrqStats,
+}
+
+impl replay::Sink for Replayed<'_> {
+    #[inline]
+    fn handled(&mut self, hard: bool, h: Handled) {
+        if !self.opts.keeps(h.duration) {
+            return;
+        }
+        let st = &mut *self.stats;
+        if hard {
+            st.hard.entry(h.id).or_default().add(h.duration);
+        } else {
+            let acc = st.soft.entry(h.id).or_default();
+            acc.dur.add(h.duration);
+            if let Some(t) = h.raised {
+                acc.raise.add(elapsed(t, h.begin));
+            }
+        }
+        st.top.offer(Long { dur: h.duration, begin: std::cmp::Reverse(h.begin), hard, id: std::cmp::Reverse(h.id) });
+    }
+}
+
 /// Chunk state of [`Irq`].
 #[derive(Debug, Clone, Default)]
 pub struct IrqState {
     complete: bool,
-    /// Incomplete states: per stream, the events in order.
-    logs: Vec<Vec<Rec>>,
-    /// Complete states: per stream.
-    machines: Vec<Machine>,
-    /// Names each hard IRQ's entries gave.
-    names: BTreeMap<u32, BTreeSet<String>>,
-    hard: BTreeMap<u32, Durations>,
-    soft: BTreeMap<u32, SoftAcc>,
-    top: Sink<Long>,
+    /// Incomplete states: the interrupt events, stamped.
+    log: Log,
+    /// Complete states: the kernel's interrupt handlers per CPU.
+    kernel: Latencies,
+    /// Per hard IRQ, the names its entries gave, each once, as the events' bytes (text
+    /// in `finish`: an entry costs a compare, not a decode).
+    names: FxMap<u32, Vec<Box<[u8]>>>,
+    stats: IrqStats,
     span: Span,
 }
 
@@ -172,36 +194,6 @@ impl Irq {
         self.filter = filter;
         self
     }
-
-    /// Interprets `r` on CPU machine `m` of complete state `st`'s statistics.
-    fn apply(&self, m: &mut Machine, st: &mut IrqStateStats<'_>, r: Rec) {
-        let done = match r.what {
-            What::HardEntry => return m.hard_entry(r.ts, r.id),
-            What::Raise => return m.raise(r.ts, r.id),
-            What::SoftEntry => return m.soft_entry(r.ts, r.id),
-            What::HardExit => m.hard_exit(r.ts, r.id),
-            What::SoftExit => m.soft_exit(r.ts, r.id),
-        };
-        let Some(h) = done.filter(|h| self.opts.keeps(h.duration)) else { return };
-        let hard = r.what == What::HardExit;
-        if hard {
-            st.hard.entry(h.id).or_default().add(h.duration);
-        } else {
-            let acc = st.soft.entry(h.id).or_default();
-            acc.dur.add(h.duration);
-            if let Some(t) = h.raised {
-                acc.raise.add(elapsed(t, h.begin));
-            }
-        }
-        st.top.offer(Long { dur: h.duration, begin: std::cmp::Reverse(h.begin), hard, id: std::cmp::Reverse(h.id) });
-    }
-}
-
-/// The statistics of a complete state, borrowed apart from its machines.
-struct IrqStateStats<'a> {
-    hard: &'a mut BTreeMap<u32, Durations>,
-    soft: &'a mut BTreeMap<u32, SoftAcc>,
-    top: &'a mut Sink<Long>,
 }
 
 impl Analysis for Irq {
@@ -209,63 +201,61 @@ impl Analysis for Irq {
     type Output = IrqReport;
 
     fn new_state(&self) -> IrqState {
-        IrqState { logs: vec![Vec::new(); self.streams], top: Sink::new(&self.opts), ..Default::default() }
+        IrqState { log: Log::default().stamped(), stats: IrqStats { top: Sink::new(&self.opts), ..Default::default() }, ..Default::default() }
     }
 
     fn on_event(&self, st: &mut IrqState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
         st.span.see(ev.ts());
         let Some(ts) = ev.ts() else { return };
-        let id = |h| ev.uint(h).or_else(|| ev.int(h).map(|v| v as u64)).unwrap_or(0) as u32;
+        // (A signed field's bits as unsigned: `uint` reads both.)
+        let id = |h| ev.uint(h).unwrap_or(0) as u32;
         let (what, id) = match self.layout.kind(ev) {
             EvKind::Other | EvKind::Wakeup { .. } | EvKind::Switch { .. } | EvKind::Block { .. } | EvKind::BlockDevice { .. } => return,
             EvKind::HardEntry { irq, name } => {
                 let irq = id(irq);
                 if let Some(n) = name.and_then(|h| ev.bytes(h)) {
-                    let set = st.names.entry(irq).or_default();
-                    let n = text_of(n);
-                    if !set.contains(n.as_ref()) {
-                        set.insert(n.into_owned());
+                    let seen = st.names.entry(irq).or_default();
+                    if !seen.iter().any(|s| **s == *n) {
+                        seen.push(n.into());
                     }
                 }
-                (What::HardEntry, irq)
+                (IrqEvent::HardEntry, irq)
             }
-            EvKind::HardExit { irq } => (What::HardExit, id(irq)),
-            EvKind::SoftRaise { vec } => (What::Raise, id(vec)),
-            EvKind::SoftEntry { vec } => (What::SoftEntry, id(vec)),
-            EvKind::SoftExit { vec } => (What::SoftExit, id(vec)),
+            EvKind::HardExit { irq } => (IrqEvent::HardExit, id(irq)),
+            EvKind::SoftRaise { vec } => (IrqEvent::SoftRaise, id(vec)),
+            EvKind::SoftEntry { vec } => (IrqEvent::SoftEntry, id(vec)),
+            EvKind::SoftExit { vec } => (IrqEvent::SoftExit, id(vec)),
         };
         if let Some(m) = &self.model {
             if !self.filter.on_cpu(m, ev, ctx.stream) {
                 return;
             }
         }
-        let r = Rec { ts, what, id };
+        let s = ctx.stream as u32;
         if st.complete {
-            let IrqState { machines, hard, soft, top, .. } = st;
-            if let Some(m) = machines.get_mut(ctx.stream) {
-                self.apply(m, &mut IrqStateStats { hard, soft, top }, r);
-            }
-        } else if let Some(log) = st.logs.get_mut(ctx.stream) {
-            log.push(r);
+            st.kernel.irq(ts, s, what, id, &mut Replayed { opts: &self.opts, stats: &mut st.stats });
+        } else {
+            // (The handler's name is this analysis's, [`IrqState::names`].)
+            st.log.at(ts, 0);
+            st.log.push(Rec::Irq { s, what, id, name: None });
         }
     }
 
-    fn merge(&self, mut a: IrqState, b: IrqState) -> IrqState {
+    fn merge(&self, mut a: IrqState, mut b: IrqState) -> IrqState {
         for (irq, names) in b.names {
-            a.names.entry(irq).or_default().extend(names);
-        }
-        a.span = a.span.merge(b.span);
-        if a.complete {
-            let IrqState { machines, hard, soft, top, .. } = &mut a;
-            for (m, log) in machines.iter_mut().zip(b.logs) {
-                for r in log {
-                    self.apply(m, &mut IrqStateStats { hard, soft, top }, r);
+            let seen = a.names.entry(irq).or_default();
+            for n in names {
+                if !seen.contains(&n) {
+                    seen.push(n);
                 }
             }
+        }
+        a.span = a.span.merge(b.span);
+        let logged = b.log.take();
+        if a.complete {
+            a.kernel.apply_all(&logged.recs, &logged.stamps, &mut Replayed { opts: &self.opts, stats: &mut a.stats });
         } else {
-            for (la, lb) in a.logs.iter_mut().zip(b.logs) {
-                la.extend(lb);
-            }
+            a.log.extend(logged.recs, logged.stamps, logged.tags);
         }
         a
     }
@@ -275,17 +265,22 @@ impl Analysis for Irq {
         // or replaced by another IRQ's entry) makes no row, as in lttng-irqstats, which
         // skips a count of 0.
         let hard = st
+            .stats
             .hard
             .iter()
             .filter(|(_, d)| d.count > 0)
             .map(|(&irq, d)| HardIrqRow {
                 irq,
                 latency: d.row(),
-                name: st.names.get(&irq).map_or_else(|| "unknown".into(), |n| n.iter().cloned().collect::<Vec<_>>().join(", ")),
+                name: st.names.get(&irq).map_or_else(
+                    || "unknown".into(),
+                    |n| n.iter().map(|b| text_of(b).into_owned()).collect::<BTreeSet<String>>().into_iter().collect::<Vec<_>>().join(", "),
+                ),
             })
             .collect();
-        let soft = st.soft.iter().map(|(vec, a)| SoftIrqRow { latency: a.dur.row(), name: softirq_name(*vec), raise: a.raise.row(), vec: *vec }).collect();
-        let (longest, all) = st.top.finish(|l| (l.begin.0, l.hard, l.id.0, l.dur));
+        let soft =
+            st.stats.soft.iter().map(|(vec, a)| SoftIrqRow { latency: a.dur.row(), name: softirq_name(*vec), raise: a.raise.row(), vec: *vec }).collect();
+        let (longest, all) = st.stats.top.finish(|l| (l.begin.0, l.hard, l.id.0, l.dur));
         let row = |l: Long| LongIrqRow { begin_ns: l.begin.0, duration_ns: l.dur, hard: l.hard, nr: l.id.0 };
         IrqReport {
             analysis: "irq",
@@ -324,7 +319,8 @@ impl ChunkPolicy for Irq {
     }
 
     fn initial_state(&self) -> IrqState {
-        IrqState { complete: true, machines: vec![Machine::default(); self.streams], top: Sink::new(&self.opts), ..Default::default() }
+        let stats = IrqStats { top: Sink::new(&self.opts), ..Default::default() };
+        IrqState { complete: true, kernel: Latencies::new(self.streams), stats, ..Default::default() }
     }
 
     fn folds_in_place(&self) -> bool {

@@ -11,12 +11,15 @@
 //!
 //! Chunk state: whether a wake-up counts depends on every CPU's current task and
 //! on the thread's earlier wake-ups, which a chunk that does not start the trace does
-//! not know: such a chunk logs its switches and wake-ups in time order (a few words
-//! each); the state that starts the trace (*complete*) interprets events as they come
-//! and replays each log merged into it (the engine folds slices into it in time order,
-//! so logs live no longer than their slice). A wake-up before the trace start is
-//! unknown to every chunking alike, so the first switch to that thread measures
-//! nothing.
+//! not know: such a chunk logs its switches and wake-ups in time order as kernel
+//! records ([`kernel::log::Rec::Switch`], [`kernel::log::Rec::Wakeup`], stamped with
+//! their times); the state that starts the trace (*complete*) holds the kernel's state
+//! of them ([`kernel::latency::replay::Latencies`]: the task running on each CPU, the
+//! pending wake-ups), which interprets events as they come and replays each log merged
+//! into it (the engine folds slices into it in time order, so logs live no longer than
+//! their slice), telling this analysis each wait a switch ended. A wake-up before the
+//! trace start is unknown to every chunking alike, so the first switch to that thread
+//! measures nothing.
 //!
 //! Filters ([`Filter`], as lttng-schedstats' `--tid`, `--procname`, `--cpu`): a latency
 //! counts when the switch that ends it is on a selected CPU (lttng-analyses tests that
@@ -36,10 +39,11 @@ use serde::Serialize;
 use crate::filter::Filter;
 use crate::latency::{Bucket, DurationRow, Durations, LatencyOptions, Sink};
 use kernel::events::{EvKind, EventLayout};
-use kernel::latency::{Wait, WakeupWaits};
-use kernel::layout::{Kind, Layout};
+use kernel::latency::replay::{self, Latencies};
+use kernel::latency::Wait;
+use kernel::layout::{cpu_of, Kind, Layout};
+use kernel::log::{Log, Rec};
 use kernel::model::{FxMap, Info, Span};
-use kernel::running::Running;
 
 /// The sched analysis.
 pub struct Sched {
@@ -48,15 +52,6 @@ pub struct Sched {
     streams: usize,
     opts: LatencyOptions,
     filter: Filter,
-}
-
-/// A logged event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Rec {
-    /// A switch on `stream` to `next` with `prio`; `counted`: on a selected CPU.
-    Switch { ts: i64, stream: u32, next: i32, prio: i32, counted: bool },
-    /// A wake-up of `tid` on `stream`.
-    Wakeup { ts: i64, stream: u32, tid: i32 },
 }
 
 /// A measured latency, ordered longest first, then earliest, then tid.
@@ -69,16 +64,9 @@ struct Long {
     prio: i32,
 }
 
-/// Chunk state of [`Sched`].
+/// The statistics of [`SchedState`].
 #[derive(Debug, Clone, Default)]
-pub struct SchedState {
-    complete: bool,
-    /// Incomplete states: the events in time order.
-    log: Vec<Rec>,
-    /// Complete states: the current task per stream (0: idle).
-    cur: Running,
-    /// Complete states: the pending wake-ups.
-    waits: WakeupWaits,
+struct SchedStats {
     threads: FxMap<i32, Durations>,
     prios: BTreeMap<i32, Durations>,
     /// Per thread, the priorities its measured switches gave.
@@ -86,6 +74,44 @@ pub struct SchedState {
     /// With a thread filter, the latencies per thread and priority.
     by_thread_prio: FxMap<(i32, i32), Durations>,
     top: Sink<Long>,
+}
+
+/// [`SchedStats`] as the kernel's replay tells them the waits ended.
+struct Replayed<'a> {
+    sched: &'a Sched,
+    stats: &'a mut SchedStats,
+}
+
+impl replay::Sink for Replayed<'_> {
+    #[inline]
+    fn woken(&mut self, next: i32, cpu: u32, prio: i32, w: Wait) {
+        let Wait { since: t0, waker, latency: d } = w;
+        if !self.sched.opts.keeps(d) || !self.sched.filter.cpu(cpu) {
+            return;
+        }
+        let st = &mut *self.stats;
+        st.threads.entry(next).or_default().add(d);
+        st.prios.entry(prio).or_default().add(d);
+        if self.sched.filter.selects_threads() {
+            st.by_thread_prio.entry((next, prio)).or_default().add(d);
+        }
+        let ps = st.thread_prios.entry(next).or_default();
+        if !ps.contains(&prio) {
+            ps.push(prio);
+        }
+        st.top.offer(Long { dur: d, at: std::cmp::Reverse(t0), tid: std::cmp::Reverse(next), waker, prio });
+    }
+}
+
+/// Chunk state of [`Sched`].
+#[derive(Debug, Clone, Default)]
+pub struct SchedState {
+    complete: bool,
+    /// Incomplete states: the switches and wake-ups, stamped.
+    log: Log,
+    /// Complete states: the kernel's running tasks and pending wake-ups.
+    kernel: Latencies,
+    stats: SchedStats,
     info: Info,
     span: Span,
 }
@@ -165,30 +191,6 @@ impl Sched {
         self.filter = filter;
         self
     }
-
-    /// Interprets `r` in complete state `st`.
-    fn apply(&self, st: &mut SchedState, r: Rec) {
-        match r {
-            Rec::Switch { ts, stream, next, prio, counted } => {
-                st.cur.set(stream as usize, next);
-                let Some(Wait { since: t0, waker, latency: d }) = st.waits.switch_in(ts, next) else { return };
-                if !self.opts.keeps(d) || !counted {
-                    return;
-                }
-                st.threads.entry(next).or_default().add(d);
-                st.prios.entry(prio).or_default().add(d);
-                if self.filter.selects_threads() {
-                    st.by_thread_prio.entry((next, prio)).or_default().add(d);
-                }
-                let ps = st.thread_prios.entry(next).or_default();
-                if !ps.contains(&prio) {
-                    ps.push(prio);
-                }
-                st.top.offer(Long { dur: d, at: std::cmp::Reverse(t0), tid: std::cmp::Reverse(next), waker, prio });
-            }
-            Rec::Wakeup { ts, stream, tid } => st.waits.wakeup(ts, tid, stream as usize, &st.cur),
-        }
-    }
 }
 
 impl Analysis for Sched {
@@ -196,7 +198,7 @@ impl Analysis for Sched {
     type Output = SchedReport;
 
     fn new_state(&self) -> SchedState {
-        SchedState { top: Sink::new(&self.opts), ..Default::default() }
+        SchedState { log: Log::default().stamped(), stats: SchedStats { top: Sink::new(&self.opts), ..Default::default() }, ..Default::default() }
     }
 
     fn on_event(&self, st: &mut SchedState, ev: &EventRef<'_, '_>, ctx: &Ctx) {
@@ -204,7 +206,7 @@ impl Analysis for Sched {
         let Some(c) = self.layout.class(ev) else { return };
         let Some(ts) = ev.ts() else { return };
         let v = (ctx.order, ctx.stream);
-        let stream = ctx.stream as u32;
+        let s = ctx.stream as u32;
         let r = match c.kind {
             Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => {
                 let (Some(prev), Some(next)) = (ev.int(prev_tid), ev.int(next_tid)) else { return };
@@ -214,31 +216,37 @@ impl Analysis for Sched {
                     _ => None,
                 };
                 let prio = next_prio.and_then(|h| ev.int(h)).unwrap_or(0) as i32;
-                Rec::Switch { ts, stream, next: next as i32, prio, counted: self.filter.on_cpu(&self.layout, ev, ctx.stream) }
+                // (The CPU id is read for a CPU filter only, the one reader of a switch's
+                // `cpu` here: without one, every switch counts, and `cpu` is 0.)
+                let cpu = if self.filter.cpus.is_empty() { 0 } else { cpu_of(ev, c, ctx.stream) };
+                let (prev, next) = (prev as i32, next as i32);
+                if st.complete {
+                    return st.kernel.switch(ts, s, cpu, next, prio, &mut Replayed { sched: self, stats: &mut st.stats });
+                }
+                Rec::Switch { s, cpu, prev, next, prio }
             }
             Kind::Other => {
                 let EvKind::Wakeup { tid } = self.events.kind(ev) else { return };
                 let Some(tid) = ev.int(tid) else { return };
-                Rec::Wakeup { ts, stream, tid: tid as i32 }
+                if st.complete {
+                    return st.kernel.wakeup(ts, s, tid as i32);
+                }
+                Rec::Wakeup { s, tid: tid as i32 }
             }
             _ => return st.info.on_event(ev, c, v),
         };
-        if st.complete {
-            self.apply(st, r);
-        } else {
-            st.log.push(r);
-        }
+        st.log.at(ts, 0);
+        st.log.push(r);
     }
 
-    fn merge(&self, mut a: SchedState, b: SchedState) -> SchedState {
+    fn merge(&self, mut a: SchedState, mut b: SchedState) -> SchedState {
         a.info = std::mem::take(&mut a.info).merge(b.info);
         a.span = a.span.merge(b.span);
+        let logged = b.log.take();
         if a.complete {
-            for r in b.log {
-                self.apply(&mut a, r);
-            }
+            a.kernel.apply_all(&logged.recs, &logged.stamps, &mut Replayed { sched: self, stats: &mut a.stats });
         } else {
-            a.log.extend(b.log);
+            a.log.extend(logged.recs, logged.stamps, logged.tags);
         }
         a
     }
@@ -249,6 +257,7 @@ impl Analysis for Sched {
             self.filter.thread(tid, pid, comm)
         };
         if self.filter.selects_threads() {
+            let st = &mut st.stats;
             st.top.retain(|l| selected(l.tid.0));
             st.threads.retain(|t, _| selected(*t));
             st.prios.clear();
@@ -261,12 +270,13 @@ impl Analysis for Sched {
         let mut total = Durations::default();
         let mut procs: BTreeMap<i32, (Durations, Vec<i32>)> = BTreeMap::new();
         let mut threads: Vec<SchedRow> = st
+            .stats
             .threads
             .iter()
             .map(|(tid, d)| {
                 total.merge(d);
                 let (pid, comm) = st.info.pid_and_comm(*tid);
-                let mut prios = st.thread_prios.get(tid).cloned().unwrap_or_default();
+                let mut prios = st.stats.thread_prios.get(tid).cloned().unwrap_or_default();
                 prios.sort_unstable();
                 let p = procs.entry(pid.unwrap_or(*tid)).or_default();
                 p.0.merge(d);
@@ -284,8 +294,8 @@ impl Analysis for Sched {
             })
             .collect();
         processes.sort_by(|x, y| y.latency.count.cmp(&x.latency.count).then(x.pid.cmp(&y.pid)));
-        let prios = st.prios.iter().map(|(p, d)| SchedRow { comm: String::new(), latency: d.row(), pid: None, prios: vec![*p], tid: None }).collect();
-        let (longest, all) = st.top.finish(|l| (l.at.0, l.tid.0, l.dur, l.prio, l.waker));
+        let prios = st.stats.prios.iter().map(|(p, d)| SchedRow { comm: String::new(), latency: d.row(), pid: None, prios: vec![*p], tid: None }).collect();
+        let (longest, all) = st.stats.top.finish(|l| (l.at.0, l.tid.0, l.dur, l.prio, l.waker));
         let row = |l: Long| LongWakeupRow {
             comm: st.info.comm_of(l.tid.0).to_string(),
             latency_ns: l.dur,
@@ -333,7 +343,8 @@ impl Tally for Sched {}
 
 impl ChunkPolicy for Sched {
     fn initial_state(&self) -> SchedState {
-        SchedState { complete: true, cur: Running::new(self.streams), top: Sink::new(&self.opts), ..Default::default() }
+        let stats = SchedStats { top: Sink::new(&self.opts), ..Default::default() };
+        SchedState { complete: true, kernel: Latencies::new(self.streams), stats, ..Default::default() }
     }
 
     fn folds_in_place(&self) -> bool {

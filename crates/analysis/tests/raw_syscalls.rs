@@ -6,6 +6,9 @@
 //! leave through a raw `sys_exit` with `ret` 100: the 100 bytes are read from /data/f
 //! when the number is that architecture's read, and nothing is credited when it is
 //! another call's (the exit of another call ends the pending read: its exit was lost).
+//! Raw `sys_enter` events carry the call's six arguments: where the table says the
+//! first is an fd, the entry names it, so the syscall latency names each call's file
+//! (`raw_entries_of_calls_on_an_fd_name_their_file`).
 
 use analysis::{run, AnalysisKind, Report, RunOptions};
 use ctf_writer::small::{SmallTrace, TimedEvent};
@@ -91,4 +94,87 @@ fn arm64_traces_use_the_generic_table() {
     // uname and 3 close.
     assert_eq!(read_bytes(Some("aarch64"), 63), 100);
     assert_eq!(read_bytes(Some("aarch64"), 57), 0);
+}
+
+/// A trace whose calls are all raw `sys_enter`/`sys_exit` (numbers of `arch`'s table,
+/// an args array of six): thread 10 (process 10, fds 3 `/data/f` and 4 `/data/g` from
+/// the statedump) reads 100 bytes from fd 3 (entry 4 µs, exit 5 µs), fsyncs fd 4
+/// (6 → 9 µs) and sleeps (10 → 20 µs, no fd). `nr` are the numbers of read, fsync and
+/// nanosleep.
+fn write_raw_trace(dir: &std::path::Path, arch: &str, nr: [i64; 3]) {
+    let (s32, u32t, s64, u64t) = (IntType::signed(32), IntType::unsigned(32), IntType::signed(64), IntType::unsigned(64));
+    let s = StructType::new;
+    let comm = || FieldType::char_array(16);
+    let classes = [
+        (
+            "sched_switch",
+            s().field("_prev_comm", comm())
+                .int("_prev_tid", s32.clone())
+                .int("_prev_prio", s32.clone())
+                .int("_prev_state", s64.clone())
+                .field("_next_comm", comm())
+                .int("_next_tid", s32.clone())
+                .int("_next_prio", s32.clone()),
+        ),
+        ("lttng_statedump_process_state", s().int("_tid", s32.clone()).int("_pid", s32.clone()).field("_name", comm())),
+        ("lttng_statedump_file_descriptor", s().int("_pid", s32.clone()).int("_fd", s32.clone()).int("_flags", u32t).field("_filename", FieldType::String)),
+        ("sys_enter", s().int("_id", s64.clone()).field("_args", FieldType::Array { elem: Box::new(FieldType::Int(u64t)), len: 6 })),
+        ("sys_exit", s().int("_id", s64.clone()).int("_ret", s64)),
+    ];
+    let args = |fd: u64| [Value::U(fd), Value::U(0x7ff0_0000), Value::U(4096), Value::U(0), Value::U(0), Value::U(0)];
+    let (read, fsync, sleep) = (args(3), args(4), args(0x7ffd_1234));
+    let enter = |ns, nr, a| TimedEvent::new(ns, 0, "sys_enter", vec![Value::I(nr), Value::List(a)]);
+    let exit = |ns, nr, ret| TimedEvent::new(ns, 0, "sys_exit", vec![Value::I(nr), Value::I(ret)]);
+    let events = [
+        TimedEvent::new(1_000, 0, "lttng_statedump_process_state", vec![Value::I(10), Value::I(10), Value::Str("app")]),
+        TimedEvent::new(1_500, 0, "lttng_statedump_file_descriptor", vec![Value::I(10), Value::I(3), Value::U(0), Value::Str("/data/f")]),
+        TimedEvent::new(2_000, 0, "lttng_statedump_file_descriptor", vec![Value::I(10), Value::I(4), Value::U(0), Value::Str("/data/g")]),
+        TimedEvent::new(
+            3_000,
+            0,
+            "sched_switch",
+            vec![Value::Str("swapper"), Value::I(0), Value::I(20), Value::I(0), Value::Str("app"), Value::I(10), Value::I(20)],
+        ),
+        enter(4_000, nr[0], &read),
+        exit(5_000, nr[0], 100),
+        enter(6_000, nr[1], &fsync),
+        exit(9_000, nr[1], 0),
+        enter(10_000, nr[2], &sleep),
+        exit(20_000, nr[2], 0),
+    ];
+    SmallTrace::new(classes).env("arch", arch).write(dir, &events).unwrap();
+}
+
+#[test]
+fn raw_entries_of_calls_on_an_fd_name_their_file() {
+    // x86-64: read 0, fsync 74, nanosleep 35; arm64: read 63, fsync 82, nanosleep 101.
+    for (arch, nr) in [("x86_64", [0, 74, 35]), ("aarch64", [63, 82, 101])] {
+        let dir = tempfile::tempdir().unwrap();
+        write_raw_trace(dir.path(), arch, nr);
+        let set = ctf::trace::TraceSet::open(dir.path()).unwrap();
+        let serial = RunOptions { threads: 1, chunk_size: u64::MAX, ..Default::default() };
+        let par = RunOptions { threads: 3, chunk_size: 1, ..Default::default() };
+        for kind in [AnalysisKind::Syscall, AnalysisKind::Io] {
+            assert_eq!(run(&set, kind, &par).unwrap(), run(&set, kind, &serial).unwrap(), "{arch} {kind:?}: parallel with tiny chunks");
+        }
+        // The longest calls, longest first: the sleep names no fd (its first argument is
+        // a pointer, not an fd: the table says it takes none), the fsync fd 4 and its
+        // file, the read fd 3 and its file; each is named by its number.
+        let Report::Syscall(r) = run(&set, AnalysisKind::Syscall, &serial).unwrap() else { unreachable!() };
+        let longest: Vec<_> = r.longest.iter().map(|c| (c.name.as_str(), c.duration_ns, c.fd, c.path.as_deref())).collect();
+        let name = |k: usize| format!("syscall_{}", nr[k]);
+        assert_eq!(
+            longest,
+            vec![
+                (name(2).as_str(), 10_000, None, None),
+                (name(1).as_str(), 3_000, Some(4), Some("/data/g")),
+                (name(0).as_str(), 1_000, Some(3), Some("/data/f"))
+            ],
+            "{arch}"
+        );
+        // The read's 100 bytes are /data/f's (its entry now names the fd it reads).
+        let Report::Io(io) = run(&set, AnalysisKind::Io, &serial).unwrap() else { unreachable!() };
+        let read: u64 = io.files.iter().filter(|f| f.path == "/data/f").map(|f| f.read_bytes).sum();
+        assert_eq!(read, 100, "{arch}");
+    }
 }

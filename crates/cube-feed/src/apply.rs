@@ -464,7 +464,7 @@ impl Applier {
                 self.frame_counts(cube, log, block as usize)?;
             }
             Rec::Name { tid, name } => self.set_comm(cube, tid, log.str(name), t)?,
-            Rec::Switch { s, cpu, prev, next } => {
+            Rec::Switch { s, cpu, prev, next, prio } => {
                 let s = s as usize;
                 if self.cpus.len() <= s {
                     self.cpus.resize(s + 1, None);
@@ -474,7 +474,7 @@ impl Applier {
                 }
                 let (tid, since) = self.clock.switch(s, t, prev, next, self.first_ts.unwrap_or(t));
                 self.credit_cpu(cube, s, tid, t - since, t)?;
-                self.switched_in(cube, s, t, next)?;
+                self.switched_in(cube, s, cpu, t, next, prio)?;
             }
             Rec::Fork { child_tid, child_pid, .. } => {
                 self.pid_changes(cube, child_tid, child_pid.unwrap_or(child_tid), t)?;

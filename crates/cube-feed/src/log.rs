@@ -24,7 +24,7 @@ use ctf::stream::EventRef;
 use ctf::trace::TraceSet;
 use kernel::events::{EvKind, EventLayout};
 use kernel::latency::raw_call;
-use kernel::layout::{comm_of_path, cpu_of, fd_pair, i32_of, unknown_entry, EvClass, Kind, Layout, Sc, O_CLOEXEC};
+use kernel::layout::{comm_of_path, cpu_of, fd_pair, i32_of, raw_entry, unknown_entry, EvClass, Kind, Layout, Sc, O_CLOEXEC};
 use kernel::log::{BlockEvent, BlockRec, IrqEvent, Rec, Who};
 use kernel::model::FxMap;
 
@@ -198,13 +198,13 @@ impl SliceLog {
             self.slot_cpu.entry(slot as u32).or_insert_with(|| cpu_of(ev, &c, s));
         }
         match c.kind {
-            Kind::Other => self.push_latency(&layout.events, ev, s as u32, t),
-            _ => self.push_model(ev, &c, s as u32, t),
+            Kind::Other => self.push_latency(&layout.events, ev, &c, s as u32, t),
+            _ => self.push_model(&layout.events, ev, &c, s as u32, t),
         }
     }
 
     /// Records a wake-up, interrupt or block event.
-    fn push_latency(&mut self, events: &EventLayout, ev: &EventRef<'_, '_>, s: u32, t: i64) {
+    fn push_latency(&mut self, events: &EventLayout, ev: &EventRef<'_, '_>, c: &EvClass, s: u32, t: i64) {
         let u = |h: FieldHandle| ev.uint(h).or_else(|| ev.int(h).map(|v| v as u64));
         let id = |h: FieldHandle| u(h).map(|v| v as u32);
         let irq = |what, h: FieldHandle, name| id(h).map(|id| Rec::Irq { s, what, id, name });
@@ -218,14 +218,15 @@ impl SliceLog {
             EvKind::SoftRaise { vec } => irq(IrqEvent::SoftRaise, vec, None),
             EvKind::SoftEntry { vec } => irq(IrqEvent::SoftEntry, vec, None),
             EvKind::SoftExit { vec } => irq(IrqEvent::SoftExit, vec, None),
-            EvKind::Block { insert, complete, dev, sector, nr_sector, tid, .. } => {
+            EvKind::Block { insert, complete, dev, sector, nr_sector, tid, rwbs } => {
                 let what = match (insert, complete) {
                     (true, _) => BlockEvent::Insert,
                     (_, true) => BlockEvent::Complete,
                     _ => BlockEvent::Issue,
                 };
                 let (dev, sector, nr) = (u(dev).unwrap_or(0), u(sector).unwrap_or(0), u(nr_sector).unwrap_or(0));
-                Some(Rec::Block(Box::new(BlockRec { s, what, dev, sector, nr, tid: i32_of(ev, tid) })))
+                let (cpu, write) = (cpu_of(ev, c, s as usize), rwbs.and_then(u).is_some_and(|w| w & 1 == 1));
+                Some(Rec::Block(Box::new(BlockRec { s, cpu, what, dev, sector, nr, tid: i32_of(ev, tid), write })))
             }
             EvKind::BlockDevice { dev, name } => {
                 let dev = u(dev).unwrap_or(0);
@@ -239,7 +240,7 @@ impl SliceLog {
     }
 
     /// Records a scheduling, process, fd or syscall event.
-    fn push_model(&mut self, ev: &EventRef<'_, '_>, c: &EvClass, s: u32, t: i64) {
+    fn push_model(&mut self, events: &EventLayout, ev: &EventRef<'_, '_>, c: &EvClass, s: u32, t: i64) {
         let g = |h: Option<FieldHandle>| h.and_then(|h| ev.int(h)).unwrap_or(-1);
         let who = Who::Stream(s);
         let r = match c.kind {
@@ -252,7 +253,11 @@ impl SliceLog {
                     }
                 }
                 let (Some(prev), Some(next)) = (prev, next) else { return };
-                Rec::Switch { s, cpu: cpu_of(ev, c, s as usize), prev: prev as i32, next: next as i32 }
+                let prio = match events.kind(ev) {
+                    EvKind::Switch { next_prio } => i32_of(ev, next_prio).unwrap_or(0),
+                    _ => 0,
+                };
+                Rec::Switch { s, cpu: cpu_of(ev, c, s as usize), prev: prev as i32, next: next as i32, prio }
             }
             Kind::Fork { parent_tid, parent_pid, child_tid, child_pid, child_comm } => {
                 let Some(ct) = i32_of(ev, Some(child_tid)) else { return };
@@ -290,9 +295,12 @@ impl SliceLog {
                 self.put(t, Rec::Call { who, call: c.name });
                 Rec::OtherEntry { who }
             }
-            Kind::RawEntry { id } => {
+            Kind::RawEntry { id, args, arch } => {
                 self.put(t, Rec::Call { who, call: raw_call(ev.uint(id).unwrap_or(0)) });
-                Rec::OtherEntry { who }
+                match raw_entry(ev, id, args, arch) {
+                    Some((sc, [a0, a1, a2])) => Rec::Entry { who, sc, a0: a0 as i32, a1: a1 as i32, a2: a2 as i32, path: None },
+                    None => Rec::OtherEntry { who },
+                }
             }
             Kind::UnknownEntry { id, args } => {
                 self.put(t, Rec::Call { who, call: c.name });

@@ -1,8 +1,9 @@
 //! The serial state machines of the latency statistics: wake-up → switch waits,
 //! interrupt handlers per CPU, block requests, and the names of system calls. One
-//! place for each rule, used by `analysis`'s `sched`, `irq`, `block` and `syscall`
-//! (which replay chunk logs through them) and by `cube-feed` (which feeds the cube's
-//! latency metrics in time order through them).
+//! place for each rule, used by [`replay::Latencies`] (the replayed state of the
+//! latency records of a log, which `analysis`'s `sched`, `irq` and `block` keep, and
+//! `cube-feed`'s applier, which feeds the cube's latency metrics in time order) and by
+//! `analysis`'s `syscall` and the cube (the names of system calls).
 //!
 //! The rules are lttng-analyses 0.6.1's, which follow the kernel's:
 //! * **Wake-ups** ([`WakeupWaits`]): `sched_waking`/`sched_wakeup`/`sched_wakeup_new`
@@ -30,6 +31,8 @@ use std::collections::VecDeque;
 
 use crate::model::FxMap;
 use crate::running::Running;
+
+pub mod replay;
 
 /// `end − begin` in ns, 0 when `end` is earlier.
 #[inline]

@@ -223,6 +223,38 @@ impl Sc {
             53 => Sc::Socketpair,
             436 => Sc::CloseRange,
             59 | 322 => Sc::Execve,
+            // fstat, lseek, ioctl, connect, shutdown, bind, listen, getsockname,
+            // getpeername, setsockopt, getsockopt, flock, fsync, fdatasync, ftruncate,
+            // getdents, fchdir, fchmod, fchown, fstatfs, readahead, fsetxattr,
+            // fgetxattr, flistxattr, fremovexattr, getdents64, fadvise64, epoll_wait,
+            // epoll_ctl, sync_file_range, epoll_pwait, fallocate, syncfs.
+            5
+            | 8
+            | 16
+            | 42
+            | 48..=52
+            | 54
+            | 55
+            | 73..=75
+            | 77
+            | 78
+            | 81
+            | 91
+            | 93
+            | 138
+            | 187
+            | 190
+            | 193
+            | 196
+            | 199
+            | 217
+            | 221
+            | 232
+            | 233
+            | 277
+            | 281
+            | 285
+            | 306 => Sc::OnFd,
             _ => return None,
         })
     }
@@ -254,6 +286,36 @@ impl Sc {
             199 => Sc::Socketpair,
             436 => Sc::CloseRange,
             221 | 281 => Sc::Execve,
+            // fsetxattr, fgetxattr, flistxattr, fremovexattr, epoll_ctl, epoll_pwait,
+            // ioctl, flock, fstatfs, ftruncate, fallocate, fchdir, fchmod, fchown,
+            // getdents64, lseek, fstat, fsync, fdatasync, sync_file_range, bind,
+            // listen, connect, getsockname, getpeername, setsockopt, getsockopt,
+            // shutdown, readahead, fadvise64, syncfs.
+            7
+            | 10
+            | 13
+            | 16
+            | 21
+            | 22
+            | 29
+            | 32
+            | 44
+            | 46
+            | 47
+            | 50
+            | 52
+            | 55
+            | 61
+            | 62
+            | 80
+            | 82..=84
+            | 200
+            | 201
+            | 203..=205
+            | 208..=210
+            | 213
+            | 223
+            | 267 => Sc::OnFd,
             _ => return None,
         })
     }
@@ -285,8 +347,61 @@ impl Sc {
             288 => Sc::Socketpair,
             436 => Sc::CloseRange,
             11 | 387 => Sc::Execve,
+            // lseek, ioctl, ftruncate, fchmod, fchown, fstatfs, fstat, fsync, fchdir,
+            // _llseek, getdents, flock, fdatasync, ftruncate64, fstat64,
+            // fchown32, getdents64, readahead, fsetxattr, fgetxattr, flistxattr,
+            // fremovexattr, epoll_ctl, epoll_wait, fstatfs64, arm_fadvise64_64, bind,
+            // connect, listen, getsockname, getpeername, shutdown, setsockopt,
+            // getsockopt, sync_file_range2, epoll_pwait, fallocate, syncfs.
+            19
+            | 54
+            | 93..=95
+            | 100
+            | 108
+            | 118
+            | 133
+            | 140
+            | 141
+            | 143
+            | 148
+            | 194
+            | 197
+            | 207
+            | 217
+            | 225
+            | 228
+            | 231
+            | 234
+            | 237
+            | 251
+            | 252
+            | 267
+            | 270
+            | 282..=284
+            | 286
+            | 287
+            | 293..=295
+            | 341
+            | 346
+            | 352
+            | 373 => Sc::OnFd,
             _ => return None,
         })
+    }
+
+    /// How many of its first arguments the model reads from a raw `sys_enter`'s
+    /// array ([`raw_entry`]), in order (as `a0`, `a1`, `a2`): those of the calls
+    /// whose first argument is an fd and whose arguments the model reads sit in the
+    /// same places as in the named events; 0 for the others (an open's path, a
+    /// socket's type are not in a raw event: the call stays one the model does not
+    /// interpret).
+    pub fn raw_args(self) -> u64 {
+        match self {
+            Sc::Read | Sc::Write | Sc::Close | Sc::Dup | Sc::OnFd => 1,
+            Sc::Dup2 => 2,
+            Sc::Dup3 | Sc::Fcntl => 3,
+            _ => 0,
+        }
     }
 
     /// What a new fd made by this syscall names when no path does (as
@@ -410,8 +525,10 @@ pub enum Kind {
     /// A syscall exit; `sc` is `None` for the generic `exit_syscall`; `fds` the
     /// two-fd array of pipe, pipe2 and socketpair exits.
     Exit { sc: Option<Sc>, ret: Option<FieldHandle>, fds: Option<FieldHandle> },
-    /// Raw `sys_enter` (x86-64 numbers; arguments not decoded).
-    RawEntry { id: FieldHandle },
+    /// Raw `sys_enter`: a syscall by number of architecture `arch`, with its raw
+    /// arguments (the model reads those of the calls whose first argument is an fd:
+    /// [`raw_entry`]).
+    RawEntry { id: FieldHandle, args: Option<FieldHandle>, arch: Arch },
     /// Raw `sys_exit` (x86-64 numbers).
     RawExit { id: FieldHandle, ret: Option<FieldHandle>, arch: Arch },
 }
@@ -486,7 +603,7 @@ fn kind_of(plan: &Plan, sp: &StreamPlan, ev: &EventPlan, arch: Arch) -> Kind {
         },
         "exit_syscall" => exit(None),
         "syscall_entry_unknown" => h("id").map_or(Kind::OtherEntry, |id| Kind::UnknownEntry { id, args: h("args") }),
-        "sys_enter" | "raw_syscalls_sys_enter" => h("id").map_or(Kind::Other, |id| Kind::RawEntry { id }),
+        "sys_enter" | "raw_syscalls_sys_enter" => h("id").map_or(Kind::Other, |id| Kind::RawEntry { id, args: h("args"), arch }),
         "sys_exit" | "raw_syscalls_sys_exit" => h("id").map_or(Kind::Other, |id| Kind::RawExit { id, ret: h("ret"), arch }),
         _ => {
             if let Some(n) = name.strip_prefix("syscall_entry_") {
@@ -575,6 +692,23 @@ pub fn unknown_entry(ev: &EventRef<'_, '_>, id: FieldHandle, args: Option<FieldH
     }
     let arg = |i: u64| args.and_then(|h| ev.int_elem(h, i)).map_or(-1, |v| v as i64);
     Some((Sc::CloseRange, [arg(0), arg(1), arg(2)]))
+}
+
+/// The syscall and first three arguments (-1 where the model reads none) of a raw
+/// `sys_enter` event ([`Kind::RawEntry`]) when its number is, in the architecture's
+/// table, a call whose first argument is an fd ([`Sc::raw_args`]: reads, writes,
+/// close, dup, fcntl, the calls on an fd such as fsync); `None` otherwise (the call is
+/// pending, and names no fd).
+#[inline]
+pub fn raw_entry(ev: &EventRef<'_, '_>, id: FieldHandle, args: Option<FieldHandle>, arch: Arch) -> Option<(Sc, [i64; 3])> {
+    let h = args?;
+    let sc = Sc::from_raw(arch, ev.uint(id)?)?;
+    let n = sc.raw_args();
+    if n == 0 {
+        return None;
+    }
+    let arg = |i: u64| if i < n { ev.int_elem(h, i).map_or(-1, |v| v as i64) } else { -1 };
+    Some((sc, [arg(0), arg(1), arg(2)]))
 }
 
 /// Linux `O_CLOEXEC` (same value on x86 and arm).

@@ -1,6 +1,7 @@
-//! The Linux kernel model, shared by every statistic (`analysis`'s count, cpu and io,
-//! `cube-feed` and so `live`): no other crate keeps kernel state (threads, the current
-//! task per CPU, fd tables, pending syscalls) or defines kernel log records.
+//! The Linux kernel model, shared by every statistic (`analysis`'s count, cpu, io and
+//! latency analyses, `cube-feed` and so `live`): no other crate keeps kernel state
+//! (threads, the current task per CPU, fd tables, pending syscalls, pending wake-ups,
+//! interrupt handlers, block requests) or defines kernel log records.
 //!
 //! Where it sits: above `ctf` (it reads events through resolved field handles), below
 //! `analysis` and `cube-feed`; it knows nothing of the engine. Modules:
@@ -14,7 +15,9 @@
 //!   when the chunk began (resolved when chunks merge, [`running::Running`]); the
 //!   cube's feed logs the same records (with what its measures need beside the model:
 //!   thread names, switches, syscall names, wake-ups, interrupts, block requests,
-//!   frame marks), naming issuers by stream ([`log::Who::Stream`]);
+//!   frame marks), naming issuers by stream ([`log::Who::Stream`]); the sched, irq
+//!   and block analyses log their switches, wake-ups, interrupts and block requests
+//!   in the same [`log::Log`], stamped with their times;
 //! * [`running`]: the current task per stream (CPU) of a chunk, and its merge;
 //! * [`runs`]: the executions per stream (who ran on a CPU, from when to when), as
 //!   CPU time credited to threads: chunk by chunk ([`runs::Runs`]), or in progress
@@ -30,7 +33,12 @@
 //! * [`tid_index`]: tid → slot, for per-thread tables;
 //! * [`events`]: the events of the latency analyses (IRQs, softirqs, wake-ups);
 //! * [`latency`]: the state machines of the latency statistics (wake-up waits,
-//!   interrupt handlers, block requests) and system call names.
+//!   interrupt handlers, block requests) and system call names; their replayed state
+//!   ([`latency::replay::Latencies`]: who runs on each CPU, pending wake-ups, each
+//!   CPU's handlers, pending requests), which interprets a log's switches, wake-ups,
+//!   interrupts and block requests and tells a statistic's
+//!   [`latency::replay::Sink`] what completed (`analysis`'s sched, irq and block, and
+//!   the cube's applier).
 //!
 //! Which rule comes from which kernel behaviour is said where the rule is written
 //! ([`fdtable`]'s module documentation lists them).

@@ -7,7 +7,7 @@
 //!
 //! This is the one chunk-local record type of the kernel model: every statistic that
 //! needs the kernel's state at a chunk's start logs these records and replays them.
-//! Two kinds of consumers write them:
+//! Three kinds of consumers write them:
 //! * io logs the model's records only (syscalls, fork, exec, the statedump) in a
 //!   [`Log`], which joins a read or write with its exit and drops no-ops, naming
 //!   issuers by [`Who::Tid`] or [`Who::Head`];
@@ -22,6 +22,9 @@
 //!   [`crate::latency`]), and its own frame marks ([`Rec::Frame`]). A
 //!   [`crate::replay::Replay`] ignores those (and records naming a stream or a chunk's
 //!   unknown task).
+//! * the latency analyses of `analysis` (sched, irq, block) log the records of what
+//!   they measure ([`Rec::Switch`], [`Rec::Wakeup`], [`Rec::Irq`], [`Rec::Block`]) in
+//!   a stamped [`Log`], replayed by [`crate::latency::replay::Latencies`].
 
 use std::borrow::Cow;
 
@@ -93,8 +96,9 @@ pub enum Rec<P = LoggedPath> {
     /// logged before the record of the same event (the replay's rules:
     /// [`crate::replay`]).
     Name { tid: i32, name: P },
-    /// `sched_switch` on stream `s` (CPU id `cpu`) from `prev` to `next`.
-    Switch { s: u32, cpu: u32, prev: i32, next: i32 },
+    /// `sched_switch` on stream `s` (CPU id `cpu`) from `prev` to `next`, which runs
+    /// with priority `prio` (`next_prio`, 0 when the event has none).
+    Switch { s: u32, cpu: u32, prev: i32, next: i32, prio: i32 },
     /// Entry of the syscall named `call` (any syscall, for the syscall latency),
     /// logged before the entry's [`Rec::Entry`] or [`Rec::OtherEntry`].
     Call { who: Who, call: CallId },
@@ -134,16 +138,19 @@ pub enum BlockEvent {
     Complete,
 }
 
-/// A block request event on stream `s` (`tid`: the issuing thread, on issues).
+/// A block request event on stream `s`, CPU id `cpu` (`tid`: the issuing thread, on
+/// inserts and issues; `write`: bit 0 of their `rwbs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[allow(missing_docs)] // the tracepoint fields of the same names
 pub struct BlockRec {
     pub s: u32,
+    pub cpu: u32,
     pub what: BlockEvent,
     pub dev: u64,
     pub sector: u64,
     pub nr: u64,
     pub tid: Option<i32>,
+    pub write: bool,
 }
 
 impl<P> Rec<P> {
@@ -196,7 +203,7 @@ impl<P> Rec<P> {
             Rec::ProcState { tid, pid } => Rec::ProcState { tid, pid },
             Rec::FdDump { pid, fd, path, cloexec } => Rec::FdDump { pid, fd, path: f(path), cloexec },
             Rec::Name { tid, name } => Rec::Name { tid, name: f(name) },
-            Rec::Switch { s, cpu, prev, next } => Rec::Switch { s, cpu, prev, next },
+            Rec::Switch { s, cpu, prev, next, prio } => Rec::Switch { s, cpu, prev, next, prio },
             Rec::Call { who, call } => Rec::Call { who, call },
             Rec::Wakeup { s, tid } => Rec::Wakeup { s, tid },
             Rec::Irq { s, what, id, name } => Rec::Irq { s, what, id, name: name.map(f) },

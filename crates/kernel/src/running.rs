@@ -67,6 +67,7 @@ impl Running {
     }
 
     /// Makes room for `streams` streams; the new ones know nothing yet.
+    #[inline]
     pub fn grow(&mut self, streams: usize) {
         if self.cur.len() < streams {
             self.cur.resize(streams, (None, None));

@@ -198,7 +198,7 @@ impl Io {
     fn tag(&self, ev: &EventRef<'_, '_>, c: &EvClass, stream: usize) -> u32 {
         match c.kind {
             Kind::Entry { .. } | Kind::OtherEntry | Kind::UnknownEntry { .. } => c.name,
-            Kind::RawEntry { id } => raw_call(ev.uint(id).unwrap_or(0)),
+            Kind::RawEntry { id, .. } => raw_call(ev.uint(id).unwrap_or(0)),
             Kind::Exit { ret, .. } | Kind::RawExit { ret, .. } => {
                 let no_ret = if ret.and_then(|h| ev.int(h)).is_none() { NO_RET } else { 0 };
                 let uncounted = match &self.calls {

@@ -6,7 +6,7 @@ use ctf::stream::{Copied, CopyRequest, EventRef};
 
 use kernel::fdtable::Call;
 use kernel::latency::raw_call;
-use kernel::layout::{unknown_entry, Arch, EvClass, Kind, Sc};
+use kernel::layout::{raw_entry, unknown_entry, Arch, EvClass, Kind, Sc};
 use kernel::model::switch_request;
 
 use super::replay::Replay;
@@ -144,8 +144,12 @@ impl SyscallSink for Logged<'_> {
 pub(super) fn syscall_of(ev: &EventRef<'_, '_>, kind: &Kind) -> Option<Syscall> {
     Some(match kind {
         Kind::Entry { sc, a0, a1, a2, path: None } => Syscall::Entry(call_of(ev, *sc, [a0, a1, a2])),
-        Kind::OtherEntry | Kind::RawEntry { .. } => Syscall::Other,
+        Kind::OtherEntry => Syscall::Other,
         Kind::UnknownEntry { id, args } => match unknown_entry(ev, *id, *args) {
+            Some((sc, [a0, a1, a2])) => Syscall::Entry(Call::new(sc, a0, a1, a2)),
+            None => Syscall::Other,
+        },
+        Kind::RawEntry { id, args, arch } => match raw_entry(ev, *id, *args, *arch) {
             Some((sc, [a0, a1, a2])) => Syscall::Entry(Call::new(sc, a0, a1, a2)),
             None => Syscall::Other,
         },
@@ -193,7 +197,7 @@ impl Label {
         let mut r = Label::request(&c.kind)?;
         match c.kind {
             Kind::Exit { ret: None, .. } | Kind::RawExit { ret: None, .. } => return None,
-            Kind::RawEntry { id } => {
+            Kind::RawEntry { id, .. } => {
                 r.label |= Label::RAW_ENTRY;
                 r.fields = vec![Some(id)];
             }
@@ -230,7 +234,8 @@ impl Label {
             Kind::Entry { sc: s @ (Sc::Read | Sc::Write), a0, a1: None, a2: None, path: None } => (Label::ENTRY_RW | sc(Some(s)), vec![a0]),
             Kind::Entry { sc: s, a0, a1: None, a2: None, path: None } => (Label::ENTRY_FD | sc(Some(s)), vec![a0]),
             Kind::Entry { sc: s, a0, a1, a2, path: None } => (Label::ENTRY | sc(Some(s)), vec![a0, a1, a2]),
-            Kind::OtherEntry | Kind::RawEntry { .. } => (Label::OTHER, vec![]),
+            // (A raw entry with its arguments may be a call on an fd: the general path.)
+            Kind::OtherEntry | Kind::RawEntry { args: None, .. } => (Label::OTHER, vec![]),
             Kind::Exit { sc: s, ret, fds: None } => (Label::EXIT | sc(s), vec![ret]),
             Kind::RawExit { id, ret, arch } => (Label::RAW_EXIT | arch.index(), vec![Some(id), ret]),
             Kind::Switch { .. } => return switch_request(kind, Label::SWITCH),

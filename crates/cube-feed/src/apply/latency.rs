@@ -1,5 +1,7 @@
-//! The latency measures of the applier, over the kernel crate's state machines
-//! ([`kernel::latency`], the rules of `analyze -a syscall|sched|irq|block`): each
+//! The latency measures of the applier, over the kernel crate's replayed latency state
+//! ([`kernel::latency::replay::Latencies`], the rules of `analyze -a
+//! syscall|sched|irq|block`, which keeps who runs on each CPU, the pending wake-ups,
+//! each CPU's interrupt handlers and the pending block requests): each
 //! completed wait or run is one update, at the time it ends, of
 //! * `syscall_ns` by thread and system call (the Operation member `syscall > NAME`),
 //!   from the calls the kernel's replay completes ([`kernel::replay::Completed`]: the
@@ -15,13 +17,14 @@ use cube::dims::NodeId;
 use cube::schema::Schema;
 use cube::{Cube, MetricId, Result};
 use kernel::events::{dev_name, softirq_name};
-use kernel::latency::{call_name, elapsed, BlockRequests, CallId, IrqMachine, WakeupWaits};
+use kernel::latency::replay::{self, Latencies as Kernel};
+use kernel::latency::{call_name, elapsed, CallId, Handled, Issued, Wait};
 use kernel::model::FxMap;
 use kernel::replay::Completed;
 
 use super::{Applier, Delta, OPERATION};
 use crate::log::{Record, SliceLog, Str};
-use kernel::log::{BlockEvent, BlockRec, IrqEvent, Rec};
+use kernel::log::{BlockRec, IrqEvent, Rec};
 
 /// The latency state beside the applier's (see the module documentation).
 #[derive(Debug, Default)]
@@ -32,14 +35,12 @@ pub(super) struct Latencies {
     m_block: Vec<MetricId>,
     /// Operation member per call name (renumbered with the layout).
     call_nodes: FxMap<CallId, NodeId>,
-    waits: WakeupWaits,
-    /// Per stream (CPU).
-    irqs: Vec<IrqMachine>,
+    /// The kernel's latency state.
+    kernel: Kernel,
     /// Per hard IRQ: the handler name its first entry gave.
     irq_names: FxMap<u32, Box<str>>,
     /// Operation member per `(hard, IRQ or vector)`.
     irq_nodes: FxMap<(bool, u32), NodeId>,
-    blocks: BlockRequests<Option<i32>>,
     /// Disk names from the statedump.
     disks: FxMap<u64, Box<str>>,
     disk_nodes: FxMap<u64, NodeId>,
@@ -65,6 +66,29 @@ impl Latencies {
     /// The event names were renumbered (a live session's new metadata).
     pub(super) fn relayout(&mut self) {
         self.call_nodes.clear();
+    }
+}
+
+/// What one step of the kernel's replay completed, for the applier to measure after
+/// it (the measure needs the applier, which holds the replay).
+#[derive(Default)]
+struct Told {
+    woken: Option<Wait>,
+    handled: Option<Handled>,
+    served: Option<(Issued<BlockRec>, u64)>,
+}
+
+impl replay::Sink for Told {
+    fn woken(&mut self, _tid: i32, _cpu: u32, _prio: i32, w: Wait) {
+        self.woken = Some(w);
+    }
+
+    fn handled(&mut self, _hard: bool, h: Handled) {
+        self.handled = Some(h);
+    }
+
+    fn served(&mut self, issued: &Issued<BlockRec>, _complete: &BlockRec, latency: u64) {
+        self.served = Some((*issued, latency));
     }
 }
 
@@ -108,13 +132,16 @@ impl Applier {
     /// A wake-up of `tid` on stream `s` at `t`.
     pub(super) fn wakeup(&mut self, s: usize, t: i64, tid: i32) {
         if !self.lat.m_wakeup.is_empty() {
-            self.lat.waits.wakeup(t, tid, s, self.clock.running());
+            self.lat.kernel.wakeup(t, s as u32, tid);
         }
     }
 
-    /// Stream `s` switched to `next` at `t`: ends its wait.
-    pub(super) fn switched_in(&mut self, cube: &mut Cube, s: usize, t: i64, next: i32) -> Result<()> {
-        let Some(w) = self.lat.waits.switch_in(t, next) else { return Ok(()) };
+    /// Stream `s` (CPU id `cpu`) switched to `next` (priority `prio`) at `t`: ends its
+    /// wait.
+    pub(super) fn switched_in(&mut self, cube: &mut Cube, s: usize, cpu: u32, t: i64, next: i32, prio: i32) -> Result<()> {
+        let mut told = Told::default();
+        self.lat.kernel.switch(t, s as u32, cpu, next, prio, &mut told);
+        let Some(w) = told.woken else { return Ok(()) };
         let cpu = self.cpus.get(s).copied().flatten().map_or(0, |n| n.0);
         let p = self.process_node(cube, next);
         self.update(cube, t, |a| &mut a.lat.m_wakeup, [self.machine(s), cpu, p.0, 0, 0], once(w.latency))
@@ -127,30 +154,12 @@ impl Applier {
         if self.lat.m_irq.is_empty() {
             return Ok(());
         }
-        if self.lat.irqs.len() <= s {
-            self.lat.irqs.resize(s + 1, IrqMachine::default());
+        if let (IrqEvent::HardEntry, Some(n)) = (what, name) {
+            self.lat.irq_names.entry(id).or_insert_with(|| String::from_utf8_lossy(log.str(n)).into());
         }
-        let m = &mut self.lat.irqs[s];
-        let done = match what {
-            IrqEvent::HardEntry => {
-                if let Some(n) = name {
-                    self.lat.irq_names.entry(id).or_insert_with(|| String::from_utf8_lossy(log.str(n)).into());
-                }
-                m.hard_entry(t, id);
-                None
-            }
-            IrqEvent::SoftRaise => {
-                m.raise(t, id);
-                None
-            }
-            IrqEvent::SoftEntry => {
-                m.soft_entry(t, id);
-                None
-            }
-            IrqEvent::HardExit => m.hard_exit(t, id),
-            IrqEvent::SoftExit => m.soft_exit(t, id),
-        };
-        let Some(h) = done else { return Ok(()) };
+        let mut told = Told::default();
+        self.lat.kernel.irq(t, s as u32, what, id, &mut told);
+        let Some(h) = told.handled else { return Ok(()) };
         let hard = what == IrqEvent::HardExit;
         let op = match self.lat.irq_nodes.get(&(hard, id)) {
             Some(&n) => n,
@@ -171,23 +180,13 @@ impl Applier {
 
     /// A block request event at `t`.
     pub(super) fn block(&mut self, cube: &mut Cube, b: &BlockRec, t: i64) -> Result<()> {
-        let BlockRec { s, what, dev, sector, nr, tid } = *b;
-        let s = s as usize;
+        let (s, dev) = (b.s as usize, b.dev);
         if self.lat.m_block.is_empty() {
             return Ok(());
         }
-        let done = match what {
-            BlockEvent::Insert => {
-                self.lat.blocks.insert(t, dev, sector, nr);
-                None
-            }
-            BlockEvent::Issue => {
-                self.lat.blocks.issue(t, dev, sector, nr, tid);
-                None
-            }
-            BlockEvent::Complete => self.lat.blocks.complete(t, dev, sector, nr),
-        };
-        let Some((issued, d)) = done else { return Ok(()) };
+        let mut told = Told::default();
+        self.lat.kernel.block(t, b, &mut told);
+        let Some((issued, d)) = told.served else { return Ok(()) };
         let op = match self.lat.disk_nodes.get(&dev) {
             Some(&n) => n,
             None => {
@@ -197,7 +196,7 @@ impl Applier {
                 n
             }
         };
-        let p = self.process_node(cube, issued.data.unwrap_or(0));
+        let p = self.process_node(cube, issued.data.tid.unwrap_or(0));
         self.update(cube, t, |a| &mut a.lat.m_block, [self.machine(s), 0, p.0, 0, op.0], once(d))
     }
 

@@ -13,7 +13,7 @@ use super::{BlockEvent, BlockRec, IrqEvent, Rec, Who};
 use crate::layout::Sc;
 
 /// The version byte of this encoding (the first byte of an encoded log).
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 
 /// Bytes that could not be decoded: where and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -224,7 +224,7 @@ impl<'a> Reader<'a> {
             6 => Rec::ProcState { tid: self.i32()?, pid: self.i32()? },
             7 => Rec::FdDump { pid: self.i32()?, fd: self.i32()?, path: path(self)?, cloexec: self.flag()? },
             8 => Rec::Name { tid: self.i32()?, name: path(self)? },
-            9 => Rec::Switch { s: self.u32()?, cpu: self.u32()?, prev: self.i32()?, next: self.i32()? },
+            9 => Rec::Switch { s: self.u32()?, cpu: self.u32()?, prev: self.i32()?, next: self.i32()?, prio: self.i32()? },
             10 => Rec::Call { who: self.who()?, call: self.u32()? },
             11 => Rec::Wakeup { s: self.u32()?, tid: self.i32()? },
             12 => {
@@ -242,14 +242,15 @@ impl<'a> Reader<'a> {
                 Rec::Irq { s, what, id, name }
             }
             13 => {
-                let (s, w) = (self.u32()?, self.pos);
+                let (s, cpu, w) = (self.u32()?, self.u32()?, self.pos);
                 let what = match self.u8()? {
                     0 => BlockEvent::Insert,
                     1 => BlockEvent::Issue,
                     2 => BlockEvent::Complete,
                     k => return Err(WireError { offset: w, cause: format!("block event kind {k}") }),
                 };
-                Rec::Block(Box::new(BlockRec { s, what, dev: self.u64()?, sector: self.u64()?, nr: self.u64()?, tid: self.opt_i32()? }))
+                let (dev, sector, nr, tid, write) = (self.u64()?, self.u64()?, self.u64()?, self.opt_i32()?, self.flag()?);
+                Rec::Block(Box::new(BlockRec { s, cpu, what, dev, sector, nr, tid, write }))
             }
             14 => Rec::BlockDevice { dev: self.u64()?, name: path(self)? },
             15 => Rec::Frame { prev: self.opt_i64()?, block: self.u32()? },
@@ -345,12 +346,13 @@ pub fn put_rec<P>(out: &mut Vec<u8>, r: &Rec<P>, mut path: impl FnMut(&mut Vec<u
             i(out, *tid);
             path(out, name);
         }
-        Rec::Switch { s, cpu, prev, next } => {
+        Rec::Switch { s, cpu, prev, next, prio } => {
             out.push(9);
             u(out, *s);
             u(out, *cpu);
             i(out, *prev);
             i(out, *next);
+            i(out, *prio);
         }
         Rec::Call { who, call } => {
             out.push(10);
@@ -375,11 +377,13 @@ pub fn put_rec<P>(out: &mut Vec<u8>, r: &Rec<P>, mut path: impl FnMut(&mut Vec<u
         Rec::Block(b) => {
             out.push(13);
             u(out, b.s);
+            u(out, b.cpu);
             out.push(b.what as u8);
             for v in [b.dev, b.sector, b.nr] {
                 put_u64(out, v);
             }
             opt_i(out, b.tid);
+            out.push(b.write.into());
         }
         Rec::BlockDevice { dev, name } => {
             out.push(14);
@@ -468,18 +472,12 @@ mod tests {
             any::<(i32, i32)>().prop_map(|(tid, pid)| Rec::ProcState { tid, pid }),
             (any::<(i32, i32, bool)>(), path()).prop_map(|((pid, fd, cloexec), path)| Rec::FdDump { pid, fd, path, cloexec }),
             (any::<i32>(), path()).prop_map(|(tid, name)| Rec::Name { tid, name }),
-            any::<(u32, u32, i32, i32)>().prop_map(|(s, cpu, prev, next)| Rec::Switch { s, cpu, prev, next }),
+            any::<(u32, u32, i32, i32, i32)>().prop_map(|(s, cpu, prev, next, prio)| Rec::Switch { s, cpu, prev, next, prio }),
             (who(), any::<u32>()).prop_map(|(who, call)| Rec::Call { who, call }),
             any::<(u32, i32)>().prop_map(|(s, tid)| Rec::Wakeup { s, tid }),
             (any::<(u32, u32)>(), irq, proptest::option::of(path())).prop_map(|((s, id), what, name)| Rec::Irq { s, what, id, name }),
-            (any::<(u32, u64, u64, u64, Option<i32>)>(), block).prop_map(|((s, dev, sector, nr, tid), what)| Rec::Block(Box::new(BlockRec {
-                s,
-                what,
-                dev,
-                sector,
-                nr,
-                tid
-            }))),
+            (any::<(u32, u32, u64, u64, u64, Option<i32>, bool)>(), block)
+                .prop_map(|((s, cpu, dev, sector, nr, tid, write), what)| Rec::Block(Box::new(BlockRec { s, cpu, what, dev, sector, nr, tid, write }))),
             (any::<u64>(), path()).prop_map(|(dev, name)| Rec::BlockDevice { dev, name }),
             (any::<Option<i64>>(), any::<u32>()).prop_map(|(prev, block)| Rec::Frame { prev, block }),
         ]
@@ -526,7 +524,7 @@ mod tests {
     #[test]
     fn errors_name_the_offset_and_the_cause() {
         let mut bytes = encode(&[Rec::Exec { who: Who::Tid(7) }]);
-        assert_eq!(decode(&[2]).unwrap_err().to_string(), "offset 0: a log of version 2, this build reads version 1");
+        assert_eq!(decode(&[1]).unwrap_err().to_string(), "offset 0: a log of version 1, this build reads version 2");
         bytes[2] = 99;
         assert_eq!(decode(&bytes).unwrap_err().to_string(), "offset 2: record tag 99");
         // Eleven bytes of continuation: longer than any 64-bit varint.
