@@ -25,16 +25,7 @@ fn classes() -> Vec<(&'static str, StructType)> {
     let comm = || FieldType::char_array(16);
     let int_array = |t: IntType, len| FieldType::Array { elem: Box::new(FieldType::Int(t)), len };
     vec![
-        (
-            "sched_switch",
-            s().field("_prev_comm", comm())
-                .int("_prev_tid", s32.clone())
-                .int("_prev_prio", s32.clone())
-                .int("_prev_state", s64.clone())
-                .field("_next_comm", comm())
-                .int("_next_tid", s32.clone())
-                .int("_next_prio", s32.clone()),
-        ),
+        ("sched_switch", synth::kernel::event_fields("sched_switch")),
         (
             "sched_process_fork",
             s().field("_parent_comm", comm())

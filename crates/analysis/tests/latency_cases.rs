@@ -12,16 +12,7 @@ fn classes() -> Vec<(&'static str, StructType)> {
     let s = StructType::new;
     let comm = || FieldType::char_array(16);
     vec![
-        (
-            "sched_switch",
-            s().field("_prev_comm", comm())
-                .int("_prev_tid", s32.clone())
-                .int("_prev_prio", s32.clone())
-                .int("_prev_state", s64.clone())
-                .field("_next_comm", comm())
-                .int("_next_tid", s32.clone())
-                .int("_next_prio", s32.clone()),
-        ),
+        ("sched_switch", synth::kernel::event_fields("sched_switch")),
         ("syscall_entry_read", s().int("_fd", u32t.clone())),
         ("syscall_exit_read", s().int("_ret", s64.clone())),
         ("syscall_entry_futex", s().int("_op", s32.clone())),

@@ -21,16 +21,7 @@ fn write_trace(dir: &std::path::Path, arch: Option<&str>, nr: u64) {
     let s = StructType::new;
     let comm = || FieldType::char_array(16);
     let classes = [
-        (
-            "sched_switch",
-            s().field("_prev_comm", comm())
-                .int("_prev_tid", s32.clone())
-                .int("_prev_prio", s32.clone())
-                .int("_prev_state", s64.clone())
-                .field("_next_comm", comm())
-                .int("_next_tid", s32.clone())
-                .int("_next_prio", s32.clone()),
-        ),
+        ("sched_switch", synth::kernel::event_fields("sched_switch")),
         ("lttng_statedump_process_state", s().int("_tid", s32.clone()).int("_pid", s32.clone()).field("_name", comm())),
         (
             "lttng_statedump_file_descriptor",
@@ -106,16 +97,7 @@ fn write_raw_trace(dir: &std::path::Path, arch: &str, nr: [i64; 3]) {
     let s = StructType::new;
     let comm = || FieldType::char_array(16);
     let classes = [
-        (
-            "sched_switch",
-            s().field("_prev_comm", comm())
-                .int("_prev_tid", s32.clone())
-                .int("_prev_prio", s32.clone())
-                .int("_prev_state", s64.clone())
-                .field("_next_comm", comm())
-                .int("_next_tid", s32.clone())
-                .int("_next_prio", s32.clone()),
-        ),
+        ("sched_switch", synth::kernel::event_fields("sched_switch")),
         ("lttng_statedump_process_state", s().int("_tid", s32.clone()).int("_pid", s32.clone()).field("_name", comm())),
         ("lttng_statedump_file_descriptor", s().int("_pid", s32.clone()).int("_fd", s32.clone()).int("_flags", u32t).field("_filename", FieldType::String)),
         ("sys_enter", s().int("_id", s64.clone()).field("_args", FieldType::Array { elem: Box::new(FieldType::Int(u64t)), len: 6 })),

@@ -3,14 +3,14 @@
 //! mixed one; random byte flips in a saved cube give an error or the right answer,
 //! never a wrong one.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use cube::{Cube, CubeConfig, Request, When};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+
+use crate::killed::{child_dir, kill_child_after};
 
 const OPS: [(&str, &str); 4] = [("syscall", "read"), ("syscall", "write"), ("sched", "switch"), ("irq", "timer")];
 
@@ -42,9 +42,8 @@ fn answers(c: &Cube) -> Result<String, cube::CubeError> {
     Ok(s)
 }
 
-fn child_dir() -> Option<PathBuf> {
-    std::env::var_os("CUBE_SAVE_CHILD").map(PathBuf::from)
-}
+/// The environment variable naming a child run's directory.
+const CHILD: &str = "CUBE_SAVE_CHILD";
 
 /// In the child: save the new and the old cube over `dir`, in turns, until killed.
 fn child(dir: &Path) {
@@ -58,7 +57,7 @@ fn child(dir: &Path) {
 
 #[test]
 fn a_killed_save_leaves_the_old_or_the_new_cube() {
-    if let Some(dir) = child_dir() {
+    if let Some(dir) = child_dir(CHILD) {
         return child(&dir);
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -70,21 +69,7 @@ fn a_killed_save_leaves_the_old_or_the_new_cube() {
     let mut rng = ChaCha8Rng::seed_from_u64(48);
     let mut seen = [0usize; 2];
     for trial in 0..20 {
-        let mut p = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "file::a_killed_save_leaves_the_old_or_the_new_cube", "--nocapture", "--test-threads", "1"])
-            .env("CUBE_SAVE_CHILD", &dir)
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        let mut out = BufReader::new(p.stdout.take().unwrap());
-        while !line.contains("ready") {
-            line.clear();
-            assert!(out.read_line(&mut line).unwrap() > 0, "the child ended early");
-        }
-        std::thread::sleep(Duration::from_millis(rng.gen_range(0..400)));
-        p.kill().unwrap(); // SIGKILL
-        p.wait().unwrap();
+        kill_child_after("file::a_killed_save_leaves_the_old_or_the_new_cube", CHILD, &dir, Duration::from_millis(rng.gen_range(0..400)));
         let c = cube::open(&dir).unwrap_or_else(|e| panic!("trial {trial}: {e}"));
         let a = answers(&c).unwrap();
         assert!(a == a_old || a == a_new, "trial {trial}: a mixed cube:\n{a}");
@@ -109,7 +94,7 @@ fn files(dir: &Path) -> Vec<(PathBuf, usize)> {
 
 #[test]
 fn byte_flips_give_an_error_or_the_right_answer() {
-    if child_dir().is_some() {
+    if child_dir(CHILD).is_some() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -177,7 +162,7 @@ fn byte_flips_give_an_error_or_the_right_answer() {
 
 #[test]
 fn an_opened_cube_indexes_its_cells_only_when_a_cell_is_asked() {
-    if child_dir().is_some() {
+    if child_dir(CHILD).is_some() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

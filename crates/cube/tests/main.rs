@@ -2,6 +2,7 @@
 //! file of `tests/` is a module here, and its tests are named `FILE::TEST`.
 
 mod file;
+mod killed;
 mod live;
 mod model;
 mod spill;

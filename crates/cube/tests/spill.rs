@@ -3,14 +3,14 @@
 //! exactly as the same cube built in memory, and a build interrupted before its save
 //! leaves the cube that was there.
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 use std::time::Duration;
 
 use cube::{Agg, Cube, CubeConfig, LevelSpec, Request, When};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+
+use crate::killed::{child_dir, kill_child_after};
 
 const MS: u64 = 1_000_000;
 
@@ -130,9 +130,8 @@ fn a_failed_build_into_a_directory_without_a_cube_leaves_it_as_it_was() {
     }
 }
 
-fn child_dir() -> Option<PathBuf> {
-    std::env::var_os("CUBE_SPILL_CHILD").map(PathBuf::from)
-}
+/// The environment variable naming a child run's directory.
+const CHILD: &str = "CUBE_SPILL_CHILD";
 
 /// In the child: spilling builds into `dir`, each dropped before its save, until killed.
 fn child(dir: &Path) {
@@ -144,7 +143,7 @@ fn child(dir: &Path) {
 
 #[test]
 fn a_build_killed_in_a_new_directory_trips_no_later_query_or_build() {
-    if let Some(dir) = child_dir() {
+    if let Some(dir) = child_dir(CHILD) {
         return child(&dir);
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -152,21 +151,8 @@ fn a_build_killed_in_a_new_directory_trips_no_later_query_or_build() {
     let mut orphans = 0;
     for trial in 0..6 {
         let dir = tmp.path().join(format!("x{trial}.cube"));
-        let mut p = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "spill::a_build_killed_in_a_new_directory_trips_no_later_query_or_build", "--nocapture", "--test-threads", "1"])
-            .env("CUBE_SPILL_CHILD", &dir)
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        let mut out = BufReader::new(p.stdout.take().unwrap());
-        while !line.contains("ready") {
-            line.clear();
-            assert!(out.read_line(&mut line).unwrap() > 0, "the child ended early");
-        }
-        std::thread::sleep(Duration::from_millis(rng.gen_range(50..400)));
-        p.kill().unwrap(); // SIGKILL: no destructor runs
-        p.wait().unwrap();
+        let after = Duration::from_millis(rng.gen_range(50..400));
+        kill_child_after("spill::a_build_killed_in_a_new_directory_trips_no_later_query_or_build", CHILD, &dir, after);
         // What a killed build left is no cube, and says why.
         let e = cube::open(&dir).err().unwrap_or_else(|| panic!("trial {trial}: a killed build left a cube")).to_string();
         assert!(e.contains("not a cube"), "trial {trial}: {e}");

@@ -15,17 +15,7 @@ fn classes() -> Vec<(&'static str, StructType)> {
     let s32 = IntType::signed(32);
     let comm = || FieldType::char_array(16);
     vec![
-        (
-            "sched_switch",
-            StructType::new()
-                .field("_prev_comm", comm())
-                .int("_prev_tid", s32.clone())
-                .int("_prev_prio", s32.clone())
-                .int("_prev_state", IntType::signed(64))
-                .field("_next_comm", comm())
-                .int("_next_tid", s32.clone())
-                .int("_next_prio", s32.clone()),
-        ),
+        ("sched_switch", synth::kernel::event_fields("sched_switch")),
         (
             "sched_process_fork",
             StructType::new()

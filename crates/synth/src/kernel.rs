@@ -43,7 +43,10 @@ fn hex64() -> IntType {
     IntType::unsigned(64).with_base(16)
 }
 
-fn fields(name: &str) -> StructType {
+/// The payload fields of kernel event class `name` as lttng-modules writes them (the
+/// module documentation says from which traces); an empty structure for a name it does
+/// not know. Tests that write their own kernel-shaped traces take classes from here.
+pub fn event_fields(name: &str) -> StructType {
     let s = StructType::new();
     let comm = || FieldType::char_array(16);
     match name {
@@ -148,7 +151,7 @@ pub fn kernel_schema(info: &KernelTraceInfo) -> TraceSchema {
     let events = EVENT_NAMES[..declared]
         .iter()
         .enumerate()
-        .map(|(i, n)| EventClass { id: event_id(i), name: n.to_string(), stream: StreamClassId(0), loglevel: None, fields: fields(n) })
+        .map(|(i, n)| EventClass { id: event_id(i), name: n.to_string(), stream: StreamClassId(0), loglevel: None, fields: event_fields(n) })
         .collect();
     TraceSchema {
         uuid: info.uuid,
