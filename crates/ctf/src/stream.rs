@@ -217,6 +217,9 @@ pub struct StreamCursor<'t> {
     /// Whether skimming reads whole packets in pairs ([`StreamCursor::read_in_pairs`]):
     /// a setting, not a state.
     pairs: bool,
+    /// What counting a packet had counted when it met an error
+    /// ([`StreamCursor::take_count_before_error`]).
+    count_before_error: Option<PacketCount>,
 }
 
 /// Where a [`StreamCursor`] stands. (One value for what were four flags: inside a
@@ -289,6 +292,7 @@ impl<'t> StreamCursor<'t> {
             populated: (u32::MAX, u32::MAX, 0),
             pairing: None,
             pairs: true,
+            count_before_error: None,
         }
     }
 

@@ -140,7 +140,9 @@ pub fn run_slices_reporting<A: Runnable>(
                 slices = Cow::Owned(trimmed);
                 progress = None;
             }
-            None => break (output, faults.into_iter().map(|(_, f)| f).collect::<Vec<_>>()),
+            // (Slices that hold parts of a damaged packet may each meet its error:
+            // the first, in time order, is the stream's.)
+            None => break (output, first_fault_per_stream(faults)),
         }
     };
     // Streams whose indexing error no slice reported (a stream without a readable
@@ -157,10 +159,13 @@ pub fn run_slices_reporting<A: Runnable>(
 /// `slices` less the packets of a damaged stream that lie after its damage (a stream
 /// is read up to its damage only, whatever the partitioning); `None` when no slice
 /// holds any. Where the error lies in one of the stream's packets, every packet after
-/// that one goes, and that one from the slices after the one where the error was met
-/// (a damaged packet's times can place it in a later slice than the packets after it,
-/// or an earlier one than those before it: a flipped bit in its `timestamp_begin`);
-/// otherwise every packet of the slices after that one.
+/// that one goes (a damaged packet's times can place it in a later slice than the
+/// packets after it, or an earlier one than those before it: a flipped bit in its
+/// `timestamp_begin`), and that one stays in every slice that holds a part of it: a
+/// slice that counts its part of a packet passes over the whole packet, and so meets
+/// the damage even where it lies in a later slice's part, whose events before the
+/// damage still count there. Otherwise every packet of the slices after the one
+/// where the error was met goes.
 fn without_packets_after_damage(set: &TraceSet, slices: &[Slice], faults: &[(usize, EngineError)]) -> Option<Vec<Slice>> {
     // (stream, slice where its first error was met, the packet that error lies in)
     let mut damaged: Vec<(usize, usize, Option<usize>)> = Vec::new();
@@ -173,7 +178,7 @@ fn without_packets_after_damage(set: &TraceSet, slices: &[Slice], faults: &[(usi
     }
     // The part of slice `j`'s packets `r` of stream `si` read.
     let kept = |j: usize, si: usize, r: &std::ops::Range<usize>| match damaged.iter().find(|d| d.0 == si) {
-        Some(&(_, k, Some(p))) => Some(r.start..r.end.min(if j > k { p } else { p + 1 })).filter(|r| !r.is_empty()),
+        Some(&(_, _, Some(p))) => Some(r.start..r.end.min(p + 1)).filter(|r| !r.is_empty()),
         Some(&(_, k, None)) if j > k => None,
         _ => Some(r.clone()),
     };
@@ -183,6 +188,23 @@ fn without_packets_after_damage(set: &TraceSet, slices: &[Slice], faults: &[(usi
         .map(|(j, s)| Slice { chunks: s.chunks.iter().filter_map(|(si, r)| Some((*si, kept(j, *si, r)?))).collect(), ..s.clone() })
         .collect();
     (trimmed != slices).then_some(trimmed)
+}
+
+/// `faults` (with the slice each was met in, in slice order) less those of a stream
+/// that already had one: a stream is read up to its first error.
+fn first_fault_per_stream(faults: Vec<(usize, EngineError)>) -> Vec<EngineError> {
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for (_, f) in faults {
+        if let EngineError::Decode { stream, .. } = f {
+            if seen.contains(&stream) {
+                continue;
+            }
+            seen.push(stream);
+        }
+        out.push(f);
+    }
+    out
 }
 
 /// The index of the packet of stream `s` that error `e` names a byte of, if any.

@@ -115,21 +115,51 @@ fn a_damaged_stream_is_a_prefix_at_every_partitioning() {
         assert_eq!(dump.status.code(), Some(2), "{what}: {}", String::from_utf8_lossy(&dump.stderr));
         let want = sorted_events(&dump.stdout).len();
         assert!(want > all / 2 && want < all, "{what}: {want} of {all} events");
-        for args in [
-            &["-j", "1"][..],
-            &["-j", "2", "--chunk-size", "64K"],
-            &["-j", "2", "--chunk-size", "16K"],
-            &["-j", "2", "--chunk-size", "16K", "--partition", "stream"],
-        ] {
-            let mut cmd = vec!["analyze", "-a", "count", "--format", "json"];
-            cmd.extend_from_slice(args);
-            cmd.push(t);
-            let out = tracecube(&cmd);
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert_eq!(out.status.code(), Some(2), "{what} {args:?}: {err}");
-            assert!(err.contains("channel0_1"), "{what} {args:?}: the error names the file: {err}");
-            let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-            assert_eq!(json["events"].as_u64(), Some(want as u64), "{what} {args:?}: count equals the events dump printed");
-        }
+        assert_counts_at_every_partitioning(t, want as u64, what);
     }
+}
+
+/// `analyze -a count` on damaged trace `t`, at several partitionings: exit 2, the
+/// error names channel0_1, and the events counted, in all and per CPU and per name,
+/// are the `want` events `dump` printed.
+fn assert_counts_at_every_partitioning(t: &str, want: u64, what: &str) {
+    for args in [
+        &["-j", "1"][..],
+        &["-j", "2", "--chunk-size", "64K"],
+        &["-j", "2", "--chunk-size", "16K"],
+        &["-j", "2", "--chunk-size", "16K", "--partition", "stream"],
+    ] {
+        let mut cmd = vec!["analyze", "-a", "count", "--format", "json"];
+        cmd.extend_from_slice(args);
+        cmd.push(t);
+        let out = tracecube(&cmd);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{what} {args:?}: {err}");
+        assert!(err.contains("channel0_1"), "{what} {args:?}: the error names the file: {err}");
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(json["events"].as_u64(), Some(want), "{what} {args:?}: count equals the events dump printed");
+        let sum = |key: &str| json[key].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum::<u64>();
+        assert_eq!((sum("by_cpu"), sum("by_name")), (want, want), "{what} {args:?}: per CPU and per name");
+    }
+}
+
+/// A stream cut inside a packet, without an index: the analyses that take whole
+/// packets as counts count that packet's events up to the cut, in every total (they
+/// had its events per name, but not in the packet's count: the event total and the
+/// per-CPU counts were short of the packet's events before the damage, while the
+/// per-name counts had them).
+#[test]
+fn a_packet_cut_short_is_counted_up_to_the_cut() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (trace, all) = synth_trace(tmp.path(), "200000", "6");
+    let file = trace.join("channel0_1");
+    let len = std::fs::metadata(&file).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&file).unwrap().set_len(len / 2 + 1234).unwrap();
+    std::fs::remove_dir_all(trace.join("index")).unwrap();
+    let t = trace.to_str().unwrap();
+    let dump = tracecube(&["dump", t]);
+    assert_eq!(dump.status.code(), Some(2), "{}", String::from_utf8_lossy(&dump.stderr));
+    let want = sorted_events(&dump.stdout).len();
+    assert!(want > all.len() / 2 && want < all.len(), "{want} of {} events", all.len());
+    assert_counts_at_every_partitioning(t, want as u64, "cut");
 }

@@ -103,7 +103,7 @@ impl<'t> StreamCursor<'t> {
                 out.last_cycles = Some(cycles);
             }
         });
-        seen.map_err(|e| self.fail(e))?;
+        seen.map_err(|e| self.fail_counting(e, out))?;
         self.mode = Mode::Between;
         Ok(Some(out))
     }
@@ -124,7 +124,7 @@ impl<'t> StreamCursor<'t> {
     /// event: runs of fixed-size events through [`StreamCursor::skim_fixed`], the others
     /// one by one through the general path.
     #[inline(always)]
-    fn skim_each(&mut self, mut see: impl FnMut(u32, u64)) -> std::result::Result<(), DecodeError> {
+    pub(super) fn skim_each(&mut self, mut see: impl FnMut(u32, u64)) -> std::result::Result<(), DecodeError> {
         while self.cur.pos < self.cur.end {
             let sp = self.sp;
             self.skim_fixed::<false>(&sp.skim_by_id, 0, &mut see);

@@ -9,7 +9,7 @@
 //! own decoder, so each cursor holds its own packet's fields for
 //! [`StreamCursor::packet_uint`].
 
-use crate::error::Result;
+use crate::error::{DecodeError, Error, Result};
 use crate::ir::Role;
 use crate::plan::{FastHeader, Node, SkimEntry};
 use crate::trace::PacketRef;
@@ -157,7 +157,7 @@ impl<'t> StreamCursor<'t> {
     pub(super) fn begin_count(&mut self, per_class: &mut [u64]) -> Result<PacketCount> {
         let mut out = self.count_of_open_packet();
         if self.cur.pos < self.cur.end {
-            let class = self.skim_event().map_err(|e| self.fail(e))?;
+            let class = self.skim_event().map_err(|e| self.fail_counting(e, out))?;
             tally(per_class, class);
             out.first_cycles = Some(self.dec.clock);
             out.events = 1;
@@ -169,12 +169,36 @@ impl<'t> StreamCursor<'t> {
     /// rest of its events counted into `per_class` and added to `out`.
     pub(super) fn end_count(&mut self, mut out: PacketCount, per_class: &mut [u64]) -> Result<PacketCount> {
         if out.events > 0 {
-            let n = self.skim_rest(per_class).map_err(|e| self.fail(e))?;
+            let mut n = 0;
+            let mut last = self.dec.clock;
+            let seen = self.skim_each(|class, cycles| {
+                tally(per_class, class);
+                n += 1;
+                last = cycles;
+            });
             out.events += n;
+            out.last_cycles = Some(last);
+            seen.map_err(|e| self.fail_counting(e, out))?;
             out.last_cycles = Some(self.dec.clock);
         }
         self.mode = Mode::Between;
         Ok(out)
+    }
+
+    /// Stops reading at error `e`, met while counting the open packet, which had
+    /// counted `so_far` (kept for [`StreamCursor::take_count_before_error`]).
+    #[cold]
+    pub(super) fn fail_counting(&mut self, e: DecodeError, so_far: PacketCount) -> Error {
+        self.count_before_error = Some(so_far);
+        self.fail(e)
+    }
+
+    /// What counting a packet ([`StreamCursor::count_packet_in`],
+    /// [`StreamCursor::count_pair`]) had counted of it when it met the error it
+    /// returned: the events before the damage, which `per_class` already holds, with
+    /// the packet's notices (once; `None` after).
+    pub fn take_count_before_error(&mut self) -> Option<PacketCount> {
+        self.count_before_error.take()
     }
 }
 

@@ -115,11 +115,21 @@ pub(super) fn run_stream<'t, A: Runnable>(
                  buf_trace: &mut Option<u32>|
      -> Result<(), EngineError> {
         count_into(a, st, j, buf, buf_trace);
-        let pc = h.cur.count_packet_in(buf, window).map_err(|source| EngineError::Decode { stream: h.stream, source })?;
-        if let Some(pc) = pc {
-            counted(a, st, h, None, &pc);
+        match h.cur.count_packet_in(buf, window) {
+            Ok(pc) => {
+                if let Some(pc) = pc {
+                    counted(a, st, h, None, &pc);
+                }
+                Ok(())
+            }
+            Err(source) => {
+                // The packet's events before the damage, as `buf` has their classes.
+                if let Some(pc) = h.cur.take_count_before_error() {
+                    counted(a, st, h, None, &pc);
+                }
+                Err(EngineError::Decode { stream: h.stream, source })
+            }
         }
-        Ok(())
     };
     // Counts packets `j` and `j + 1` in one loop ([`StreamCursor::count_pair`]) when
     // both are counted whole in `window`, the second read by `twin`; false where that
@@ -136,9 +146,28 @@ pub(super) fn run_stream<'t, A: Runnable>(
         count_into(a, st, j, buf, buf_trace);
         let stream = h.stream;
         let decode = |source| EngineError::Decode { stream, source };
-        let Some((first, second)) = h.cur.count_pair(twin, buf, window).map_err(decode)? else { return Ok(false) };
+        // (Where counting meets an error, what it counted of the packet before the
+        // damage is handed over too, as `buf` has their classes.)
+        let pair = match h.cur.count_pair(twin, buf, window) {
+            Ok(pair) => pair,
+            Err(e) => {
+                if let Some(pc) = h.cur.take_count_before_error() {
+                    counted(a, st, h, None, &pc);
+                }
+                return Err(decode(e));
+            }
+        };
+        let Some((first, second)) = pair else { return Ok(false) };
         counted(a, st, h, None, &first);
-        counted(a, st, h, Some(twin), &second.map_err(decode)?);
+        match second {
+            Ok(second) => counted(a, st, h, Some(twin), &second),
+            Err(e) => {
+                if let Some(pc) = twin.take_count_before_error() {
+                    counted(a, st, h, Some(twin), &pc);
+                }
+                return Err(decode(e));
+            }
+        }
         Ok(true)
     };
     // The cursor that reads the second packet of a pair, made at the first pair.
