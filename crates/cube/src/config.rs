@@ -252,12 +252,12 @@ impl CubeConfig {
         Self::from_toml(&text)
     }
 
-    /// Checks the levels (at least one, granularities > 0, each dividing the next,
+    /// Checks the levels (1 to 16, granularities > 0, each dividing the next,
     /// each span at least its granularity) and the metrics (at least one, each of a
     /// known measure).
     pub fn validate(&self) -> Result<()> {
-        if self.levels.is_empty() {
-            return Err(CubeError::Config("at least one level is needed".into()));
+        if self.levels.is_empty() || self.levels.len() > crate::dirty::MAX_LEVELS {
+            return Err(CubeError::Config(format!("from 1 to {} levels are needed", crate::dirty::MAX_LEVELS)));
         }
         for (i, l) in self.levels.iter().enumerate() {
             if l.granularity_ns == 0 || l.span_ns < l.granularity_ns {

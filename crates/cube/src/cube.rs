@@ -2,6 +2,7 @@
 
 use crate::config::CubeConfig;
 use crate::dims::NodeId;
+use crate::dirty::Dirty;
 use crate::error::Result;
 use crate::schema::{CellId, Combine, MetricId, Schema};
 use crate::spill::{Spill, SPILL_RECORDS};
@@ -17,6 +18,8 @@ pub struct Cube {
     /// The configuration it was built with.
     pub config: CubeConfig,
     pub(crate) levels: Vec<Level>,
+    /// The cells each level must write at its next boundary.
+    dirty: Dirty,
     /// Running cumulative value per cell (`C(now)`).
     pub(crate) cum: Vec<i64>,
     /// Whether `cum` holds the running totals (false in a cube read from a file).
@@ -59,9 +62,10 @@ impl Cube {
     pub fn new(config: CubeConfig) -> Result<Cube> {
         config.validate()?;
         let schema = Schema::new(&config)?;
-        let levels = config.levels.iter().enumerate().map(|(i, s)| Level::new(*s, if i == 0 { 64 } else { 48 }, config.degree)).collect();
+        let levels: Vec<Level> = config.levels.iter().enumerate().map(|(i, s)| Level::new(*s, if i == 0 { 64 } else { 48 }, config.degree)).collect();
         Ok(Cube {
             schema,
+            dirty: Dirty::new(levels.len()),
             config,
             levels,
             cum: Vec::new(),
@@ -115,17 +119,17 @@ impl Cube {
         if let Some(s) = &mut self.span {
             s.1 = s.1.max(t);
         }
-        let l0 = &mut self.levels[0];
         match self.kinds[cell.0 as usize] {
             Combine::Sum => {
                 for &c in self.schema.targets(cell) {
                     self.cum[c as usize] = self.cum[c as usize].wrapping_add(delta);
-                    l0.mark(c);
+                    self.dirty.mark(c);
                 }
             }
             k => {
                 for &c in self.schema.targets(cell) {
-                    l0.extreme(c, self.slots[c as usize], delta, k);
+                    let new = self.dirty.mark(c) != Some(0);
+                    self.levels[0].extreme(self.slots[c as usize], delta, k, new);
                 }
             }
         }
@@ -161,8 +165,8 @@ impl Cube {
             self.spill_some()?;
             // Skip empty frames, but stop at a coarse boundary that has data to write.
             let mut next = (t / g0 * g0).max(b + g0);
-            for l in &self.levels[1..] {
-                if !l.dirty.is_empty() {
+            for (i, l) in self.levels.iter().enumerate().skip(1) {
+                if self.dirty.any_at(i) {
                     next = next.min(l.next_boundary);
                 }
             }
@@ -173,45 +177,58 @@ impl Cube {
 
     /// Closes the finest frame ending at `b` and every coarser frame ending there.
     fn close(&mut self, b: u64) -> Result<()> {
-        let min_work = self.parallel_min_work;
+        let (kinds, slots, dirty) = (&self.kinds, &self.slots, &self.dirty);
         let (first, rest) = self.levels.split_at_mut(1);
-        let l0 = &mut first[0];
-        let (kinds, slots) = (&self.kinds, &self.slots);
-        for l in rest.iter_mut() {
-            for &c in &l0.dirty {
-                match kinds[c as usize] {
-                    Combine::Sum => {
-                        l.mark(c);
-                    }
-                    k => {
-                        let slot = slots[c as usize];
-                        l.extreme(c, slot, l0.acc[slot as usize], k);
-                    }
+        // The finest frame's extremes fold into the current frame of every coarser level.
+        if self.extreme_cells > 0 {
+            for &c in dirty.finest() {
+                let k = kinds[c as usize];
+                if k == Combine::Sum {
+                    continue;
+                }
+                let (slot, before) = (slots[c as usize], dirty.before(c));
+                let v = first[0].acc[slot as usize];
+                for (i, l) in rest.iter_mut().enumerate() {
+                    l.extreme(slot, v, k, before.is_none_or(|p| p > i + 1));
                 }
             }
         }
-        l0.write(b / l0.spec.granularity_ns, &self.cum, kinds, slots)?;
+        // Levels 0..=k end a frame at `b`: each granularity divides the next, so a
+        // level that does has finer levels that do too.
+        let k = rest.iter().take_while(|l| b >= l.next_boundary).count();
+        debug_assert!(rest[k..].iter().all(|l| b < l.next_boundary), "the levels ending a frame at {b} are not the finest ones");
         let cum = &self.cum;
-        let rolling: Vec<&mut Level> = rest.iter_mut().filter(|l| b >= l.next_boundary).collect();
-        let work: usize = rolling.iter().map(|l| l.dirty.len()).sum();
-        let step = |l: &mut Level| -> Result<()> {
+        let step = |l: &mut Level, cells: &[u32]| -> Result<()> {
             let g = l.spec.granularity_ns;
-            let idx = if l.dirty.is_empty() { b / g } else { l.next_boundary / g };
-            l.write(idx, cum, kinds, slots)?;
+            let idx = if cells.is_empty() { b / g } else { l.next_boundary / g };
+            l.write(idx, cells, cum, kinds, slots)?;
             l.next_boundary = b / g * g + g;
             Ok(())
         };
-        if rolling.len() > 1 && work > min_work {
-            // Levels rolling at the same boundary are written in parallel.
+        let cells = if k > 1 && dirty.work(k) > self.parallel_min_work {
+            // Levels rolling at the same boundary are written in parallel, each from its
+            // own list of dirty cells.
+            let mut sets: Vec<Vec<u32>> = Vec::with_capacity(k + 1);
+            for l in 0..=k {
+                let s = dirty.at(l, sets.last().map_or(&[], Vec::as_slice));
+                sets.push(s);
+            }
+            first[0].write(b / first[0].spec.granularity_ns, &sets[0], cum, kinds, slots)?;
             std::thread::scope(|s| {
-                let hs: Vec<_> = rolling.into_iter().map(|l| s.spawn(move || step(l))).collect();
+                let hs: Vec<_> = rest[..k].iter_mut().zip(&sets[1..]).map(|(l, cells)| s.spawn(move || step(l, cells))).collect();
                 hs.into_iter().try_for_each(|h| h.join().unwrap_or(Ok(())))
             })?;
+            sets.pop().unwrap_or_default()
         } else {
-            for l in rolling {
-                step(l)?;
+            let mut cells = dirty.at(0, &[]);
+            first[0].write(b / first[0].spec.granularity_ns, &cells, cum, kinds, slots)?;
+            for (i, l) in rest[..k].iter_mut().enumerate() {
+                cells = dirty.at(i + 1, &cells);
+                step(l, &cells)?;
             }
-        }
+            cells
+        };
+        self.dirty.rolled(k, &cells);
         Ok(())
     }
 
@@ -292,6 +309,7 @@ impl Cube {
     /// Bytes of memory held by the histories, running totals and the schema's cells.
     pub fn memory(&self) -> u64 {
         self.levels.iter().map(Level::memory).sum::<u64>()
+            + self.dirty.memory()
             + (self.cum.capacity() * 8 + self.kinds.capacity() + self.slots.capacity() * 4) as u64
             + self.schema.cell_memory()
     }

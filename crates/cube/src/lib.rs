@@ -35,6 +35,7 @@ pub mod cli;
 pub mod config;
 mod cube;
 pub mod dims;
+mod dirty;
 mod error;
 pub mod file;
 pub mod query;

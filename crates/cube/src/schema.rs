@@ -8,8 +8,6 @@
 //! costs one addition per materialized cuboid and roll-ups from materialized cuboids
 //! are exact by construction.
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 
 use crate::config::{split_dim_level, CubeConfig, Materialization};
@@ -100,33 +98,59 @@ pub struct Schema {
     cells_indexed: bool,
 }
 
-/// Lists of `u32`, one per cell, stored flat (written as a list of lists).
+/// Lists of `u32`, one per cell, stored flat (written as a list of lists). While every
+/// list has the same length (the members of cells whose metrics have as many
+/// dimensions, or the one target of each finest cell of a minimal cube) no start is
+/// kept: list `i` is `flat[i × width..]`.
 #[derive(Debug, Clone, Default)]
 struct CellNodes {
     /// Every list, one after the other.
     flat: Vec<u32>,
-    /// Where list `i` starts in `flat`; it ends where list `i + 1` starts.
+    /// Where list `i` starts in `flat` (it ends where list `i + 1` starts); empty
+    /// while every list is `width` long.
     start: Vec<u64>,
+    /// The length of every list, while `start` is empty.
+    width: usize,
+    /// Number of lists.
+    count: usize,
 }
 
 impl CellNodes {
     fn len(&self) -> usize {
-        self.start.len()
+        self.count
     }
 
     fn get(&self, i: usize) -> &[u32] {
+        if self.start.is_empty() {
+            return &self.flat[i * self.width..(i + 1) * self.width];
+        }
         let a = self.start[i] as usize;
         let b = self.start.get(i + 1).map_or(self.flat.len(), |&e| e as usize);
         &self.flat[a..b]
     }
 
     fn push(&mut self, list: &[u32]) {
-        self.start.push(self.flat.len() as u64);
+        if self.count == 0 {
+            self.width = list.len();
+        }
+        if self.start.is_empty() && list.len() != self.width {
+            // The first list of another length: every list gets its start.
+            self.start = (0..self.count).map(|i| (i * self.width) as u64).collect();
+        }
+        if !self.start.is_empty() {
+            self.start.push(self.flat.len() as u64);
+        }
         self.flat.extend_from_slice(list);
+        self.count += 1;
     }
 
     fn iter(&self) -> impl Iterator<Item = &[u32]> {
         (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// Bytes held.
+    fn memory(&self) -> usize {
+        self.flat.capacity() * 4 + self.start.capacity() * 8
     }
 }
 
@@ -156,13 +180,67 @@ impl<'de> Deserialize<'de> for CellNodes {
     }
 }
 
-/// The index from `(cuboid, members)` to cells: by a 64-bit hash of them, checked
-/// against the cell's members; a cell whose hash another cell already holds is kept
-/// in `collided`, by its members.
+/// The index from `(cuboid, members)` to cells: an open-addressing table of cell ids
+/// (linear probing, at most 3/4 full), placed by a 64-bit hash of the cell's cuboid
+/// and members and recognized by them, so that it costs 4 bytes a slot (5 to 11 a
+/// cell) and equal hashes need nothing of their own.
 #[derive(Debug, Clone, Default)]
 struct CellIndex {
-    by_hash: rustc_hash::FxHashMap<u64, u32>,
-    collided: HashMap<(u32, Vec<u32>), u32>,
+    /// Cell ids, [`CellIndex::EMPTY`] where none; a power of two long (or empty).
+    slots: Vec<u32>,
+    /// Cells indexed.
+    len: usize,
+}
+
+impl CellIndex {
+    /// An empty slot.
+    const EMPTY: u32 = u32::MAX;
+
+    /// The slot where the probe for `hash` starts (the hash's high bits: FxHash mixes
+    /// them best).
+    fn home(&self, hash: u64) -> usize {
+        let bits = self.slots.len().trailing_zeros();
+        (hash >> (64 - bits)) as usize
+    }
+
+    /// The cell with hash `hash` for which `is` holds.
+    fn find(&self, hash: u64, is: impl Fn(u32) -> bool) -> Option<u32> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(hash);
+        loop {
+            match self.slots[i] {
+                Self::EMPTY => return None,
+                c if is(c) => return Some(c),
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+
+    /// Adds cell `id` (not yet indexed) with hash `hash`; `hash_of` gives the hash of
+    /// an indexed cell (when the table grows).
+    fn insert(&mut self, hash: u64, id: u32, hash_of: impl Fn(u32) -> u64) {
+        if (self.len + 1) * 4 > self.slots.len() * 3 {
+            let grown = vec![Self::EMPTY; (self.slots.len() * 2).max(16)];
+            let old = std::mem::replace(&mut self.slots, grown);
+            for c in old.into_iter().filter(|&c| c != Self::EMPTY) {
+                self.place(hash_of(c), c);
+            }
+        }
+        self.place(hash, id);
+        self.len += 1;
+    }
+
+    fn place(&mut self, hash: u64, id: u32) {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(hash);
+        while self.slots[i] != Self::EMPTY {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = id;
+    }
 }
 
 fn cell_hash(cuboid: u32, nodes: &[u32]) -> u64 {
@@ -316,14 +394,11 @@ impl Schema {
 
     /// Bytes held by the per-cell tables (members, cuboid, targets, index).
     pub fn cell_memory(&self) -> u64 {
-        let n = |v: &CellNodes| v.flat.capacity() * 4 + v.start.capacity() * 8;
-        let slot = std::mem::size_of::<(u64, u32)>() + 1;
         (self.cell_cuboid.capacity() * 4
-            + n(&self.cell_nodes)
-            + n(&self.targets)
+            + self.cell_nodes.memory()
+            + self.targets.memory()
             + self.cuboid_cells.iter().map(|c| c.capacity() * 4).sum::<usize>()
-            + self.index.by_hash.capacity() * slot
-            + self.index.collided.len() * 64) as u64
+            + self.index.slots.capacity() * 4) as u64
     }
 
     /// Number of cells.
@@ -370,24 +445,14 @@ impl Schema {
 
     /// The cell of `cuboid` at `nodes`, if it exists.
     fn find(&self, cuboid: u32, nodes: &[u32]) -> Option<u32> {
-        match self.index.by_hash.get(&cell_hash(cuboid, nodes)) {
-            Some(&c) if self.cell_cuboid[c as usize] == cuboid && self.cell_nodes.get(c as usize) == nodes => Some(c),
-            Some(_) => self.index.collided.get(&(cuboid, nodes.to_vec())).copied(),
-            None => None,
-        }
+        let (cuboids, members) = (&self.cell_cuboid, &self.cell_nodes);
+        self.index.find(cell_hash(cuboid, nodes), |c| cuboids[c as usize] == cuboid && members.get(c as usize) == nodes)
     }
 
     /// Indexes cell `id` of `cuboid` at `nodes`.
     fn index_cell(&mut self, cuboid: u32, nodes: &[u32], id: u32) {
-        use std::collections::hash_map::Entry;
-        match self.index.by_hash.entry(cell_hash(cuboid, nodes)) {
-            Entry::Vacant(e) => {
-                e.insert(id);
-            }
-            Entry::Occupied(_) => {
-                self.index.collided.insert((cuboid, nodes.to_vec()), id);
-            }
-        }
+        let (cuboids, members) = (&self.cell_cuboid, &self.cell_nodes);
+        self.index.insert(cell_hash(cuboid, nodes), id, |c| cell_hash(cuboids[c as usize], members.get(c as usize)));
     }
 
     /// Sets the targets of finest cell `leaf` (created last but for its ancestors).
@@ -519,27 +584,32 @@ impl Schema {
 mod tests {
     use super::*;
 
-    /// Members whose hash another cell holds still get a cell of their own, found
-    /// again by its members, and a reindexed copy finds the same cells and targets.
+    /// Cells whose hashes are equal (here all of them) or whose probes meet each
+    /// stay apart in the index and are found again by their members.
     #[test]
-    fn colliding_hashes_keep_cells_apart() {
+    fn equal_hashes_keep_cells_apart() {
+        let members: Vec<[u32; 2]> = (0..100).map(|i| [i, i % 7]).collect();
+        let mut ix = CellIndex::default();
+        for (id, _) in members.iter().enumerate() {
+            ix.insert(42, id as u32, |_| 42);
+        }
+        for (id, m) in members.iter().enumerate() {
+            assert_eq!(ix.find(42, |c| members[c as usize] == *m), Some(id as u32));
+        }
+        assert_eq!(ix.find(42, |_| false), None);
+        assert!(ix.slots.len() >= 128 && ix.len == 100);
+    }
+
+    /// A reindexed copy of a schema (as read from a file) finds the same cells and
+    /// targets; a minimal schema keeps no starts for its equally long lists.
+    #[test]
+    fn a_reindexed_schema_finds_the_same_cells() {
         let cfg = CubeConfig { materialize: Materialization::Full, ..Default::default() };
         let mut s = Schema::new(&cfg).unwrap();
         let m = s.metric("events").unwrap();
         let ops: Vec<NodeId> = (0..50).map(|i| s.dims[4].member(&["k", &format!("op{i}")])).collect();
         let cpu = s.dims[1].member(&["3"]);
-        let first = s.leaf_cell(m, &[ops[0], cpu]);
-        // The next cell's hash already names `first`: a forced collision.
-        let (cb, n) = (s.metrics[m.0 as usize].cuboids[0], s.metrics[m.0 as usize].dims.len());
-        let mut key = vec![ops[1].0, cpu.0];
-        key.resize(n, 0);
-        s.index.by_hash.insert(cell_hash(cb, &key), first.0);
-        let second = s.leaf_cell(m, &[ops[1], cpu]);
-        assert_ne!(first, second);
-        assert_eq!(s.leaf_cell(m, &[ops[1], cpu]), second);
-        assert_eq!(s.index.collided.len(), 1);
         let cells: Vec<CellId> = ops.iter().map(|&o| s.leaf_cell(m, &[o, cpu])).collect();
-        assert_eq!(cells[..2], [first, second]);
         let mut copy: Schema = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
         copy.reindex();
         for (&o, &c) in ops.iter().zip(&cells) {
@@ -549,5 +619,13 @@ mod tests {
             assert_eq!(copy.nodes_of(c), s.nodes_of(c));
         }
         assert_eq!(copy.cell_count(), s.cell_count());
+        let mut minimal = Schema::new(&CubeConfig::default()).unwrap();
+        let cpu = minimal.dims[1].member(&["3"]);
+        for i in 0..50 {
+            let o = minimal.dims[4].member(&["k", &format!("op{i}")]);
+            let c = minimal.leaf_cell(m, &[o, cpu]);
+            assert_eq!((minimal.targets(c), minimal.nodes_of(c)), (&[c.0][..], &[o.0, cpu.0, 0][..]));
+        }
+        assert!(minimal.targets.start.is_empty() && minimal.cell_nodes.start.is_empty());
     }
 }

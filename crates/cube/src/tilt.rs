@@ -114,12 +114,9 @@ pub struct Level {
     /// Latest value written per cell: `C(written_to)` of every cell (in a level being
     /// written; empty in a level read from a file).
     pub(crate) last: Vec<i64>,
-    /// Cells changed since this level's previous boundary.
-    pub(crate) dirty: Vec<u32>,
     /// Per `Min` / `Max` cell, by its slot (`Cube::slots`): its extreme over the
-    /// current frame (dirty cells only).
+    /// current frame (dirty cells only; which cells are dirty: `Cube::dirty`).
     pub(crate) acc: Vec<i64>,
-    flag: Vec<bool>,
     /// Next boundary of this level, ns.
     pub(crate) next_boundary: u64,
     /// Whether a segment was ever dropped (else times before the first are zero).
@@ -154,9 +151,7 @@ impl Level {
             spec,
             segs: VecDeque::new(),
             last: Vec::new(),
-            dirty: Vec::new(),
             acc: Vec::new(),
-            flag: Vec::new(),
             next_boundary: 0,
             expired: false,
             written_to: None,
@@ -184,27 +179,10 @@ impl Level {
         l
     }
 
-    /// Marks `c` as changed since the previous boundary; true if it was not yet.
+    /// Folds `v` into the current frame's extreme of the `Min` / `Max` cell whose slot
+    /// is `slot` (`new`: the cell's first update in this frame).
     #[inline]
-    pub(crate) fn mark(&mut self, c: u32) -> bool {
-        let i = c as usize;
-        if i >= self.flag.len() {
-            self.flag.resize(i + 1, false);
-        }
-        if !self.flag[i] {
-            self.flag[i] = true;
-            self.dirty.push(c);
-            true
-        } else {
-            false
-        }
-    }
-
-    /// Folds `v` into the current frame's extreme of the `Min` / `Max` cell `c`,
-    /// whose slot is `slot`.
-    #[inline]
-    pub(crate) fn extreme(&mut self, c: u32, slot: u32, v: i64, kind: Combine) {
-        let new = self.mark(c);
+    pub(crate) fn extreme(&mut self, slot: u32, v: i64, kind: Combine, new: bool) {
         let i = slot as usize;
         if i >= self.acc.len() {
             self.acc.resize(i + 1, 0);
@@ -217,14 +195,15 @@ impl Level {
         };
     }
 
-    /// Writes `C(B)` of the dirty cells at boundary index `idx` (B = idx × granularity);
-    /// for `Min` / `Max` cells (per `kinds`), the extreme of the frame ending at `B`
-    /// (kept at the cell's slot of `slots`).
-    pub(crate) fn write(&mut self, idx: u64, cum: &[i64], kinds: &[Combine], slots: &[u32]) -> Result<()> {
+    /// Writes `C(B)` of `cells`, the cells changed since the previous boundary (sorted,
+    /// each once), at boundary index `idx` (B = idx × granularity); for `Min` / `Max`
+    /// cells (per `kinds`), the extreme of the frame ending at `B` (kept at the cell's
+    /// slot of `slots`).
+    pub(crate) fn write(&mut self, idx: u64, cells: &[u32], cum: &[i64], kinds: &[Combine], slots: &[u32]) -> Result<()> {
         if self.written_to.is_some_and(|w| idx <= w) {
             return Ok(());
         }
-        if !self.dirty.is_empty() {
+        if !cells.is_empty() {
             if !self.tail.is_empty() && idx - self.tail_base > u64::from(u32::MAX) {
                 // The tail counts indices in 32 bits: commit before a longer gap.
                 self.flush()?;
@@ -237,10 +216,8 @@ impl Level {
             }
             let seg = self.segs.back_mut().expect("a segment exists");
             let Hist::Mem(st) = &mut seg.hist else { unreachable!("a file cube is read-only") };
-            self.dirty.sort_unstable();
             let mut written = 0u64;
-            for &c in &self.dirty {
-                self.flag[c as usize] = false;
+            for &c in cells {
                 let v = match kinds.get(c as usize) {
                     Some(Combine::Min | Combine::Max) => self.acc[slots[c as usize] as usize],
                     _ if self.degree > 1 => {
@@ -269,7 +246,6 @@ impl Level {
             }
             self.records += written;
             self.held += written;
-            self.dirty.clear();
             self.unflushed += 1;
         }
         self.written_to = Some(idx);
@@ -445,7 +421,6 @@ impl Level {
 
     /// Bytes held by this level.
     pub fn memory(&self) -> u64 {
-        self.segs.iter().map(Segment::memory).sum::<u64>()
-            + (self.last.capacity() * 8 + self.flag.capacity() + self.dirty.capacity() * 4 + self.acc.capacity() * 8 + self.tail.capacity() * 16) as u64
+        self.segs.iter().map(Segment::memory).sum::<u64>() + (self.last.capacity() * 8 + self.acc.capacity() * 8 + self.tail.capacity() * 16) as u64
     }
 }

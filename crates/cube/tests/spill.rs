@@ -130,6 +130,62 @@ fn a_failed_build_into_a_directory_without_a_cube_leaves_it_as_it_was() {
     }
 }
 
+/// A spilling build whose history outgrows its memory many times over (its finest
+/// level starts a segment over 100 times, its coarsest levels never end a frame, as in a
+/// `cube build` of a short trace) while new cells keep coming (threads come and go)
+/// holds a bounded number of bytes per cell (the latest values, the cells each level
+/// must write, the index): the estimate does not grow with the history, and the
+/// saved cube answers as the one built in memory.
+#[test]
+fn a_spilling_build_holds_bounded_bytes_per_cell_as_its_history_grows() {
+    let mut cfg = config();
+    cfg.levels.push(LevelSpec { granularity_ns: 3_600_000 * MS, span_ns: 14 * 86_400_000 * MS });
+    cfg.levels.push(LevelSpec { granularity_ns: 21_600_000 * MS, span_ns: 75 * 86_400_000 * MS });
+    let build = |spill: Option<&Path>| {
+        let mut c = Cube::new(cfg.clone()).unwrap();
+        if let Some(dir) = spill {
+            c.spill_to(dir).unwrap();
+            c.spill_records = 2_000;
+        }
+        let metrics = [c.schema.metric("events").unwrap(), c.schema.metric("irq_time").unwrap()];
+        let mut rng = ChaCha8Rng::seed_from_u64(63);
+        let (mut t, mut worst) = (1_000_000_000u64, 0f64);
+        for i in 0..60_000u64 {
+            // Members of the last ~2000 updates: cells are made all along.
+            let o = c.schema.dims[4].member(&["irq", &format!("h{}", i / 20 + rng.gen_range(0..100))]);
+            let p = c.schema.dims[1].member(&[&rng.gen_range(0..4).to_string()]);
+            let cell = c.cell(metrics[rng.gen_range(0..2)], &[o, p]);
+            t += rng.gen_range(0..500_000);
+            c.add(t, cell, rng.gen_range(1..1_000)).unwrap();
+            if i % 1000 == 999 {
+                // The in-memory records and the stores' buffers, then bytes a cell.
+                worst = worst.max((c.memory() as f64 - 256.0 * 1024.0) / c.schema.cell_count() as f64);
+            }
+        }
+        c.finish().unwrap();
+        (c, worst)
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (mem, spilled) = (tmp.path().join("mem"), tmp.path().join("spilled"));
+    let (mut a, _) = build(None);
+    let (mut b, per_cell) = build(Some(&spilled));
+    let (lo, hi) = b.span().unwrap();
+    assert!(hi - lo > 100 * 100 * MS, "the finest level started {} segments", (hi - lo) / (100 * MS));
+    assert!(b.schema.cell_count() > 20_000, "{} cells", b.schema.cell_count());
+    // Per cell: 8 bytes for its running total, 8 per level that wrote for its latest
+    // value and per segment in memory for its base (3 levels wrote, with 1 to 3
+    // segments each), 8 per level for the extremes of the Min / Max cells (a quarter
+    // of them), about 40 for the schema (members, index, cuboid), 6 for the dirty
+    // lists: 158 with the vectors' spare room. One dirty list and flag per level, a
+    // hash map index and starts of the equally long lists of members made it 224; the
+    // history kept in memory (no spill), 340 and growing.
+    assert!(per_cell < 190.0, "{per_cell:.1} bytes a cell at most during the build");
+    cube::save(&mut a, &mem).unwrap();
+    cube::save(&mut b, &spilled).unwrap();
+    let (a, b) = (cube::open(&mem).unwrap(), cube::open(&spilled).unwrap());
+    assert_eq!(answers(&b), answers(&a));
+}
+
 /// The environment variable naming a child run's directory.
 const CHILD: &str = "CUBE_SPILL_CHILD";
 
