@@ -464,3 +464,39 @@ fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// `GROUP BY name` with `count(*)` is answered from per-class counts (`NameCountExec`
+/// in the plan) and equals the plain plan's answer (a session without the rewrite),
+/// without and with filters on `ts` and `name`, at one and three partitions; a
+/// filter the counting cannot apply (on `cpu`) keeps the plain plan.
+#[test]
+fn counts_by_name_from_class_counts_equal_the_plain_plan() {
+    let (_d, path) = synth_trace(60_000);
+    let truth = count_report(&path);
+    let (lo, hi) = (truth.begin_ns.unwrap() + 1_000_000, truth.begin_ns.unwrap() + 3_000_000);
+    let rewritten = [
+        "SELECT name, count(*) FROM events GROUP BY name".to_string(),
+        format!("SELECT name, count(*) FROM events WHERE ts >= {lo} AND ts < {hi} GROUP BY name"),
+        format!("SELECT count(*), name FROM events WHERE {lo} < ts AND name IN ('sched_switch', 'irq_handler_entry', 'none') GROUP BY name"),
+        format!("SELECT name, count(*) FROM events WHERE name = 'sched_switch' AND ts BETWEEN {lo} AND {hi} GROUP BY name"),
+        "SELECT name, count(*) AS n FROM ev_sched_switch GROUP BY name HAVING count(*) > 1 ORDER BY n".to_string(),
+    ];
+    let plain_only = ["SELECT name, count(*) FROM events WHERE cpu = 1 GROUP BY name", "SELECT name, count(ts) FROM events GROUP BY name"];
+    for parts in [1, 3] {
+        let s = SqlSession::open(std::slice::from_ref(&path), parts).unwrap();
+        let plain = SqlSession::open_with(std::slice::from_ref(&path), parts, |_, c| Ok(datafusion::prelude::SessionContext::new_with_config(c))).unwrap();
+        let sorted = |s: &SqlSession, q: &str| {
+            let mut r = text_rows(s, q);
+            r.sort();
+            r
+        };
+        for (q, counted) in rewritten.iter().map(|q| (q.as_str(), true)).chain(plain_only.iter().map(|q| (*q, false))) {
+            let plan = text_rows(&s, &format!("EXPLAIN {q}")).join("\n");
+            assert_eq!(plan.contains("NameCountExec"), counted, "{q}: {plan}");
+            let want = sorted(&plain, q);
+            assert!(!want.is_empty(), "{q}");
+            assert_eq!(sorted(&s, q), want, "{q} at {parts} partitions");
+        }
+        assert_eq!(pairs(&s.query(&rewritten[0]).unwrap()), truth.by_name, "at {parts} partitions");
+    }
+}
