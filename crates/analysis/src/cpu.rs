@@ -29,6 +29,7 @@
 //! selected CPU (lttng-cputop's test of the event's `cpu_id`).
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 
 use ctf::stream::{Copied, CopyRequest, EventRef};
 use ctf::trace::TraceSet;
@@ -264,28 +265,51 @@ impl Cpu {
             .collect()
     }
 
-    /// The rows of `executions`, recorded with the slots of `st`: those of the
-    /// `selected` threads on the selected CPUs, by start then CPU.
-    fn execution_rows(&self, st: &CpuState, selected: &[bool], executions: Vec<Execution>) -> Vec<ExecutionRow> {
-        let info = &st.info;
+    /// The rows of `executions`, recorded with the slots of `st`, on the selected CPUs,
+    /// of the threads `named(slot)` selects (`(tid, pid, comm, selected)`), by start
+    /// then CPU then tid. An execution on a stream whose CPU is unknown makes no row.
+    fn execution_rows<'n>(&self, st: &CpuState, executions: &[Execution], named: impl Fn(usize) -> (i32, Option<i32>, &'n str, bool)) -> Vec<ExecutionRow> {
         let mut rows: Vec<ExecutionRow> = executions
-            .into_iter()
+            .iter()
             .filter_map(|x| {
                 let cpu = st.cpus[x.stream as usize].runs.cpu?;
-                let tid = info.tid_of_slot(x.slot as usize);
-                let (pid, comm) = info.pid_and_comm_of_slot(x.slot as usize);
-                (self.filter.cpu(cpu) && selected[x.slot as usize]).then(|| ExecutionRow {
-                    begin_ns: x.start,
-                    comm: comm.to_string(),
-                    cpu,
-                    end_ns: x.end,
-                    pid,
-                    tid,
-                })
+                let (tid, pid, comm, selected) = named(x.slot as usize);
+                (self.filter.cpu(cpu) && selected).then(|| ExecutionRow { begin_ns: x.start, comm: comm.to_string(), cpu, end_ns: x.end, pid, tid })
             })
             .collect();
         rows.sort_unstable_by_key(|r| (r.begin_ns, r.cpu, r.tid));
         rows
+    }
+
+    /// Takes the executions out of `st`, the running state of a run (see
+    /// [`engine::run_draining`]: every execution a state holds has ended), and gives
+    /// `out` their rows, as [`Analysis::finish`] would list them: named and selected
+    /// by `names`, the trace's final thread table ([`crate::threads::latest`]), in
+    /// pieces of at most `piece` rows, each by start then CPU. Executions on a stream
+    /// whose CPU is not known yet stay in `st`. Stops at `out`'s `Break`.
+    pub fn drain_executions(
+        &self,
+        st: &mut CpuState,
+        names: &Info,
+        piece: usize,
+        out: &mut dyn FnMut(Vec<ExecutionRow>) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let Some(held) = st.records.executions.take() else { return ControlFlow::Continue(()) };
+        let (ready, unplaced): (Vec<Execution>, Vec<Execution>) = held.into_iter().partition(|x| st.cpus[x.stream as usize].runs.cpu.is_some());
+        st.records.executions = Some(unplaced);
+        let st: &CpuState = st;
+        let named = |slot: usize| {
+            let tid = st.info.tid_of_slot(slot);
+            let (pid, comm) = names.pid_and_comm(tid);
+            (tid, pid, comm, self.filter.thread(tid, pid, comm))
+        };
+        for part in ready.chunks(piece.max(1)) {
+            let rows = self.execution_rows(st, part, named);
+            if !rows.is_empty() {
+                out(rows)?;
+            }
+        }
+        ControlFlow::Continue(())
     }
 
     /// With a filter, from the split of every credit per thread and stream: a thread's
@@ -394,7 +418,17 @@ impl Analysis for Cpu {
             }
         }
         let selected = self.selected_slots(&st);
-        let executions = st.records.executions.take().map(|x| self.execution_rows(&st, &selected, x)).unwrap_or_default();
+        let executions = st
+            .records
+            .executions
+            .take()
+            .map(|x| {
+                self.execution_rows(&st, &x, |slot| {
+                    let (pid, comm) = st.info.pid_and_comm_of_slot(slot);
+                    (st.info.tid_of_slot(slot), pid, comm, selected[slot])
+                })
+            })
+            .unwrap_or_default();
         if let Some(split) = st.records.split.take() {
             self.filtered(&mut st, &selected, &split, &mut cpus);
         }
@@ -460,5 +494,16 @@ impl Tally for Cpu {}
 impl ChunkPolicy for Cpu {
     fn stream_order(&self) -> StreamOrder {
         StreamOrder::PerStream
+    }
+
+    /// With every execution listed, slices of 16 MiB: a slice's state holds its
+    /// executions until its merge (about one per 200 bytes of a kernel trace), and the
+    /// slices in flight are what a streamed log ([`crate::occurrences`]) holds.
+    fn max_auto_slice_bytes(&self) -> u64 {
+        if self.executions {
+            16 << 20
+        } else {
+            u64::MAX
+        }
     }
 }

@@ -27,6 +27,7 @@
 //! ignores them too).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::ControlFlow;
 
 use ctf::stream::EventRef;
 use ctf::trace::TraceSet;
@@ -196,6 +197,31 @@ impl Irq {
     }
 }
 
+impl Irq {
+    /// Takes the handler runs completed so far out of `st`, the running state of a run
+    /// (see [`engine::run_draining`]; with [`LatencyOptions::keep_all`]), and gives
+    /// `out` their rows, as [`Analysis::finish`] would log them, in pieces of at most
+    /// `piece` rows, each by start. Stops at `out`'s `Break`.
+    pub fn drain_log(&self, st: &mut IrqState, piece: usize, out: &mut dyn FnMut(Vec<LongIrqRow>) -> ControlFlow<()>) -> ControlFlow<()> {
+        let mut taken = st.stats.top.drain_all();
+        taken.sort_by_key(log_order);
+        for part in taken.chunks(piece.max(1)) {
+            out(part.iter().copied().map(irq_row).collect())?;
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// The order of the log: by start, then hard before soft, then number.
+fn log_order(l: &Long) -> (i64, bool, u32, u64) {
+    (l.begin.0, l.hard, l.id.0, l.dur)
+}
+
+/// The row of handler run `l`.
+fn irq_row(l: Long) -> LongIrqRow {
+    LongIrqRow { begin_ns: l.begin.0, duration_ns: l.dur, hard: l.hard, nr: l.id.0 }
+}
+
 impl Analysis for Irq {
     type State = IrqState;
     type Output = IrqReport;
@@ -280,16 +306,15 @@ impl Analysis for Irq {
             .collect();
         let soft =
             st.stats.soft.iter().map(|(vec, a)| SoftIrqRow { latency: a.dur.row(), name: softirq_name(*vec), raise: a.raise.row(), vec: *vec }).collect();
-        let (longest, all) = st.stats.top.finish(|l| (l.begin.0, l.hard, l.id.0, l.dur));
-        let row = |l: Long| LongIrqRow { begin_ns: l.begin.0, duration_ns: l.dur, hard: l.hard, nr: l.id.0 };
+        let (longest, all) = st.stats.top.finish(log_order);
         IrqReport {
             analysis: "irq",
             begin_ns: st.span.begin(),
             end_ns: st.span.end(),
             freq: Vec::new(),
             hard,
-            log: all.into_iter().map(row).collect(),
-            longest: longest.into_iter().map(row).collect(),
+            log: all.into_iter().map(irq_row).collect(),
+            longest: longest.into_iter().map(irq_row).collect(),
             soft,
         }
     }

@@ -410,6 +410,12 @@ impl<T: Ord + Copy> Sink<T> {
         self.top = top;
     }
 
+    /// Takes every occurrence kept so far out of the sink (none when not kept); the
+    /// longest stay.
+    pub fn drain_all(&mut self) -> Vec<T> {
+        self.all.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
     /// The longest, and every occurrence sorted by `key` (empty when not kept).
     pub fn finish<K: Ord>(self, key: impl Fn(&T) -> K) -> (Vec<T>, Vec<T>) {
         let mut all = self.all.unwrap_or_default();

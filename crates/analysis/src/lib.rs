@@ -4,7 +4,7 @@
 //! Where it sits: above `ctf`, `kernel` (the kernel model: event layouts, threads, fd
 //! tables) and `engine`; the `tracecube` binary calls [`run`] and the formatters in
 //! [`output`]. Modules: [`count`], [`cpu`], [`io`], [`syscall`], [`irq`], [`sched`] and [`block`](mod@block) (latency, with the
-//! pieces of [`latency`]), [`threads`] (each thread's names and when, for SQL's `threads`), [`output`] (text, JSON, LAMI 1.0), [`lami`] (the LAMI handshake).
+//! pieces of [`latency`]), [`threads`] (each thread's names and when, for SQL's `threads`), [`occurrences`] (the occurrence logs handed over as a run goes, for SQL), [`output`] (text, JSON, LAMI 1.0), [`lami`] (the LAMI handshake).
 //!
 //! Every result is independent of the thread count, chunk size and partition scheme,
 //! and equal to a serial run (tests sweep them).
@@ -17,6 +17,7 @@ pub mod io;
 pub mod irq;
 pub mod lami;
 pub mod latency;
+pub mod occurrences;
 pub mod output;
 pub mod sched;
 pub mod syscall;

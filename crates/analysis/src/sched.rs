@@ -30,6 +30,7 @@
 //! longest are chosen among theirs.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 
 use ctf::stream::EventRef;
 use ctf::trace::TraceSet;
@@ -193,6 +194,41 @@ impl Sched {
     }
 }
 
+impl Sched {
+    /// Takes the latencies measured so far out of `st`, the running state of a run
+    /// (see [`engine::run_draining`]; with [`LatencyOptions::keep_all`]), and gives
+    /// `out` their rows, as [`Analysis::finish`] would log them: named by `names`, the
+    /// trace's final thread table ([`crate::threads::latest`]), in pieces of at most
+    /// `piece` rows, each by wake-up time. Not with a thread filter (`finish` chooses
+    /// the longest again among every latency kept then). Stops at `out`'s `Break`.
+    pub fn drain_log(&self, st: &mut SchedState, names: &Info, piece: usize, out: &mut dyn FnMut(Vec<LongWakeupRow>) -> ControlFlow<()>) -> ControlFlow<()> {
+        let mut taken = st.stats.top.drain_all();
+        taken.sort_by_key(log_order);
+        for part in taken.chunks(piece.max(1)) {
+            out(part.iter().map(|l| wakeup_row(*l, names)).collect())?;
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// The order of the log: by wake-up time, then tid (then the rest, for one order).
+fn log_order(l: &Long) -> (i64, i32, u64, i32, Option<i32>) {
+    (l.at.0, l.tid.0, l.dur, l.prio, l.waker)
+}
+
+/// The row of latency `l`, its thread named by `info`.
+fn wakeup_row(l: Long, info: &Info) -> LongWakeupRow {
+    LongWakeupRow {
+        comm: info.comm_of(l.tid.0).to_string(),
+        latency_ns: l.dur,
+        prio: l.prio,
+        switch_ns: l.at.0 + l.dur as i64,
+        tid: l.tid.0,
+        wakeup_ns: l.at.0,
+        waker: l.waker,
+    }
+}
+
 impl Analysis for Sched {
     type State = SchedState;
     type Output = SchedReport;
@@ -295,16 +331,8 @@ impl Analysis for Sched {
             .collect();
         processes.sort_by(|x, y| y.latency.count.cmp(&x.latency.count).then(x.pid.cmp(&y.pid)));
         let prios = st.stats.prios.iter().map(|(p, d)| SchedRow { comm: String::new(), latency: d.row(), pid: None, prios: vec![*p], tid: None }).collect();
-        let (longest, all) = st.stats.top.finish(|l| (l.at.0, l.tid.0, l.dur, l.prio, l.waker));
-        let row = |l: Long| LongWakeupRow {
-            comm: st.info.comm_of(l.tid.0).to_string(),
-            latency_ns: l.dur,
-            prio: l.prio,
-            switch_ns: l.at.0 + l.dur as i64,
-            tid: l.tid.0,
-            wakeup_ns: l.at.0,
-            waker: l.waker,
-        };
+        let (longest, all) = st.stats.top.finish(log_order);
+        let row = |l: Long| wakeup_row(l, &st.info);
         let longest = longest.into_iter().map(row).collect();
         let log = all.into_iter().map(row).collect();
         SchedReport {

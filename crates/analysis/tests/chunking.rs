@@ -6,7 +6,7 @@ use proptest::prelude::*;
 
 /// A synthesized trace with `background` percent of background kernel events (irqs,
 /// timers, allocations, wake-ups: passed over by cpu and io, counted by count).
-fn synth_trace(cpus: u32, events: u64, seed: u64, background: u8) -> (tempfile::TempDir, ctf::trace::TraceSet, synth::Truth) {
+pub(crate) fn synth_trace(cpus: u32, events: u64, seed: u64, background: u8) -> (tempfile::TempDir, ctf::trace::TraceSet, synth::Truth) {
     let dir = tempfile::tempdir().unwrap();
     let cfg = synth::SynthConfig { cpus, events, seed, packet_size: 4096, background, ..Default::default() };
     let s = synth::generate(&cfg, dir.path()).unwrap();

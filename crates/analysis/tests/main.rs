@@ -8,4 +8,5 @@ mod irq_sched_latency;
 mod latency_cases;
 mod lttng_analyses;
 mod raw_syscalls;
+mod streaming;
 mod syscall_latency;

@@ -12,6 +12,7 @@ mod slice;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
 
@@ -55,6 +56,10 @@ pub enum EngineError {
     /// answered with less data).
     #[error("internal error: {0}")]
     Internal(&'static str),
+    /// The caller's drain ([`run_draining`]) asked the run to stop (its consumer went
+    /// away).
+    #[error("the run was stopped by its consumer")]
+    Stopped,
 }
 
 /// What a run made of everything it could read, and the errors of the streams it
@@ -100,13 +105,46 @@ pub fn run_with_progress<A: Runnable>(a: &A, set: &TraceSet, opts: &EngineOption
 /// ends that stream's part of its slice only, and comes back in [`Outcome::faults`].
 /// `Err` only when a worker panicked.
 pub fn run_reporting<A: Runnable>(a: &A, set: &TraceSet, opts: &EngineOptions, progress: Option<&dyn Fn(u64, u64)>) -> Result<Outcome<A::Output>, EngineError> {
+    let slices = slices_of(a, set, opts);
+    let Outcome { output, faults } = run_slices_reporting(a, set, &slices, opts, progress)?;
+    Ok(Outcome { output: a.finish(output), faults })
+}
+
+/// What [`run_draining`] hands the running state to after each merge: `Break` stops
+/// the run.
+pub type Drain<'d, S> = &'d mut dyn FnMut(&mut S) -> ControlFlow<()>;
+
+/// [`run`] that hands `drain` the running state (of every slice merged so far, in
+/// time order) after each merge, on the merging thread, before the next slice is
+/// merged into it: what the analysis knows to be final there (an occurrence that
+/// ended before the merged slices' end) can be taken out of the state and passed on
+/// at once, so that the run holds such results for the slices in flight only. The
+/// merge waits while `drain` runs (a consumer that is slow holds the workers back,
+/// at most `2 × workers` slices ahead); `drain` returning `Break` stops the run, which
+/// then fails with [`EngineError::Stopped`]. A damaged trace fails as with [`run`]
+/// (its first fault), whatever was drained before.
+pub fn run_draining<A: Runnable>(a: &A, set: &TraceSet, opts: &EngineOptions, drain: Drain<'_, A::State>) -> Result<A::Output, EngineError> {
+    let slices = slices_of(a, set, opts);
+    let mut faults = Vec::new();
+    let st = run_collecting(a, set, &slices, opts, None, Some(drain), &mut faults)?;
+    if faults.is_empty() && set.streams.iter().all(|s| set.stream_error(s).is_none()) {
+        return Ok(a.finish(st));
+    }
+    // The fault `run` reports, from the reading `run` makes (damaged traces only).
+    match run_slices_reporting(a, set, &slices, opts, None)?.strict() {
+        Err(e) => Err(e),
+        Ok(_) => Err(EngineError::Internal("a reading met faults that a second reading did not meet")),
+    }
+}
+
+/// The slices `run` reads of `set` for `a`: partitioned (`a`'s bound on slice size
+/// applied when the size is automatic) and clipped to the time range.
+fn slices_of<A: Runnable>(a: &A, set: &TraceSet, opts: &EngineOptions) -> Vec<Slice> {
     let mut bytes = opts.slice_bytes(set);
     if opts.chunk_size == 0 && opts.worker_count() > 1 {
         bytes = bytes.min(a.max_auto_slice_bytes());
     }
-    let slices = clip(&partition(set, opts.partition, bytes), opts.range());
-    let Outcome { output, faults } = run_slices_reporting(a, set, &slices, opts, progress)?;
-    Ok(Outcome { output: a.finish(output), faults })
+    clip(&partition(set, opts.partition, bytes), opts.range())
 }
 
 /// [`run_slices`] with a progress callback (see [`run_with_progress`]).
@@ -132,7 +170,7 @@ pub fn run_slices_reporting<A: Runnable>(
     let mut progress = progress;
     let (output, mut faults) = loop {
         let mut faults = Vec::new();
-        let output = run_collecting(a, set, &slices, opts, progress, &mut faults)?;
+        let output = run_collecting(a, set, &slices, opts, progress, None, &mut faults)?;
         match without_packets_after_damage(set, &slices, &faults) {
             // Later slices read packets of a stream after its damage: read again
             // without them (only damaged traces pay this second reading).
@@ -217,13 +255,15 @@ fn damaged_packet(set: &TraceSet, s: usize, e: &ctf::error::Error) -> Option<usi
 }
 
 /// The engine's loop: slices read on workers (or inline), states merged in order,
-/// stream errors gathered into `faults` with the index of their slice, in slice order.
+/// stream errors gathered into `faults` with the index of their slice, in slice order;
+/// `drain` given the running state after each merge (see [`run_draining`]).
 fn run_collecting<A: Runnable>(
     a: &A,
     set: &TraceSet,
     slices: &[Slice],
     opts: &EngineOptions,
     progress: Option<&dyn Fn(u64, u64)>,
+    mut drain: Option<Drain<'_, A::State>>,
     faults: &mut Vec<(usize, EngineError)>,
 ) -> Result<A::State, EngineError> {
     let total: u64 = if progress.is_some() { slices.iter().map(|s| s.bytes(set)).sum() } else { 0 };
@@ -249,6 +289,11 @@ fn run_collecting<A: Runnable>(
             };
             faults.extend(met.into_iter().map(|f| (k, f)));
             tick(s);
+            if let Some(d) = drain.as_mut() {
+                if d(&mut acc).is_break() {
+                    return Err(EngineError::Stopped);
+                }
+            }
         }
         return Ok(acc);
     }
@@ -298,6 +343,10 @@ fn run_collecting<A: Runnable>(
         let mut want = 0usize;
         let mut err = None;
         for (k, r) in rx.iter() {
+            if err.is_some() && drain.is_some() {
+                // Stopped or failed: what workers still send is not merged.
+                continue;
+            }
             match r {
                 Err(e) => {
                     err.get_or_insert(e);
@@ -315,10 +364,18 @@ fn run_collecting<A: Runnable>(
                 if let Some(lent) = handoff.take_back() {
                     acc = Some(lent);
                 }
-                acc = Some(match acc.take() {
+                let next_state = match acc.take() {
                     Some(prev) => a.merge(prev, st),
                     None => st,
-                });
+                };
+                let merged_state = acc.insert(next_state);
+                if let Some(d) = drain.as_mut() {
+                    if err.is_none() && d(merged_state).is_break() {
+                        err = Some(EngineError::Stopped);
+                        abort.store(true, Ordering::SeqCst);
+                        merged.1.notify_all();
+                    }
+                }
                 tick(&slices[want]);
                 want += 1;
                 *merged.0.lock().unwrap_or_else(|e| e.into_inner()) = want;

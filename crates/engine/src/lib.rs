@@ -51,6 +51,9 @@
 //! `2 × N` finished or running slices (memory is bounded by chunks in flight). Stream
 //! files are mapped once by [`ctf::trace::TraceSet`], which is shared by reference.
 //! With one worker the same code runs inline: serial is the one-worker engine.
+//! [`run_draining`] hands the running state to the caller after each merge, so that
+//! results final there (occurrences that ended) leave the state as the run goes
+//! rather than piling up until its end.
 //!
 //! The state of everything before a slice is known for the first slice (the initial
 //! state) and, with one worker, for every slice (the running state). An analysis that
@@ -78,7 +81,9 @@
 pub mod exec;
 pub mod partition;
 
-pub use exec::{run, run_reporting, run_slices, run_slices_reporting, run_slices_with_progress, run_with_progress, Ctx, EngineError, Outcome};
+pub use exec::{
+    run, run_draining, run_reporting, run_slices, run_slices_reporting, run_slices_with_progress, run_with_progress, Ctx, Drain, EngineError, Outcome,
+};
 pub use partition::{auto_chunk_size, chunk_size_for, clip, partition, Partition, PartitionError, Slice};
 
 use ctf::stream::{Copied, CopyRequest, EventRef, Notice, PacketCount, StreamCursor};

@@ -25,10 +25,12 @@
 //! The trace tables are DataFusion table providers over the reader ([`scan`]): no
 //! copy of the trace, record batches streamed by one thread per partition, each
 //! reading a share of the engine's slices; projection, `ts` and `name` filters and
-//! `LIMIT` are pushed into the scan.
+//! `LIMIT` are pushed into the scan. `GROUP BY name` with `count(*)` (and such
+//! filters) is answered from per-class counts ([`name_counts`]), without decoding.
 
 pub mod columns;
 pub mod cube_series;
+pub mod name_counts;
 pub mod output;
 pub mod report_scan;
 pub mod reports;
@@ -45,6 +47,7 @@ use std::time::Duration;
 
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::execution::context::{SQLOptions, SessionContext};
+use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::SessionConfig;
 use futures::StreamExt;
 
@@ -106,7 +109,11 @@ impl SqlSession {
     /// Opens the trace directories `paths`; scans use `partitions` partitions (0: one
     /// per core).
     pub fn open(paths: &[PathBuf], partitions: usize) -> Result<SqlSession, SqlError> {
-        SqlSession::open_with(paths, partitions, |_, config| Ok(SessionContext::new_with_config(config)))
+        SqlSession::open_with(paths, partitions, |_, config| {
+            let state =
+                SessionStateBuilder::new().with_config(config).with_default_features().with_physical_optimizer_rule(Arc::new(name_counts::NameCounts)).build();
+            Ok(SessionContext::new_with_state(state))
+        })
     }
 
     /// [`SqlSession::open`] on the context that `context` makes from the session's

@@ -1,7 +1,10 @@
 //! The scan of a report table: one partition per trace set, each running that set's
-//! analysis on a blocking thread when it is executed, then streaming the projected
-//! rows. Filters are applied above the scan; a limit stops a partition's output early.
+//! analysis on a blocking thread when it is executed, its projected rows sent through
+//! a channel of [`IN_FLIGHT`] batches as they come (the analysis waits while the
+//! channel is full, and stops when the query no longer reads). Filters are applied
+//! above the scan; a limit stops a partition's output, and its analysis, early.
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::SchemaRef;
@@ -12,9 +15,12 @@ use datafusion::physical_expr::EquivalenceProperties;
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties};
-use futures::StreamExt;
+use tokio::sync::mpsc::Sender;
 
 use crate::reports::ReportProvider;
+
+/// The most batches of a partition sent and not yet read by the query.
+pub const IN_FLIGHT: usize = 2;
 
 /// The physical scan of a report table.
 pub struct ReportScanExec {
@@ -43,7 +49,7 @@ impl ReportScanExec {
         let props = PlanProperties::new(
             EquivalenceProperties::new(schema.clone()),
             Partitioning::UnknownPartitioning(table.sources().sets.len().max(1)),
-            EmissionType::Final,
+            EmissionType::Incremental,
             Boundedness::Bounded,
         );
         Ok(ReportScanExec { table: Arc::new(table), projection, limit, schema, props: Arc::new(props) })
@@ -64,25 +70,37 @@ impl ReportScanExec {
         self.limit
     }
 
-    /// The batches of partition `partition`: its trace set's rows, projected and cut
-    /// at the limit.
-    fn partition_batches(table: &ReportProvider, partition: usize, projection: Option<&[usize]>, limit: Option<usize>) -> Result<Vec<RecordBatch>> {
-        let Some(src) = table.sources().sets.get(partition) else { return Ok(Vec::new()) };
+    /// Sends partition `partition`'s batches (its trace set's rows, projected and cut
+    /// at the limit) through `tx` as they come, then its error if any; stops when the
+    /// receiver is gone (the query ended or no longer needs rows).
+    fn send_partition(table: &ReportProvider, partition: usize, projection: Option<&[usize]>, limit: Option<usize>, tx: &Sender<Result<RecordBatch>>) {
+        let Some(src) = table.sources().sets.get(partition) else { return };
         let mut left = limit.unwrap_or(usize::MAX);
-        let mut out = Vec::new();
-        for b in table.batches(src, table.sources().partitions)? {
+        let mut failed = None;
+        let mut send = |b: RecordBatch| {
             if left == 0 {
-                break;
+                return ControlFlow::Break(());
             }
-            let b = match projection {
-                Some(p) => b.project(p)?,
+            let b = match projection.map(|p| b.project(p)) {
                 None => b,
+                Some(Ok(b)) => b,
+                Some(Err(e)) => {
+                    failed = Some(e.into());
+                    return ControlFlow::Break(());
+                }
             };
             let b = if b.num_rows() > left { b.slice(0, left) } else { b };
             left -= b.num_rows();
-            out.push(b);
+            // (Blocks while the channel is full: the analysis waits for the query.)
+            match tx.blocking_send(Ok(b)) {
+                Ok(()) if left > 0 => ControlFlow::Continue(()),
+                _ => ControlFlow::Break(()),
+            }
+        };
+        let r = table.stream_batches(src, table.sources().partitions, &mut send);
+        if let Some(e) = failed.or(r.err()) {
+            let _ = tx.blocking_send(Err(e));
         }
-        Ok(out)
     }
 }
 
@@ -122,16 +140,14 @@ impl ExecutionPlan for ReportScanExec {
 
     fn execute(&self, partition: usize, _context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
         let (table, projection, limit) = (self.table.clone(), self.projection.clone(), self.limit);
-        let work = tokio::task::spawn_blocking(move || ReportScanExec::partition_batches(&table, partition, projection.as_deref(), limit));
-        let batches = futures::stream::once(async move {
-            let found: Vec<Result<RecordBatch>> = match work.await {
-                Ok(Ok(b)) => b.into_iter().map(Ok).collect(),
-                Ok(Err(e)) => vec![Err(e)],
-                Err(e) => vec![Err(DataFusionError::Execution(format!("the analysis thread failed: {e}")))],
-            };
-            futures::stream::iter(found)
-        })
-        .flatten();
+        let (tx, rx) = tokio::sync::mpsc::channel(IN_FLIGHT);
+        tokio::task::spawn_blocking(move || {
+            let run = std::panic::AssertUnwindSafe(|| ReportScanExec::send_partition(&table, partition, projection.as_deref(), limit, &tx));
+            if std::panic::catch_unwind(run).is_err() {
+                let _ = tx.blocking_send(Err(DataFusionError::Execution("the analysis thread failed (a panic)".into())));
+            }
+        });
+        let batches = futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (b, rx)) });
         Ok(Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), batches)))
     }
 }

@@ -11,12 +11,17 @@
 //!
 //! A scan ([`ReportScanExec`]) has one partition per trace set, which runs that set's
 //! analysis when it is executed (so that on a cluster each executor analyses its own
-//! sets). A set's rows are held in memory while the query runs (the analysis merges
-//! its chunks in time order before its rows exist); the trace tables stream.
+//! sets). The occurrences of `sched_slices`, `wakeups` and `irqs` stream as the
+//! analysis merges its chunks in time order ([`analysis::occurrences`]: the memory held
+//! is that of the slices in flight and a few batches); the other tables' rows exist
+//! once their analysis has merged every chunk, and are held until then.
 
 use std::sync::Arc;
 
-use analysis::{AnalysisKind, Report, RunOptions};
+use std::ops::ControlFlow;
+
+use analysis::occurrences::Occurrences;
+use analysis::{AnalysisKind, EngineError, Report, RunOptions};
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::{Session, TableProvider};
@@ -308,26 +313,104 @@ impl ReportProvider {
         &self.sources
     }
 
-    /// Runs the analysis over trace set `src` and builds its rows of the table, with
-    /// analysis threads `threads` (0: one per core).
-    pub fn batches(&self, src: &Source, threads: usize) -> Result<Vec<RecordBatch>> {
+    /// Runs the analysis over trace set `src`, with analysis threads `threads` (0:
+    /// one per core), and hands `send` its rows of the table in batches of at most
+    /// [`BATCH_ROWS`] rows. An occurrence table whose analysis hands its log over as
+    /// the run goes ([`analysis::occurrences`]: `sched_slices`, `wakeups`, `irqs`)
+    /// sends its rows as the engine's ordered merge passes them, so that the run holds
+    /// the rows of the slices in flight only (and waits while `send` does); the other
+    /// tables send theirs once the run has ended. `send` returning `Break` stops the
+    /// run (no error).
+    pub fn stream_batches(&self, src: &Source, threads: usize, send: &mut dyn FnMut(RecordBatch) -> ControlFlow<()>) -> Result<()> {
         let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
         let opts = RunOptions { threads, log: self.which.is_log(), top: 0, ..RunOptions::default() };
         let failed = |e: analysis::AnalysisError| DataFusionError::Execution(format!("{}: {e}", src.path.display()));
         let name = src.names.first().map_or("", String::as_str);
-        let mut b = RowBuilder::new(self.schema.clone())?;
+        let mut out = Batches { schema: self.schema.clone(), rows: RowBuilder::new(self.schema.clone())?, send, error: None };
         match self.which.analysis() {
             Some(kind) => {
-                let report = analysis::run(&src.set, kind, &opts).map_err(failed)?;
-                self.which.append(&report, name, &mut b)?;
+                let extra = [("trace", Scalar::Str(name))];
+                let mut streamed = |o: Occurrences| {
+                    out.push(|b| match &o {
+                        Occurrences::Executions(rows) => erased::Rows::push_all(rows, b, &extra),
+                        Occurrences::Wakeups(rows) => erased::Rows::push_all(rows, b, &extra),
+                        Occurrences::Irqs(rows) => erased::Rows::push_all(rows, b, &extra),
+                    })
+                };
+                let report = match analysis::occurrences::run_streaming(&src.set, kind, &opts, &mut streamed) {
+                    // Stopped by `send`, or by a row that could not be built.
+                    Err(analysis::AnalysisError::Engine(EngineError::Stopped)) => return out.error.map_or(Ok(()), Err),
+                    r => r.map_err(failed)?,
+                };
+                if out.push(|b| self.which.append(&report, name, b)).is_break() {
+                    return out.error.map_or(Ok(()), Err);
+                }
             }
-            None => erased::Rows::push_all(&analysis::threads::run(&src.set, &opts).map_err(failed)?.threads, &mut b, &[("trace", Scalar::Str(name))])?,
+            None => {
+                let threads = analysis::threads::run(&src.set, &opts).map_err(failed)?.threads;
+                if out.push(|b| erased::Rows::push_all(&threads, b, &[("trace", Scalar::Str(name))])).is_break() {
+                    return out.error.map_or(Ok(()), Err);
+                }
+            }
         }
-        // No rows, no batch (as before: the JSON decoder gave none).
-        if b.rows() == 0 {
-            return Ok(Vec::new());
+        let _ = out.flush();
+        out.error.map_or(Ok(()), Err)
+    }
+}
+
+/// The most rows of a batch a report table sends.
+pub const BATCH_ROWS: usize = 8192;
+
+/// Rows on their way out of a report table: built into batches of [`BATCH_ROWS`] rows
+/// at most, each handed to `send` when full.
+struct Batches<'s> {
+    schema: SchemaRef,
+    rows: RowBuilder,
+    send: &'s mut dyn FnMut(RecordBatch) -> ControlFlow<()>,
+    /// The first error met (the rows stop there).
+    error: Option<DataFusionError>,
+}
+
+impl Batches<'_> {
+    /// Appends rows with `append`, then sends the full batches; `Break` when `send`
+    /// stopped or a row could not be built (then in `error`).
+    fn push(&mut self, append: impl FnOnce(&mut RowBuilder) -> Result<()>) -> ControlFlow<()> {
+        if let Err(e) = append(&mut self.rows) {
+            self.error = Some(e);
+            return ControlFlow::Break(());
         }
-        Ok(vec![b.finish()?])
+        if self.rows.rows() >= BATCH_ROWS {
+            return self.flush();
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Sends the rows appended so far (none: nothing), in batches of [`BATCH_ROWS`].
+    fn flush(&mut self) -> ControlFlow<()> {
+        if self.rows.rows() == 0 {
+            return ControlFlow::Continue(());
+        }
+        let fresh = match RowBuilder::new(self.schema.clone()) {
+            Ok(b) => b,
+            Err(e) => return self.fail(e),
+        };
+        let batch = match std::mem::replace(&mut self.rows, fresh).finish() {
+            Ok(b) => b,
+            Err(e) => return self.fail(e),
+        };
+        let mut at = 0;
+        while at < batch.num_rows() {
+            let n = BATCH_ROWS.min(batch.num_rows() - at);
+            (self.send)(batch.slice(at, n))?;
+            at += n;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Notes error `e` and stops.
+    fn fail(&mut self, e: DataFusionError) -> ControlFlow<()> {
+        self.error = Some(e);
+        ControlFlow::Break(())
     }
 }
 

@@ -140,16 +140,22 @@ fn ts_bounds(f: &Expr) -> Option<(i64, i64)> {
                 (_, Some("ts")) => (op.swap()?, int_literal(left)?),
                 _ => return None,
             };
-            match op {
-                Operator::Eq => Some((v, v)),
-                Operator::Gt => Some((v.checked_add(1)?, i64::MAX)),
-                Operator::GtEq => Some((v, i64::MAX)),
-                Operator::Lt => Some((i64::MIN, v.checked_sub(1)?)),
-                Operator::LtEq => Some((i64::MIN, v)),
-                _ => None,
-            }
+            op_bounds(op, v)
         }
         Expr::Between(Between { expr, negated: false, low, high }) if column(expr) == Some("ts") => Some((int_literal(low)?, int_literal(high)?)),
+        _ => None,
+    }
+}
+
+/// The inclusive range of `ts OP v` (`None` for another operator, or an empty range
+/// at the ends of `i64`).
+pub(crate) fn op_bounds(op: Operator, v: i64) -> Option<(i64, i64)> {
+    match op {
+        Operator::Eq => Some((v, v)),
+        Operator::Gt => Some((v.checked_add(1)?, i64::MAX)),
+        Operator::GtEq => Some((v, i64::MAX)),
+        Operator::Lt => Some((i64::MIN, v.checked_sub(1)?)),
+        Operator::LtEq => Some((i64::MIN, v)),
         _ => None,
     }
 }

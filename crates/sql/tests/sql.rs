@@ -362,3 +362,141 @@ fn syscalls_name_their_files_and_io_its_calls_at_any_partitioning() {
         assert_eq!(text_rows(&s, q), all, "at {parts} partitions");
     }
 }
+
+/// A synthetic kernel trace of `events` events, with interrupts and wake-ups (400 000:
+/// about 10 MB, several of the engine's slices at two threads).
+fn synth_trace(events: u64) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = synth::SynthConfig { cpus: 4, events, seed: 5, packet_size: 4096, background: 60, ..Default::default() };
+    let s = synth::generate(&cfg, dir.path()).unwrap();
+    (dir, s.trace_dir)
+}
+
+/// `sched_slices`, `wakeups` and `irqs`, whose rows stream as the analysis merges, list
+/// row for row (names included) the analyses' logs, at one and several partitions.
+#[test]
+fn streamed_occurrence_tables_equal_the_analyses_logs_row_for_row() {
+    let (_d, path) = synth_trace(400_000);
+    let set = ctf::trace::TraceSet::open(&path).unwrap();
+    let opt = |v: Option<i32>| v.map_or("NULL".to_string(), |v| v.to_string());
+    for parts in [1, 2] {
+        let log = |kind| analysis::run(&set, kind, &RunOptions { threads: parts, log: true, ..Default::default() }).unwrap();
+        let Report::Cpu(cpu) = log(AnalysisKind::Cpu) else { unreachable!() };
+        let Report::Sched(sched) = log(AnalysisKind::Sched) else { unreachable!() };
+        let Report::Irq(irq) = log(AnalysisKind::Irq) else { unreachable!() };
+        let tables = [
+            (
+                "SELECT cpu, tid, pid, comm, begin_ns, end_ns FROM sched_slices",
+                cpu.executions.iter().map(|x| format!("{},{},{},{},{},{}", x.cpu, x.tid, opt(x.pid), x.comm, x.begin_ns, x.end_ns)).collect::<Vec<_>>(),
+            ),
+            (
+                "SELECT tid, comm, prio, waker, wakeup_ns, switch_ns, latency_ns FROM wakeups",
+                sched
+                    .log
+                    .iter()
+                    .map(|w| format!("{},{},{},{},{},{},{}", w.tid, w.comm, w.prio, opt(w.waker), w.wakeup_ns, w.switch_ns, w.latency_ns))
+                    .collect(),
+            ),
+            (
+                "SELECT nr, hard, begin_ns, duration_ns FROM irqs",
+                irq.log.iter().map(|i| format!("{},{},{},{}", i.nr, i.hard, i.begin_ns, i.duration_ns)).collect(),
+            ),
+        ];
+        let s = SqlSession::open(std::slice::from_ref(&path), parts).unwrap();
+        for (q, mut want) in tables {
+            assert!(want.len() > 1000, "{q}: {} rows", want.len());
+            let mut got = text_rows(&s, q);
+            got.sort();
+            want.sort();
+            assert_eq!(got, want, "{q} at {parts} partitions");
+        }
+        let first = text_rows(&s, "SELECT begin_ns FROM sched_slices LIMIT 5");
+        assert_eq!(first.len(), 5, "at {parts} partitions");
+    }
+}
+
+/// `sched_slices`' rows leave its analysis as the merge passes them, in batches of at
+/// most `BATCH_ROWS` rows: on a trace whose last part is damaged (its largest stream
+/// file cut short), rows come before the run meets the damage and fails; a consumer
+/// that stops after the first batch gets no other, and the run ends without an error.
+#[test]
+fn occurrence_rows_leave_the_analysis_before_it_ends() {
+    let (_d, path) = synth_trace(400_000);
+    let open = || std::sync::Arc::new(sql::source::Sources::open(std::slice::from_ref(&path), 2).unwrap().0);
+    let table_of = |sources: &std::sync::Arc<sql::source::Sources>| sql::reports::ReportProvider::new(sources.clone(), sql::reports::ReportTable::SchedSlices);
+    let sources = open();
+    let mut sent = 0;
+    table_of(&sources)
+        .stream_batches(&sources.sets[0], 2, &mut |_| {
+            sent += 1;
+            std::ops::ControlFlow::Break(())
+        })
+        .unwrap();
+    assert_eq!(sent, 1);
+    // Cut the largest stream file at 90 %.
+    let mut files: Vec<(u64, PathBuf)> =
+        walk(&path).into_iter().filter(|p| !p.ends_with("metadata")).map(|p| (std::fs::metadata(&p).unwrap().len(), p)).collect();
+    files.sort();
+    let (len, largest) = files.pop().unwrap();
+    std::fs::OpenOptions::new().write(true).open(&largest).unwrap().set_len(len * 9 / 10).unwrap();
+    let sources = open();
+    let mut sizes = Vec::new();
+    let r = table_of(&sources).stream_batches(&sources.sets[0], 2, &mut |b| {
+        sizes.push(b.num_rows());
+        std::ops::ControlFlow::Continue(())
+    });
+    assert!(r.is_err(), "the damage is an error");
+    assert!(!sizes.is_empty() && sizes.iter().all(|&n| n > 0 && n <= sql::reports::BATCH_ROWS), "{sizes:?}");
+}
+
+/// Every file below `dir`, except index files.
+fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            if !p.ends_with("index") {
+                out.extend(walk(&p));
+            }
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// `GROUP BY name` with `count(*)` is answered from per-class counts (`NameCountExec`
+/// in the plan) and equals the plain plan's answer (a session without the rewrite),
+/// without and with filters on `ts` and `name`, at one and three partitions; a
+/// filter the counting cannot apply (on `cpu`) keeps the plain plan.
+#[test]
+fn counts_by_name_from_class_counts_equal_the_plain_plan() {
+    let (_d, path) = synth_trace(60_000);
+    let truth = count_report(&path);
+    let (lo, hi) = (truth.begin_ns.unwrap() + 1_000_000, truth.begin_ns.unwrap() + 3_000_000);
+    let rewritten = [
+        "SELECT name, count(*) FROM events GROUP BY name".to_string(),
+        format!("SELECT name, count(*) FROM events WHERE ts >= {lo} AND ts < {hi} GROUP BY name"),
+        format!("SELECT count(*), name FROM events WHERE {lo} < ts AND name IN ('sched_switch', 'irq_handler_entry', 'none') GROUP BY name"),
+        format!("SELECT name, count(*) FROM events WHERE name = 'sched_switch' AND ts BETWEEN {lo} AND {hi} GROUP BY name"),
+        "SELECT name, count(*) AS n FROM ev_sched_switch GROUP BY name HAVING count(*) > 1 ORDER BY n".to_string(),
+    ];
+    let plain_only = ["SELECT name, count(*) FROM events WHERE cpu = 1 GROUP BY name", "SELECT name, count(ts) FROM events GROUP BY name"];
+    for parts in [1, 3] {
+        let s = SqlSession::open(std::slice::from_ref(&path), parts).unwrap();
+        let plain = SqlSession::open_with(std::slice::from_ref(&path), parts, |_, c| Ok(datafusion::prelude::SessionContext::new_with_config(c))).unwrap();
+        let sorted = |s: &SqlSession, q: &str| {
+            let mut r = text_rows(s, q);
+            r.sort();
+            r
+        };
+        for (q, counted) in rewritten.iter().map(|q| (q.as_str(), true)).chain(plain_only.iter().map(|q| (*q, false))) {
+            let plan = text_rows(&s, &format!("EXPLAIN {q}")).join("\n");
+            assert_eq!(plan.contains("NameCountExec"), counted, "{q}: {plan}");
+            let want = sorted(&plain, q);
+            assert!(!want.is_empty(), "{q}");
+            assert_eq!(sorted(&s, q), want, "{q} at {parts} partitions");
+        }
+        assert_eq!(pairs(&s.query(&rewritten[0]).unwrap()), truth.by_name, "at {parts} partitions");
+    }
+}
