@@ -14,38 +14,52 @@ use analysis::{run, AnalysisKind, Report, RunOptions};
 use ctf_writer::small::{SmallTrace, TimedEvent};
 use ctf_writer::{FieldType, IntType, StructType, Value};
 
+/// The classes every trace here has, followed by `calls` (a syscall's entry and
+/// exit): `sched_switch` and the statedump's process and file descriptor lines.
+fn classes_with(calls: [(&'static str, StructType); 2]) -> [(&'static str, StructType); 5] {
+    let s32 = IntType::signed(32);
+    let s = StructType::new;
+    let [entry, exit] = calls;
+    [
+        ("sched_switch", synth::kernel::event_fields("sched_switch")),
+        ("lttng_statedump_process_state", s().int("_tid", s32.clone()).int("_pid", s32.clone()).field("_name", FieldType::char_array(16))),
+        (
+            "lttng_statedump_file_descriptor",
+            s().int("_pid", s32.clone()).int("_fd", s32).int("_flags", IntType::unsigned(32)).field("_filename", FieldType::String),
+        ),
+        entry,
+        exit,
+    ]
+}
+
+/// The events every trace here begins with: thread 10 (process 10, `app`) in the
+/// statedump at 1 µs, with its fds `fds` (fd, file, time in ns, between 1 and 3 µs),
+/// switched in on CPU 0 at 3 µs.
+fn app_with_fds(fds: &[(i64, &'static str, u64)]) -> Vec<TimedEvent<'static>> {
+    let mut events = vec![TimedEvent::new(1_000, 0, "lttng_statedump_process_state", vec![Value::I(10), Value::I(10), Value::Str("app")])];
+    for &(fd, file, ns) in fds {
+        events.push(TimedEvent::new(ns, 0, "lttng_statedump_file_descriptor", vec![Value::I(10), Value::I(fd), Value::U(0), Value::Str(file)]));
+    }
+    let switch = vec![Value::Str("swapper"), Value::I(0), Value::I(20), Value::I(0), Value::Str("app"), Value::I(10), Value::I(20)];
+    events.push(TimedEvent::new(3_000, 0, "sched_switch", switch));
+    events
+}
+
 /// Writes the trace of the module documentation, its environment naming `arch`
 /// (none: no `arch` entry), its `sys_exit` numbered `nr`.
 fn write_trace(dir: &std::path::Path, arch: Option<&str>, nr: u64) {
-    let (s32, u32t, s64, u64t) = (IntType::signed(32), IntType::unsigned(32), IntType::signed(64), IntType::unsigned(64));
     let s = StructType::new;
-    let comm = || FieldType::char_array(16);
-    let classes = [
-        ("sched_switch", synth::kernel::event_fields("sched_switch")),
-        ("lttng_statedump_process_state", s().int("_tid", s32.clone()).int("_pid", s32.clone()).field("_name", comm())),
-        (
-            "lttng_statedump_file_descriptor",
-            s().int("_pid", s32.clone()).int("_fd", s32.clone()).int("_flags", u32t.clone()).field("_filename", FieldType::String),
-        ),
-        ("syscall_entry_read", s().int("_fd", u32t).int("_count", u64t.clone())),
-        ("sys_exit", s().int("_id", IntType::signed(64)).int("_ret", s64)),
-    ];
+    let classes = classes_with([
+        ("syscall_entry_read", s().int("_fd", IntType::unsigned(32)).int("_count", IntType::unsigned(64))),
+        ("sys_exit", s().int("_id", IntType::signed(64)).int("_ret", IntType::signed(64))),
+    ]);
     let mut trace = SmallTrace::new(classes);
     if let Some(a) = arch {
         trace = trace.env("arch", a);
     }
-    let events = [
-        TimedEvent::new(1_000, 0, "lttng_statedump_process_state", vec![Value::I(10), Value::I(10), Value::Str("app")]),
-        TimedEvent::new(2_000, 0, "lttng_statedump_file_descriptor", vec![Value::I(10), Value::I(3), Value::U(0), Value::Str("/data/f")]),
-        TimedEvent::new(
-            3_000,
-            0,
-            "sched_switch",
-            vec![Value::Str("swapper"), Value::I(0), Value::I(20), Value::I(0), Value::Str("app"), Value::I(10), Value::I(20)],
-        ),
-        TimedEvent::new(4_000, 0, "syscall_entry_read", vec![Value::U(3), Value::U(4096)]),
-        TimedEvent::new(5_000, 0, "sys_exit", vec![Value::I(nr as i64), Value::I(100)]),
-    ];
+    let mut events = app_with_fds(&[(3, "/data/f", 2_000)]);
+    events.push(TimedEvent::new(4_000, 0, "syscall_entry_read", vec![Value::U(3), Value::U(4096)]));
+    events.push(TimedEvent::new(5_000, 0, "sys_exit", vec![Value::I(nr as i64), Value::I(100)]));
     trace.write(dir, &events).unwrap();
 }
 
@@ -93,37 +107,25 @@ fn arm64_traces_use_the_generic_table() {
 /// (6 → 9 µs) and sleeps (10 → 20 µs, no fd). `nr` are the numbers of read, fsync and
 /// nanosleep.
 fn write_raw_trace(dir: &std::path::Path, arch: &str, nr: [i64; 3]) {
-    let (s32, u32t, s64, u64t) = (IntType::signed(32), IntType::unsigned(32), IntType::signed(64), IntType::unsigned(64));
+    let s64 = IntType::signed(64);
     let s = StructType::new;
-    let comm = || FieldType::char_array(16);
-    let classes = [
-        ("sched_switch", synth::kernel::event_fields("sched_switch")),
-        ("lttng_statedump_process_state", s().int("_tid", s32.clone()).int("_pid", s32.clone()).field("_name", comm())),
-        ("lttng_statedump_file_descriptor", s().int("_pid", s32.clone()).int("_fd", s32.clone()).int("_flags", u32t).field("_filename", FieldType::String)),
-        ("sys_enter", s().int("_id", s64.clone()).field("_args", FieldType::Array { elem: Box::new(FieldType::Int(u64t)), len: 6 })),
+    let classes = classes_with([
+        ("sys_enter", s().int("_id", s64.clone()).field("_args", FieldType::Array { elem: Box::new(FieldType::Int(IntType::unsigned(64))), len: 6 })),
         ("sys_exit", s().int("_id", s64.clone()).int("_ret", s64)),
-    ];
+    ]);
     let args = |fd: u64| [Value::U(fd), Value::U(0x7ff0_0000), Value::U(4096), Value::U(0), Value::U(0), Value::U(0)];
     let (read, fsync, sleep) = (args(3), args(4), args(0x7ffd_1234));
     let enter = |ns, nr, a| TimedEvent::new(ns, 0, "sys_enter", vec![Value::I(nr), Value::List(a)]);
     let exit = |ns, nr, ret| TimedEvent::new(ns, 0, "sys_exit", vec![Value::I(nr), Value::I(ret)]);
-    let events = [
-        TimedEvent::new(1_000, 0, "lttng_statedump_process_state", vec![Value::I(10), Value::I(10), Value::Str("app")]),
-        TimedEvent::new(1_500, 0, "lttng_statedump_file_descriptor", vec![Value::I(10), Value::I(3), Value::U(0), Value::Str("/data/f")]),
-        TimedEvent::new(2_000, 0, "lttng_statedump_file_descriptor", vec![Value::I(10), Value::I(4), Value::U(0), Value::Str("/data/g")]),
-        TimedEvent::new(
-            3_000,
-            0,
-            "sched_switch",
-            vec![Value::Str("swapper"), Value::I(0), Value::I(20), Value::I(0), Value::Str("app"), Value::I(10), Value::I(20)],
-        ),
+    let mut events = app_with_fds(&[(3, "/data/f", 1_500), (4, "/data/g", 2_000)]);
+    events.extend([
         enter(4_000, nr[0], &read),
         exit(5_000, nr[0], 100),
         enter(6_000, nr[1], &fsync),
         exit(9_000, nr[1], 0),
         enter(10_000, nr[2], &sleep),
         exit(20_000, nr[2], 0),
-    ];
+    ]);
     SmallTrace::new(classes).env("arch", arch).write(dir, &events).unwrap();
 }
 

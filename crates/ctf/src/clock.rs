@@ -19,6 +19,8 @@ pub struct ClockConv {
     /// `offset_ns` when the clock runs at 1 GHz and the offset fits an `i64`: then
     /// [`ClockConv::to_ns`] is one saturating add.
     ns_offset_1ghz: Option<i64>,
+    /// See [`ClockConv::last_in_range`].
+    last_in_range: Option<u64>,
 }
 
 impl ClockConv {
@@ -29,7 +31,41 @@ impl ClockConv {
         let cycles = c.offset_cycles.rem_euclid(freq as i64) as u64;
         let offset_ns = (c.offset_s as i128 + extra_s as i128) * 1_000_000_000 + cycles_to_ns(freq, cycles) as i128;
         let ns_offset_1ghz = if freq == 1_000_000_000 { i64::try_from(offset_ns).ok() } else { None };
-        ClockConv { offset_ns, freq, ns_offset_1ghz }
+        let mut conv = ClockConv { offset_ns, freq, ns_offset_1ghz, last_in_range: None };
+        conv.last_in_range = conv.find_last_in_range();
+        conv
+    }
+
+    /// The last clock value whose time from origin fits an `i64` of nanoseconds
+    /// (`u64::MAX` where every value's does); `None` where the offset alone does not,
+    /// so that no value's does. (Babeltrace 2 likewise fails to convert a clock value
+    /// to nanoseconds from origin past that range.)
+    #[inline]
+    pub fn last_in_range(&self) -> Option<u64> {
+        self.last_in_range
+    }
+
+    /// [`ClockConv::last_in_range`], found by bisection: `to_ns_wide` never decreases
+    /// as cycles grow (see [`ClockConv::cycle_window`]).
+    fn find_last_in_range(&self) -> Option<u64> {
+        let fits = |c: u64| self.to_ns_wide(c) <= i128::from(i64::MAX);
+        if i64::try_from(self.offset_ns).is_err() {
+            return None;
+        }
+        if fits(u64::MAX) {
+            return Some(u64::MAX);
+        }
+        // fits(ok), !fits(over)
+        let (mut ok, mut over) = (0u64, u64::MAX);
+        while over - ok > 1 {
+            let mid = ok + (over - ok) / 2;
+            if fits(mid) {
+                ok = mid
+            } else {
+                over = mid
+            }
+        }
+        Some(ok)
     }
 
     /// Nanoseconds from origin of a clock value, full width.
@@ -122,6 +158,27 @@ mod tests {
 
     fn clock(freq: u64, offset_s: i64, offset_cycles: i64) -> ClockClass {
         ClockClass { name: "c".into(), freq, offset_s, offset_cycles, precision: 0, absolute: false, uuid: None, description: None }
+    }
+
+    #[test]
+    fn the_last_value_in_range_is_the_last_whose_time_fits_64_bits() {
+        for (freq, offset_s) in
+            [(1_000_000_000, 0), (1_000_000_000, 1_700_000_000), (1_000_000_000, -5), (3_000_000, 1_700_000_000), (2_500_000_000, 9_000_000_000)]
+        {
+            let c = ClockConv::new(&clock(freq, offset_s, 7));
+            let last = c.last_in_range().expect("the offset fits");
+            assert!(c.to_ns_wide(last) <= i128::from(i64::MAX), "{freq} {offset_s}");
+            assert_eq!(c.to_ns(last), c.to_ns_wide(last) as i64);
+            if last < u64::MAX {
+                assert!(c.to_ns_wide(last + 1) > i128::from(i64::MAX), "{freq} {offset_s}");
+            }
+        }
+        // 1 GHz from the epoch: i64::MAX ns, in 2262.
+        assert_eq!(ClockConv::new(&clock(1_000_000_000, 0, 0)).last_in_range(), Some(i64::MAX as u64));
+        // A 10 GHz clock from the epoch: every value's time fits.
+        assert_eq!(ClockConv::new(&clock(10_000_000_000, 0, 0)).last_in_range(), Some(u64::MAX));
+        // An offset of 300 years before the epoch: none does.
+        assert_eq!(ClockConv::new(&clock(1_000_000_000, -300 * 365 * 86_400, 0)).last_in_range(), None);
     }
 
     #[test]

@@ -53,6 +53,16 @@ pub enum DecodeErrorKind {
         /// The earlier time (ns from origin, exact).
         to: i128,
     },
+    /// A time lies past the range of 64-bit nanoseconds from the clock's origin (for a
+    /// clock whose origin is the Unix epoch, past the year 2262): no `i64` timestamp
+    /// names it.
+    #[error("{what} at {ns} ns from the clock's origin: past the range of 64-bit nanoseconds")]
+    TimeOutOfRange {
+        /// What lies there.
+        what: &'static str,
+        /// The time (ns from origin, exact).
+        ns: i128,
+    },
     /// Nesting of compound fields is deeper than the decoder allows.
     #[error("field nesting deeper than {0}")]
     TooDeep(usize),

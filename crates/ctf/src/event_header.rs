@@ -206,6 +206,16 @@ impl HeaderWord {
     pub fn went_back(&self, clock: Cycles, after: Cycles) -> bool {
         after < clock
     }
+
+    /// Whether the loops leave the event to the general path for its clock value
+    /// `after` (its [`clock_after`](HeaderWord::clock_after)): the clock went back from
+    /// `clock` ([`went_back`](HeaderWord::went_back)), or `after` lies past `last`, the
+    /// last clock value whose time from the clock's origin fits 64-bit nanoseconds
+    /// (beyond it, the general path reports the event's time as out of range).
+    #[inline(always)]
+    pub fn leaves_loops(&self, clock: Cycles, after: Cycles, last: u64) -> bool {
+        self.went_back(clock, after) || after.0 > last
+    }
 }
 
 /// Why [`Layout::read`] read no header.

@@ -61,7 +61,10 @@
 //!   (beyond the same overlap: a full-width timestamp that is lower, or an N-bit one
 //!   that carries the 64-bit clock past 2^64 cycles, where it wraps), compared as
 //!   exact nanoseconds (never saturated), and an `index/*.idx` entry that gives another size
-//!   or time than the packet itself. Every reading path (skimming, packets read in
+//!   or time than the packet itself. So is a time that would be delivered (an event's,
+//!   a packet's beginning, a notice's) past the range of 64-bit nanoseconds from the
+//!   clock's origin, as in Babeltrace 2: an `i64` timestamp never saturates (but for
+//!   a clock whose offset alone lies past that range, read as before). Every reading path (skimming, packets read in
 //!   pairs, read-ahead, counting) yields the same events and the same error as the
 //!   general decoder ([`crosscheck`], also the oracle of the fuzz target `fast_paths`).
 //! - The time-merge ([`merge::Merger`]) retires a stream at its error and goes on with

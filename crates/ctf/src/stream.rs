@@ -63,6 +63,32 @@ pub struct PacketCount {
     pub lost: u64,
 }
 
+/// An error met while counting a packet ([`StreamCursor::count_packet_in`],
+/// [`StreamCursor::count_pair`]), with what had been counted of that packet before it.
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub struct CountError {
+    /// The packet's count up to the error: its notices and its events before the
+    /// damage, which the per-class counts hold (and no more); `None` where the error
+    /// came before the packet was open (its notices are then not counted either).
+    /// (Boxed: the error is the rare case, its result stays small.)
+    pub before: Option<Box<PacketCount>>,
+    /// The error.
+    pub error: Error,
+}
+
+impl From<Error> for CountError {
+    fn from(error: Error) -> Self {
+        CountError { before: None, error }
+    }
+}
+
+impl From<CountError> for Error {
+    fn from(e: CountError) -> Self {
+        e.error
+    }
+}
+
 /// What a cursor yields.
 pub enum Item<'c, 't> {
     /// An event (decoded; its fields are in the cursor's slots).
@@ -217,9 +243,6 @@ pub struct StreamCursor<'t> {
     /// Whether skimming reads whole packets in pairs ([`StreamCursor::read_in_pairs`]):
     /// a setting, not a state.
     pairs: bool,
-    /// What counting a packet had counted when it met an error
-    /// ([`StreamCursor::take_count_before_error`]).
-    count_before_error: Option<PacketCount>,
 }
 
 /// A cursor gone releases the pages of the last packet it opened (those before it were
@@ -308,7 +331,6 @@ impl<'t> StreamCursor<'t> {
             populated: (u32::MAX, u32::MAX, 0),
             pairing: None,
             pairs: true,
-            count_before_error: None,
         }
     }
 
@@ -586,6 +608,9 @@ impl<'t> StreamCursor<'t> {
         if self.dec.clock < before {
             self.check_back(start, before)?;
         }
+        if self.dec.clock > self.clock_last() {
+            return Err(self.past_range(start));
+        }
         if FULL {
             self.ev = EventPos {
                 class: class_idx as u32,
@@ -616,6 +641,26 @@ impl<'t> StreamCursor<'t> {
             return Err(DecodeError::new(start, K::TimeGoesBack { what: "an event's timestamp", from, to }));
         }
         Ok(())
+    }
+
+    /// The error of the event at bit `start`, whose clock value's time lies past the
+    /// range of 64-bit nanoseconds from the clock's origin: delivered, its timestamp
+    /// would name a time the trace does not hold.
+    #[cold]
+    #[inline(never)]
+    fn past_range(&self, start: BitPos) -> DecodeError {
+        let ns = self.conv.map_or(i128::from(self.dec.clock), |v| v.to_ns_wide(self.dec.clock));
+        DecodeError::new(start, K::TimeOutOfRange { what: "an event's timestamp", ns })
+    }
+
+    /// The last clock value whose time from the clock's origin fits 64-bit nanoseconds
+    /// ([`ClockConv::last_in_range`]): `u64::MAX` for a stream without a clock, or whose
+    /// clock's offset alone lies past the range (its times are kept as before: the
+    /// canonical dump prints them modulo 2^64, as Babeltrace 1 does, which the
+    /// conformance traces `ctfwriter-funky-trace` and `ctfwriter-JF8nq3` expect).
+    #[inline(always)]
+    fn clock_last(&self) -> u64 {
+        self.conv.and_then(|c| c.last_in_range()).unwrap_or(u64::MAX)
     }
 
     /// The error the general decoder meets in the event header at bit `start`, which

@@ -7,7 +7,7 @@ use crate::common;
 use std::path::Path;
 
 use common::{items, shared_trace_dirs};
-use ctf::stream::{Item, Passed, StreamCursor, Wanted};
+use ctf::stream::{CountError, Item, Passed, StreamCursor, Wanted};
 use ctf::trace::TraceSet;
 use proptest::prelude::*;
 
@@ -236,8 +236,8 @@ fn a_stream_error_is_not_passed_over_by_a_range() {
 }
 
 /// What counting a stream packet by packet gives: per-class counts, each packet's count
-/// (events, first and last clock values, discarded events, lost packets), and the
-/// error that ended it, if any.
+/// (events, first and last clock values, discarded events, lost packets; last, what
+/// was counted of the packet that met an error), and the error that ended it, if any.
 type PacketCounts = (Vec<u64>, Vec<(u64, Option<u64>, Option<u64>, u64, u64)>, Option<String>);
 
 /// Counts stream `s` of `set` inside `window` with [`StreamCursor::count_packet_in`],
@@ -249,6 +249,10 @@ fn count_by_packets(set: &TraceSet, s: usize, window: (u64, u64), pairs: bool) -
     let mut per = vec![0u64; c.stream_plan().events.len()];
     let mut out = Vec::new();
     let row = |pc: &ctf::stream::PacketCount| (pc.events, pc.first_cycles, pc.last_cycles, pc.discarded, pc.lost);
+    let failed = |e: CountError, out: &mut Vec<_>| {
+        out.extend(e.before.as_deref().map(row));
+        Some(e.to_string())
+    };
     let err = loop {
         if pairs {
             match c.count_pair(&mut twin, &mut per, window) {
@@ -256,18 +260,18 @@ fn count_by_packets(set: &TraceSet, s: usize, window: (u64, u64), pairs: bool) -
                     out.push(row(&first));
                     match second {
                         Ok(second) => out.push(row(&second)),
-                        Err(e) => break Some(e.to_string()),
+                        Err(e) => break failed(e, &mut out),
                     }
                     continue;
                 }
                 Ok(None) => {}
-                Err(e) => break Some(e.to_string()),
+                Err(e) => break failed(e, &mut out),
             }
         }
         match c.count_packet_in(&mut per, window) {
             Ok(Some(pc)) => out.push(row(&pc)),
             Ok(None) => break None,
-            Err(e) => break Some(e.to_string()),
+            Err(e) => break failed(e, &mut out),
         }
     };
     (per, out, err)
@@ -305,6 +309,43 @@ fn counting_in_pairs_equals_counting_in_turn_on_shared_traces() {
     }
     assert!(checked > 10, "only {checked} traces opened");
     assert!(paired > 10, "only {paired} streams counted in pairs");
+}
+
+/// A packet damaged in its middle (48 bytes of ones: an extended header naming no
+/// event class), counted in a pair as its first or its second packet: counting in
+/// pairs gives what counting in turn gives (each packet's count, what was counted of
+/// the damaged one, and the per-class counts), and the per-class counts are those of
+/// the events the general decoder reads before the error. (Counting in pairs had
+/// counted the second packet's events, passed over side by side with the first's,
+/// past an error in the first.)
+#[test]
+fn a_damaged_packet_counts_the_same_in_pairs_and_in_turn() {
+    for j in [2, 3, 4, 5] {
+        let dir = tempfile::tempdir().unwrap();
+        let set = synth_trace(dir.path(), 7);
+        let p = set.streams[0].packets[j];
+        assert!(set.streams[0].packets.len() > 8);
+        let path = set.packet_file(&p).1.path.clone();
+        let at = (p.info.offset + p.info.content_bits / 16) as usize;
+        drop(set);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[at..at + 48].fill(0xff);
+        std::fs::write(&path, bytes).unwrap();
+        let set = TraceSet::open(dir.path()).unwrap();
+        let in_turn = count_by_packets(&set, 0, (0, u64::MAX), false);
+        let in_pairs = count_by_packets(&set, 0, (0, u64::MAX), true);
+        assert_eq!(in_pairs, in_turn, "packet {j}");
+        let e = in_turn.2.clone().expect("an error");
+        assert_eq!(in_turn.1.len(), j + 1, "packet {j}: the packets before it, and what was counted of it: {e}");
+        let general = ctf::crosscheck::read_general(&TraceSet::open(dir.path()).unwrap().without_compiled_headers(), 0, u64::MAX);
+        let mut per = vec![0u64; in_turn.0.len()];
+        for item in &general.items {
+            if let ctf::crosscheck::Seen::Event(class, ..) = item {
+                per[*class] += 1;
+            }
+        }
+        assert_eq!((in_turn.0, Some(e)), (per, general.error), "packet {j}");
+    }
 }
 
 /// What skimming stream `s` of `set` yields with the classes of `mask` wanted: each

@@ -3,7 +3,7 @@
 
 use crate::error::{DecodeError, Result};
 
-use super::{Mode, PacketCount, Step, StreamCursor};
+use super::{CountError, Mode, PacketCount, Step, StreamCursor};
 
 impl<'t> StreamCursor<'t> {
     /// Counts the remaining events per event class (`per_class[class_index] += 1`) and
@@ -59,15 +59,17 @@ impl<'t> StreamCursor<'t> {
 
     /// Decodes the rest of the current packet, or the next packet when between packets,
     /// counting its events per event class; returns what it counted, or `None` at the
-    /// end of the range. Notices of that packet are counted, not yielded.
-    pub fn count_packet(&mut self, per_class: &mut [u64]) -> Result<Option<PacketCount>> {
+    /// end of the range. Notices of that packet are counted, not yielded. On an error,
+    /// `per_class` holds the packet's events before it, and the error what was counted
+    /// of the packet ([`CountError::before`]).
+    pub fn count_packet(&mut self, per_class: &mut [u64]) -> std::result::Result<Option<PacketCount>, CountError> {
         self.count_packet_in(per_class, (0, u64::MAX))
     }
 
     /// [`StreamCursor::count_packet`], counting only the events whose clock value lies
     /// in `window` (inclusive; all are decoded); `first_cycles` and `last_cycles` are
     /// those of the counted events.
-    pub fn count_packet_in(&mut self, per_class: &mut [u64], window: (u64, u64)) -> Result<Option<PacketCount>> {
+    pub fn count_packet_in(&mut self, per_class: &mut [u64], window: (u64, u64)) -> std::result::Result<Option<PacketCount>, CountError> {
         self.leave_replay();
         if !self.mode.in_packet() {
             if self.mode == Mode::Done || self.next_packet >= self.last_packet {
@@ -76,7 +78,7 @@ impl<'t> StreamCursor<'t> {
                     Ok(_) => Ok(None),
                     Err(e) => {
                         self.mode = Mode::Done;
-                        Err(e)
+                        Err(e.into())
                     }
                 };
             }
@@ -84,7 +86,7 @@ impl<'t> StreamCursor<'t> {
             self.next_packet += 1;
             if let Err(e) = self.open_packet(p) {
                 self.mode = Mode::Done;
-                return Err(e);
+                return Err(e.into());
             }
         }
         if counted_whole(&self.packet.expect("a packet is open").info, window) {

@@ -50,7 +50,8 @@ impl<'c, 't> EventRef<'c, 't> {
         &self.class().name
     }
 
-    /// Timestamp in ns from the clock's origin; `None` when the stream has no clock.
+    /// Timestamp in ns from the clock's origin; `None` when the stream has no clock. (A
+    /// time past the `i64` range is an error of the reader, never a saturated value.)
     #[inline(always)]
     pub fn ts(&self) -> Option<i64> {
         self.c.ev.ts

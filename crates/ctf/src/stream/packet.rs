@@ -65,8 +65,9 @@ impl<'t> StreamCursor<'t> {
         let _ = header_end;
         self.packet_epoch = self.dec.epoch;
         let p = PacketRef { info, ..p };
-        self.check_time(&p, last_clock).map_err(|kind| Error::Stream { path: file.path.clone(), offset: info.offset, kind })?;
-        self.queue_notices(&p);
+        let located = |kind| Error::Stream { path: file.path.clone(), offset: info.offset, kind };
+        self.check_time(&p, last_clock).map_err(located)?;
+        self.queue_notices(&p).map_err(located)?;
         self.prev = Some(p);
         self.packet = Some(p);
         self.mode = Mode::InPacket;
@@ -81,8 +82,11 @@ impl<'t> StreamCursor<'t> {
     /// order. (Within a packet, a clock value that goes back, by a full-width timestamp
     /// or an N-bit one that wraps the clock past 2^64, is checked as its event is
     /// decoded: `StreamCursor::check_back`.) Times are compared as exact nanoseconds.
+    /// Its beginning must also lie in the range of 64-bit nanoseconds from the clock's
+    /// origin, as every delivered time (an event's: `StreamCursor::past_range`), where
+    /// the clock's offset does (see `StreamCursor::clock_last`).
     fn check_time(&self, p: &PacketRef, last_clock: Option<u64>) -> std::result::Result<(), crate::error::DecodeErrorKind> {
-        use crate::error::DecodeErrorKind::TimeGoesBack;
+        use crate::error::DecodeErrorKind::{TimeGoesBack, TimeOutOfRange};
         // An index file's entry must say what the packet says of itself.
         let index = self.stream.packets.get(self.next_packet.wrapping_sub(1)).filter(|q| q.info.offset == p.info.offset);
         if let Some(q) = index.filter(|q| self.set.packet_file(q).1.from_index) {
@@ -97,6 +101,9 @@ impl<'t> StreamCursor<'t> {
             }
         }
         let Some(conv) = self.conv else { return Ok(()) };
+        if let Some(b) = p.info.ts_begin.filter(|&b| b > conv.last_in_range().unwrap_or(u64::MAX)) {
+            return Err(TimeOutOfRange { what: "the packet's beginning", ns: conv.to_ns_wide(b) });
+        }
         let overlap = i128::from(OVERLAP_NS);
         let Some(begin) = p.info.ts_begin.map(|c| conv.to_ns_wide(c)) else { return Ok(()) };
         let back = |what, from: i128| if begin + overlap < from { Err(TimeGoesBack { what, from, to: begin }) } else { Ok(()) };
@@ -157,18 +164,21 @@ impl<'t> StreamCursor<'t> {
         self.populated = (p.trace, p.file, upto);
     }
 
-    /// Discarded-event and lost-packet notices implied by packet `p` (Babeltrace 2's rules).
-    fn queue_notices(&mut self, p: &PacketRef) {
-        let ns = |c: Option<u64>| -> Option<i64> {
-            if !self.has_ts_range {
-                return None;
+    /// Discarded-event and lost-packet notices implied by packet `p` (Babeltrace 2's
+    /// rules); an error where a time they give lies past the range of 64-bit
+    /// nanoseconds from the clock's origin.
+    fn queue_notices(&mut self, p: &PacketRef) -> std::result::Result<(), crate::error::DecodeErrorKind> {
+        let ns = |c: Option<u64>| -> std::result::Result<Option<i64>, crate::error::DecodeErrorKind> {
+            let (Some(conv), Some(c), true) = (self.conv, c, self.has_ts_range) else { return Ok(None) };
+            if c > conv.last_in_range().unwrap_or(u64::MAX) {
+                return Err(crate::error::DecodeErrorKind::TimeOutOfRange { what: "a notice's time", ns: conv.to_ns_wide(c) });
             }
-            Some(self.conv?.to_ns(c?))
+            Ok(Some(conv.to_ns(c)))
         };
         let mut out = Vec::new();
         if let (Some(prev), Some(cur)) = (self.prev.and_then(|q| q.info.seq), p.info.seq) {
             if cur > prev.wrapping_add(1) && cur > prev {
-                out.push((true, Notice { count: cur - prev - 1, begin_ns: ns(self.prev.and_then(|q| q.info.ts_end)), end_ns: ns(p.info.ts_begin) }));
+                out.push((true, Notice { count: cur - prev - 1, begin_ns: ns(self.prev.and_then(|q| q.info.ts_end))?, end_ns: ns(p.info.ts_begin)? }));
             }
         }
         if let Some(cur) = p.info.discarded {
@@ -177,13 +187,14 @@ impl<'t> StreamCursor<'t> {
                 Some(prev) => (cur.wrapping_sub(prev), self.prev.and_then(|q| q.info.ts_end)),
             };
             if count != 0 {
-                out.push((false, Notice { count, begin_ns: ns(begin), end_ns: ns(p.info.ts_end) }));
+                out.push((false, Notice { count, begin_ns: ns(begin)?, end_ns: ns(p.info.ts_end)? }));
             }
             self.prev_discarded = Some(cur);
         }
         // `pending` is popped from the back: lost packets first, like Babeltrace.
         out.reverse();
         self.pending = out;
+        Ok(())
     }
 
     /// Whether the cursor reads the last packet of its range and nothing follows it: no

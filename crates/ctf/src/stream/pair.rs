@@ -9,7 +9,7 @@
 //! own decoder, so each cursor holds its own packet's fields for
 //! [`StreamCursor::packet_uint`].
 
-use crate::error::{DecodeError, Error, Result};
+use crate::error::{DecodeError, Result};
 use crate::ir::Role;
 use crate::plan::{FastHeader, Node, SkimEntry};
 use crate::trace::PacketRef;
@@ -17,11 +17,11 @@ use crate::units::{BitPos, Cycles};
 
 use super::count::{counted_whole, tally};
 use super::skim::entry_end;
-use super::{Mode, PacketCount, StreamCursor};
+use super::{CountError, Mode, PacketCount, StreamCursor};
 
 /// What [`StreamCursor::count_pair`] counted: the first packet, and the second or the
 /// error met in it (after the first was counted, as reading them in turn would have).
-pub type PairCount = (PacketCount, Result<PacketCount>);
+pub type PairCount = (PacketCount, std::result::Result<PacketCount, CountError>);
 
 impl<'t> StreamCursor<'t> {
     /// A cursor over the same stream, reading nothing yet, to hand to
@@ -59,9 +59,10 @@ impl<'t> StreamCursor<'t> {
     /// or with notices to yield, fewer than two packets left, either outside `window`,
     /// of another trace than the open one, a header that word loads do not read, or a
     /// packet context that does not set the clock whatever it was (its events would then
-    /// depend on the packet before). After an error in the first packet, `per_class`
-    /// also holds what was counted of the second.
-    pub fn count_pair(&mut self, twin: &mut StreamCursor<'t>, per_class: &mut [u64], window: (u64, u64)) -> Result<Option<PairCount>> {
+    /// depend on the packet before). Whatever error comes, `per_class` holds the events
+    /// before it and no more, as counting the packets in turn would: what was counted of
+    /// the second before an error in the first is taken back.
+    pub fn count_pair(&mut self, twin: &mut StreamCursor<'t>, per_class: &mut [u64], window: (u64, u64)) -> std::result::Result<Option<PairCount>, CountError> {
         self.leave_replay();
         if !std::ptr::eq(twin.stream, self.stream) {
             return Ok(None);
@@ -70,12 +71,14 @@ impl<'t> StreamCursor<'t> {
         self.next_packet += 1;
         if let Err(e) = self.open_packet(a) {
             self.mode = Mode::Done;
-            return Err(e);
+            return Err(e.into());
         }
         let mut pa = self.begin_count(per_class)?;
         let b_open = self.open_in_twin(twin, b);
+        // Where the second's events start, should they have to be taken back.
+        let b_start = (twin.cur.pos, twin.dec.clock);
         let b_opened = b_open.is_ok();
-        let mut pb = b_open.and_then(|()| twin.begin_count(per_class));
+        let mut pb = b_open.map_err(CountError::from).and_then(|()| twin.begin_count(per_class));
         if let (Some(h), Some(th), Ok(c)) = (self.sp.fast_header.as_ref(), twin.sp.fast_header.as_ref(), &pb) {
             if pa.events > 0 && c.events > 0 {
                 let (na, nb) = pass_side_by_side(self, twin, (h, th), per_class);
@@ -85,12 +88,24 @@ impl<'t> StreamCursor<'t> {
                 }
             }
         }
-        let a_count = self.end_count(pa, per_class)?;
+        // The second's events counted so far: not counted after all where an error
+        // comes before them in the stream.
+        let b_counted = pb.as_ref().map_or(0, |c| c.events);
+        let a_count = match self.end_count(pa, per_class) {
+            Ok(c) => c,
+            Err(e) => {
+                twin.take_back(b_start, b_counted, per_class);
+                return Err(e);
+            }
+        };
         // The second begins after the first's last event, as opening it in turn checks
         // before any of its events is read (an error in its first event comes after).
-        let b_count = match twin.packet.filter(|_| b_opened) {
-            Some(q) => self.begins_after(&q, self.dec.clock).and_then(|()| pb.and_then(|c| twin.end_count(c, per_class))),
-            None => pb.and_then(|c| twin.end_count(c, per_class)),
+        let b_count = match twin.packet.filter(|_| b_opened).map(|q| self.begins_after(&q, self.dec.clock)) {
+            Some(Err(e)) => {
+                twin.take_back(b_start, b_counted, per_class);
+                Err(e.into())
+            }
+            _ => pb.and_then(|c| twin.end_count(c, per_class)),
         };
         // This cursor moves on past the second packet, its clock and the counters its
         // notices are computed from too, as reading it would have moved them.
@@ -154,7 +169,7 @@ impl<'t> StreamCursor<'t> {
     /// Starts counting the packet just opened: its notices drained, its first event,
     /// if any, counted into `per_class` (read by the general path, which reports any
     /// error).
-    pub(super) fn begin_count(&mut self, per_class: &mut [u64]) -> Result<PacketCount> {
+    pub(super) fn begin_count(&mut self, per_class: &mut [u64]) -> std::result::Result<PacketCount, CountError> {
         let mut out = self.count_of_open_packet();
         if self.cur.pos < self.cur.end {
             let class = self.skim_event().map_err(|e| self.fail_counting(e, out))?;
@@ -167,9 +182,11 @@ impl<'t> StreamCursor<'t> {
 
     /// Ends counting the open packet begun with [`StreamCursor::begin_count`]: the
     /// rest of its events counted into `per_class` and added to `out`.
-    pub(super) fn end_count(&mut self, mut out: PacketCount, per_class: &mut [u64]) -> Result<PacketCount> {
+    pub(super) fn end_count(&mut self, mut out: PacketCount, per_class: &mut [u64]) -> std::result::Result<PacketCount, CountError> {
         if out.events > 0 {
             let mut n = 0;
+            // (The clock of the last event counted: an event that fails may have moved
+            // the clock.)
             let mut last = self.dec.clock;
             let seen = self.skim_each(|class, cycles| {
                 tally(per_class, class);
@@ -179,26 +196,34 @@ impl<'t> StreamCursor<'t> {
             out.events += n;
             out.last_cycles = Some(last);
             seen.map_err(|e| self.fail_counting(e, out))?;
-            out.last_cycles = Some(self.dec.clock);
         }
         self.mode = Mode::Between;
         Ok(out)
     }
 
     /// Stops reading at error `e`, met while counting the open packet, which had
-    /// counted `so_far` (kept for [`StreamCursor::take_count_before_error`]).
+    /// counted `so_far`.
     #[cold]
-    pub(super) fn fail_counting(&mut self, e: DecodeError, so_far: PacketCount) -> Error {
-        self.count_before_error = Some(so_far);
-        self.fail(e)
+    pub(super) fn fail_counting(&mut self, e: DecodeError, so_far: PacketCount) -> CountError {
+        CountError { before: Some(Box::new(so_far)), error: self.fail(e) }
     }
 
-    /// What counting a packet ([`StreamCursor::count_packet_in`],
-    /// [`StreamCursor::count_pair`]) had counted of it when it met the error it
-    /// returned: the events before the damage, which `per_class` already holds, with
-    /// the packet's notices (once; `None` after).
-    pub fn take_count_before_error(&mut self) -> Option<PacketCount> {
-        self.count_before_error.take()
+    /// Takes the first `n` events of the open packet, which start at `from` (position
+    /// and clock), back out of `per_class`, and ends the cursor: they were counted side
+    /// by side with the packet before, whose error (or whose end after this one's
+    /// beginning) comes first in the stream. Reads them again by the general path,
+    /// which gives every event the class the counting loops gave it.
+    #[cold]
+    #[inline(never)]
+    fn take_back(&mut self, from: (BitPos, u64), n: u64, per_class: &mut [u64]) {
+        (self.cur.pos, self.dec.clock) = from;
+        for _ in 0..n {
+            let Ok(class) = self.skim_event() else { break };
+            if let Some(c) = per_class.get_mut(class as usize) {
+                *c = c.saturating_sub(1);
+            }
+        }
+        self.mode = Mode::Done;
     }
 }
 
@@ -219,7 +244,7 @@ impl Chain<'_> {
     ///
     /// [`StreamPlan::skim_by_id`]: crate::plan::StreamPlan::skim_by_id
     #[inline(always)]
-    fn pass_one(&mut self, h: &FastHeader, table: &[SkimEntry], per_class: &mut [u64]) -> bool {
+    fn pass_one(&mut self, h: &FastHeader, table: &[SkimEntry], last: u64, per_class: &mut [u64]) -> bool {
         let base = self.pos.align_up(u64::from(h.align));
         let Some(w) = h.peek(self.buf, base, self.end) else { return false };
         let Some(&e) = table.get(w.id as usize) else { return false };
@@ -230,10 +255,10 @@ impl Chain<'_> {
         let Some(at) = base.add_bits(w.bits).bytes_exact() else { return false };
         let Some(next) = entry_end(self.buf, at, self.end.bytes_floor(), e) else { return false };
         // (As `Decoder::take_header` moves the clock; a clock that goes back, by an
-        // extended header's full timestamp or a short one's wrapping it past 2^64, is
-        // the general path's to judge.)
+        // extended header's full timestamp or a short one's wrapping it past 2^64, or
+        // past the range of 64-bit nanoseconds, is the general path's to judge.)
         let clock = w.clock_after(Cycles(self.clock));
-        if w.went_back(Cycles(self.clock), clock) {
+        if w.leaves_loops(Cycles(self.clock), clock, last) {
             return false;
         }
         self.clock = clock.0;
@@ -252,13 +277,15 @@ impl Chain<'_> {
 #[inline(never)]
 fn pass_side_by_side<'t>(a: &mut StreamCursor<'t>, b: &mut StreamCursor<'t>, h: (&FastHeader, &FastHeader), per_class: &mut [u64]) -> (u64, u64) {
     let (ta, tb) = (&a.sp.skim_by_id, &b.sp.skim_by_id);
+    // (Both packets are of one trace: one clock.)
+    let last = a.clock_last();
     let (mut na, mut nb) = (0, 0);
     loop {
         let mut ca = Chain { buf: a.cur.buf, pos: a.cur.pos, end: a.cur.end, clock: a.dec.clock };
         let mut cb = Chain { buf: b.cur.buf, pos: b.cur.pos, end: b.cur.end, clock: b.dec.clock };
         let (stopped_a, stopped_b) = loop {
-            let stepped_a = ca.pass_one(h.0, ta, per_class);
-            let stepped_b = cb.pass_one(h.1, tb, per_class);
+            let stepped_a = ca.pass_one(h.0, ta, last, per_class);
+            let stepped_b = cb.pass_one(h.1, tb, last, per_class);
             na += u64::from(stepped_a);
             nb += u64::from(stepped_b);
             if !(stepped_a && stepped_b) {

@@ -262,7 +262,7 @@ struct Finder<'b> {
     buf: &'b [u8],
     end: ByteOffset,
     at: ChainAt,
-    /// The window's last clock value.
+    /// The window's last clock value, or the clock's last in range if earlier.
     last: u64,
     /// Where the chain started (bit, clock), for a chain whose spots are not used.
     start: (BitPos, u64),
@@ -296,7 +296,8 @@ impl<'b> Finder<'b> {
         let bad = !pos.is_byte_aligned() || clock < window.0;
         let at = ChainAt { pos: pos.bytes_floor(), clock, n: 0, run: (u64::MAX, 0), bad };
         let end = if bad { ByteOffset::new(0) } else { c.cur.end.bytes_floor() };
-        Finder { buf: c.cur.buf, end, at, last: window.1, start: (pos, clock), spots }
+        // (Past the clock's last value in range, the reader reports the error.)
+        Finder { buf: c.cur.buf, end, at, last: window.1.min(c.clock_last()), start: (pos, clock), spots }
     }
 
     /// Moves past the event at `at.pos` when its header is read by word loads in

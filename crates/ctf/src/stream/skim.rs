@@ -137,6 +137,7 @@ impl<'t> StreamCursor<'t> {
         // general path.
         let in_block = layout.in_block();
         let (mut p, mut clock, mut stopped) = (from.get(), self.dec.clock, None);
+        let last = self.clock_last();
         // With `TAKES`, content more than 4 GiB on is left to the next run: an entry of
         // `SkimEntry::STOP` (stop there), read as a size of 2^32 - 1 bytes, then ends past
         // `end`, which so checks both.
@@ -153,7 +154,7 @@ impl<'t> StreamCursor<'t> {
             };
             let Ok(w) = read else { break };
             let cycles = w.clock_after(Cycles(clock));
-            if w.went_back(Cycles(clock), cycles) {
+            if w.leaves_loops(Cycles(clock), cycles, last) {
                 break;
             }
             let cycles = cycles.0;
@@ -254,7 +255,7 @@ impl<'t> StreamCursor<'t> {
         let base = start.align_up(u64::from(h.align));
         let w = h.peek(self.cur.buf, base, self.cur.end)?;
         let clock = Cycles(self.dec.clock);
-        if w.went_back(clock, w.clock_after(clock)) {
+        if w.leaves_loops(clock, w.clock_after(clock), self.clock_last()) {
             return None;
         }
         let class = sp.event_index(w.id)?;

@@ -1,7 +1,7 @@
 //! Reading one stream of a slice in turn, for a [`StreamOrder::PerStream`](crate::StreamOrder) analysis,
 //! whole packets counted where the analysis accepts counts.
 
-use ctf::stream::{Item, PacketCount, StreamCursor};
+use ctf::stream::{CountError, Item, PacketCount, StreamCursor};
 use ctf::trace::{PacketRef, TraceSet};
 
 use super::head::{cycle_window, Head};
@@ -95,14 +95,28 @@ pub(super) fn run_stream<'t, A: Runnable>(
             buf.resize(n, 0);
         }
     };
-    // Hands the count `pc` of the packet `cur` has open to the analysis.
-    let counted = |a: &A, st: &mut A::State, h: &mut Head<'_>, cur: Option<&StreamCursor<'_>>, pc: &PacketCount| {
-        if let Some(ns) = pc.last_cycles.and_then(|c| h.cur.cycles_to_ns(c)) {
-            h.key = ns;
+    // Hands what counting read of the packet `cur` (the head's cursor where `None`) has
+    // open to the analysis: its count, whole or up to the error it met (the events
+    // before the damage, which `buf` holds); then that error.
+    let hand_over = |a: &A,
+                     st: &mut A::State,
+                     h: &mut Head<'_>,
+                     cur: Option<&StreamCursor<'_>>,
+                     read: Result<Option<PacketCount>, CountError>|
+     -> Result<(), EngineError> {
+        let (pc, error) = match read {
+            Ok(pc) => (pc, None),
+            Err(CountError { before, error }) => (before.map(|b| *b), Some(error)),
+        };
+        if let Some(pc) = pc {
+            if let Some(ns) = pc.last_cycles.and_then(|c| h.cur.cycles_to_ns(c)) {
+                h.key = ns;
+            }
+            h.order = h.order.max(h.key);
+            let ctx = Ctx { stream: h.stream, order: h.order };
+            a.on_packet(st, cur.unwrap_or(&h.cur), &pc, &ctx);
         }
-        h.order = h.order.max(h.key);
-        let ctx = Ctx { stream: h.stream, order: h.order };
-        a.on_packet(st, cur.unwrap_or(&h.cur), pc, &ctx);
+        error.map_or(Ok(()), |source| Err(EngineError::Decode { stream: h.stream, source }))
     };
     // Counts the (rest of the) packet `j`, which the cursor opens or has open, inside
     // `window`.
@@ -115,21 +129,8 @@ pub(super) fn run_stream<'t, A: Runnable>(
                  buf_trace: &mut Option<u32>|
      -> Result<(), EngineError> {
         count_into(a, st, j, buf, buf_trace);
-        match h.cur.count_packet_in(buf, window) {
-            Ok(pc) => {
-                if let Some(pc) = pc {
-                    counted(a, st, h, None, &pc);
-                }
-                Ok(())
-            }
-            Err(source) => {
-                // The packet's events before the damage, as `buf` has their classes.
-                if let Some(pc) = h.cur.take_count_before_error() {
-                    counted(a, st, h, None, &pc);
-                }
-                Err(EngineError::Decode { stream: h.stream, source })
-            }
-        }
+        let read = h.cur.count_packet_in(buf, window);
+        hand_over(a, st, h, None, read)
     };
     // Counts packets `j` and `j + 1` in one loop ([`StreamCursor::count_pair`]) when
     // both are counted whole in `window`, the second read by `twin`; false where that
@@ -144,29 +145,14 @@ pub(super) fn run_stream<'t, A: Runnable>(
                       buf_trace: &mut Option<u32>|
      -> Result<bool, EngineError> {
         count_into(a, st, j, buf, buf_trace);
-        let stream = h.stream;
-        let decode = |source| EngineError::Decode { stream, source };
-        // (Where counting meets an error, what it counted of the packet before the
-        // damage is handed over too, as `buf` has their classes.)
-        let pair = match h.cur.count_pair(twin, buf, window) {
-            Ok(pair) => pair,
-            Err(e) => {
-                if let Some(pc) = h.cur.take_count_before_error() {
-                    counted(a, st, h, None, &pc);
-                }
-                return Err(decode(e));
-            }
+        let (first, second) = match h.cur.count_pair(twin, buf, window) {
+            Ok(None) => return Ok(false),
+            Ok(Some((first, second))) => (Ok(Some(first)), Some(second)),
+            Err(e) => (Err(e), None),
         };
-        let Some((first, second)) = pair else { return Ok(false) };
-        counted(a, st, h, None, &first);
-        match second {
-            Ok(second) => counted(a, st, h, Some(twin), &second),
-            Err(e) => {
-                if let Some(pc) = twin.take_count_before_error() {
-                    counted(a, st, h, Some(twin), &pc);
-                }
-                return Err(decode(e));
-            }
+        hand_over(a, st, h, None, first)?;
+        if let Some(second) = second {
+            hand_over(a, st, h, Some(twin), second.map(Some))?;
         }
         Ok(true)
     };
