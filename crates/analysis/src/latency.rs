@@ -416,6 +416,15 @@ impl<T: Ord + Copy> Sink<T> {
         self.all.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
+    /// Takes the occurrences kept so far that `take` selects out of the sink (none
+    /// when not kept), the others staying in their order; the longest stay.
+    pub fn drain_where(&mut self, take: impl Fn(&T) -> bool) -> Vec<T> {
+        let Some(all) = &mut self.all else { return Vec::new() };
+        let (taken, kept) = std::mem::take(all).into_iter().partition(|x| take(x));
+        *all = kept;
+        taken
+    }
+
     /// The longest, and every occurrence sorted by `key` (empty when not kept).
     pub fn finish<K: Ord>(self, key: impl Fn(&T) -> K) -> (Vec<T>, Vec<T>) {
         let mut all = self.all.unwrap_or_default();

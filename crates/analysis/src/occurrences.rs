@@ -6,7 +6,11 @@
 //! whole trace), which a state learns only at the end: a first, cheaper pass reads the
 //! trace's thread table ([`crate::threads::latest`]) for them.
 //!
-//! Streamed: `cpu`'s executions, `sched`'s wake-ups and `irq`'s handler runs. The other
+//! Streamed: `cpu`'s executions, `sched`'s wake-ups, `irq`'s handler runs, `syscall`'s
+//! calls and `io`'s transfers (a call or transfer on a placeholder file, bytes held for
+//! a statedump that has not named the fd yet, waits for the end: the statedump may
+//! name it later). Not `block`'s requests: a row names its disk as the report does, by
+//! the name the trace gives it last, which only the end knows. The other
 //! analyses, and a run with a thread filter or a histogram (`--freq`, which needs
 //! every occurrence at the end), give their log in the report as [`crate::run`] does.
 
@@ -15,8 +19,10 @@ use std::ops::ControlFlow;
 use ctf::trace::TraceSet;
 
 use crate::cpu::{Cpu, ExecutionRow};
+use crate::io::{Io, TransferRow};
 use crate::irq::{Irq, LongIrqRow};
 use crate::sched::{LongWakeupRow, Sched};
+use crate::syscall::{LongCallRow, Syscall, SyscallOptions};
 use crate::{threads, AnalysisError, AnalysisKind, EngineError, Report, RunOptions};
 
 /// The most rows in one piece handed over.
@@ -31,11 +37,18 @@ pub enum Occurrences {
     Wakeups(Vec<LongWakeupRow>),
     /// Interrupt handler runs (`irq --log`).
     Irqs(Vec<LongIrqRow>),
+    /// System calls (`syscall --log`).
+    Calls(Vec<LongCallRow>),
+    /// Reads and writes that moved bytes (`io --log`).
+    Transfers(Vec<TransferRow>),
 }
 
 /// Whether [`run_streaming`] hands over the log of `which` as it goes (with `opts`).
 pub fn streams(which: AnalysisKind, opts: &RunOptions) -> bool {
-    opts.log && opts.freq.is_none() && !opts.filter.selects_threads() && matches!(which, AnalysisKind::Cpu | AnalysisKind::Sched | AnalysisKind::Irq)
+    opts.log
+        && opts.freq.is_none()
+        && !opts.filter.selects_threads()
+        && matches!(which, AnalysisKind::Cpu | AnalysisKind::Sched | AnalysisKind::Irq | AnalysisKind::Syscall | AnalysisKind::Io)
 }
 
 /// Runs analysis `which` over `set` as [`crate::run`] does, giving `out` the rows of
@@ -69,6 +82,18 @@ pub fn run_streaming(
             let a = Irq::new(set, opts.latency()).with_filter(set, opts.filter.clone());
             let mut drain = |st: &mut _| a.drain_log(st, PIECE, &mut |rows| out(Occurrences::Irqs(rows)));
             Report::Irq(engine::run_draining(&a, set, &e, &mut drain)?)
+        }
+        AnalysisKind::Syscall => {
+            let names = threads::latest(set, opts)?;
+            let a = Syscall::new(set, SyscallOptions { head: opts.head, lat: opts.latency() }).with_filter(opts.filter.clone());
+            let mut drain = |st: &mut _| a.drain_log(st, &names, PIECE, &mut |rows| out(Occurrences::Calls(rows)));
+            Report::Syscall(engine::run_draining(&a, set, &e, &mut drain)?)
+        }
+        AnalysisKind::Io => {
+            let names = threads::latest(set, opts)?;
+            let a = Io::new(set, opts.head).with_workers(e.worker_count()).with_filter(opts.filter.clone()).with_transfers(true);
+            let mut drain = |st: &mut _| a.drain_transfers(st, &names, PIECE, &mut |rows| out(Occurrences::Transfers(rows)));
+            Report::Io(engine::run_draining(&a, set, &e, &mut drain)?)
         }
         _ => return Err(AnalysisError::Engine(EngineError::Internal("an analysis that does not stream its log"))),
     };

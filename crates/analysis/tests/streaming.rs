@@ -16,6 +16,8 @@ fn log_rows(r: &Report) -> Vec<String> {
         Report::Cpu(c) => c.executions.iter().map(|x| format!("{x:?}")).collect(),
         Report::Sched(s) => s.log.iter().map(|x| format!("{x:?}")).collect(),
         Report::Irq(i) => i.log.iter().map(|x| format!("{x:?}")).collect(),
+        Report::Syscall(s) => s.log.iter().map(|x| format!("{x:?}")).collect(),
+        Report::Io(i) => i.transfers.iter().map(|x| format!("{x:?}")).collect(),
         _ => unreachable!(),
     };
     rows.sort();
@@ -28,13 +30,15 @@ fn piece_rows(o: &Occurrences) -> Vec<String> {
         Occurrences::Executions(v) => v.iter().map(|x| format!("{x:?}")).collect(),
         Occurrences::Wakeups(v) => v.iter().map(|x| format!("{x:?}")).collect(),
         Occurrences::Irqs(v) => v.iter().map(|x| format!("{x:?}")).collect(),
+        Occurrences::Calls(v) => v.iter().map(|x| format!("{x:?}")).collect(),
+        Occurrences::Transfers(v) => v.iter().map(|x| format!("{x:?}")).collect(),
     }
 }
 
 #[test]
 fn streamed_logs_equal_the_plain_logs_at_any_chunking() {
     let (_d, set, _) = synth_trace(4, 40_000, 3, 60);
-    for kind in [AnalysisKind::Cpu, AnalysisKind::Sched, AnalysisKind::Irq] {
+    for kind in [AnalysisKind::Cpu, AnalysisKind::Sched, AnalysisKind::Irq, AnalysisKind::Syscall, AnalysisKind::Io] {
         let plain = log_rows(&run(&set, kind, &RunOptions { threads: 1, log: true, ..Default::default() }).unwrap());
         assert!(plain.len() > 100, "{kind:?}: {} rows", plain.len());
         for (threads, chunk, partition) in
@@ -65,14 +69,16 @@ fn streamed_logs_equal_the_plain_logs_at_any_chunking() {
 #[test]
 fn a_consumer_that_stops_stops_the_run() {
     let (_d, set, _) = synth_trace(4, 40_000, 3, 60);
-    for threads in [1, 3] {
-        let opts = RunOptions { threads, chunk_size: 20_000, log: true, ..Default::default() };
-        let mut pieces = 0;
-        let r = run_streaming(&set, AnalysisKind::Cpu, &opts, &mut |_| {
-            pieces += 1;
-            ControlFlow::Break(())
-        });
-        assert!(matches!(r, Err(analysis::AnalysisError::Engine(EngineError::Stopped))), "{threads} threads: {r:?}");
-        assert_eq!(pieces, 1, "{threads} threads: nothing is handed over after the stop");
+    for kind in [AnalysisKind::Cpu, AnalysisKind::Syscall, AnalysisKind::Io] {
+        for threads in [1, 3] {
+            let opts = RunOptions { threads, chunk_size: 20_000, log: true, ..Default::default() };
+            let mut pieces = 0;
+            let r = run_streaming(&set, kind, &opts, &mut |_| {
+                pieces += 1;
+                ControlFlow::Break(())
+            });
+            assert!(matches!(r, Err(analysis::AnalysisError::Engine(EngineError::Stopped))), "{kind:?} at {threads} threads: {r:?}");
+            assert_eq!(pieces, 1, "{kind:?} at {threads} threads: nothing is handed over after the stop");
+        }
     }
 }

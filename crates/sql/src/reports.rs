@@ -11,7 +11,7 @@
 //!
 //! A scan ([`ReportScanExec`]) has one partition per trace set, which runs that set's
 //! analysis when it is executed (so that on a cluster each executor analyses its own
-//! sets). The occurrences of `sched_slices`, `wakeups` and `irqs` stream as the
+//! sets). The occurrences of `sched_slices`, `wakeups`, `irqs`, `syscalls` and `io` stream as the
 //! analysis merges its chunks in time order ([`analysis::occurrences`]: the memory held
 //! is that of the slices in flight and a few batches); the other tables' rows exist
 //! once their analysis has merged every chunk, and are held until then.
@@ -316,7 +316,7 @@ impl ReportProvider {
     /// Runs the analysis over trace set `src`, with analysis threads `threads` (0:
     /// one per core), and hands `send` its rows of the table in batches of at most
     /// [`BATCH_ROWS`] rows. An occurrence table whose analysis hands its log over as
-    /// the run goes ([`analysis::occurrences`]: `sched_slices`, `wakeups`, `irqs`)
+    /// the run goes ([`analysis::occurrences`]: `sched_slices`, `wakeups`, `irqs`, `syscalls`, `io`)
     /// sends its rows as the engine's ordered merge passes them, so that the run holds
     /// the rows of the slices in flight only (and waits while `send` does); the other
     /// tables send theirs once the run has ended. `send` returning `Break` stops the
@@ -335,6 +335,8 @@ impl ReportProvider {
                         Occurrences::Executions(rows) => erased::Rows::push_all(rows, b, &extra),
                         Occurrences::Wakeups(rows) => erased::Rows::push_all(rows, b, &extra),
                         Occurrences::Irqs(rows) => erased::Rows::push_all(rows, b, &extra),
+                        Occurrences::Calls(rows) => erased::Rows::push_all(rows, b, &extra),
+                        Occurrences::Transfers(rows) => with_calls(rows, name, b),
                     })
                 };
                 let report = match analysis::occurrences::run_streaming(&src.set, kind, &opts, &mut streamed) {

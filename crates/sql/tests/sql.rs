@@ -372,8 +372,9 @@ fn synth_trace(events: u64) -> (tempfile::TempDir, PathBuf) {
     (dir, s.trace_dir)
 }
 
-/// `sched_slices`, `wakeups` and `irqs`, whose rows stream as the analysis merges, list
-/// row for row (names included) the analyses' logs, at one and several partitions.
+/// `sched_slices`, `wakeups`, `irqs`, `syscalls` and `io`, whose rows stream as the
+/// analysis merges, list row for row (names and files included) the analyses' logs, at
+/// one and several partitions.
 #[test]
 fn streamed_occurrence_tables_equal_the_analyses_logs_row_for_row() {
     let (_d, path) = synth_trace(400_000);
@@ -384,6 +385,9 @@ fn streamed_occurrence_tables_equal_the_analyses_logs_row_for_row() {
         let Report::Cpu(cpu) = log(AnalysisKind::Cpu) else { unreachable!() };
         let Report::Sched(sched) = log(AnalysisKind::Sched) else { unreachable!() };
         let Report::Irq(irq) = log(AnalysisKind::Irq) else { unreachable!() };
+        let Report::Syscall(calls) = log(AnalysisKind::Syscall) else { unreachable!() };
+        let Report::Io(io) = log(AnalysisKind::Io) else { unreachable!() };
+        let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "NULL".to_string());
         let tables = [
             (
                 "SELECT cpu, tid, pid, comm, begin_ns, end_ns FROM sched_slices",
@@ -401,6 +405,27 @@ fn streamed_occurrence_tables_equal_the_analyses_logs_row_for_row() {
                 "SELECT nr, hard, begin_ns, duration_ns FROM irqs",
                 irq.log.iter().map(|i| format!("{},{},{},{}", i.nr, i.hard, i.begin_ns, i.duration_ns)).collect(),
             ),
+            (
+                "SELECT tid, pid, comm, name, begin_ns, end_ns, duration_ns, ret, fd, path FROM syscalls",
+                calls
+                    .log
+                    .iter()
+                    .map(|c| {
+                        let (pid, fd, path) = (opt(c.pid), opt(c.fd), text(&c.path));
+                        format!("{},{pid},{},{},{},{},{},{},{fd},{path}", c.tid, c.comm, c.name, c.begin_ns, c.end_ns, c.duration_ns, c.ret)
+                    })
+                    .collect(),
+            ),
+            (
+                "SELECT tid, pid, comm, exit_ns, fd, path, bytes, kind, entry_ns, name FROM io",
+                io.transfers
+                    .iter()
+                    .map(|t| {
+                        let (pid, path, entry, name) = (opt(t.pid), text(&t.path), t.entry_ns.map_or("NULL".to_string(), |e| e.to_string()), text(&t.name));
+                        format!("{},{pid},{},{},{},{path},{},{},{entry},{name}", t.tid, t.comm, t.exit_ns, t.fd, t.bytes, t.kind)
+                    })
+                    .collect(),
+            ),
         ];
         let s = SqlSession::open(std::slice::from_ref(&path), parts).unwrap();
         for (q, mut want) in tables {
@@ -415,24 +440,29 @@ fn streamed_occurrence_tables_equal_the_analyses_logs_row_for_row() {
     }
 }
 
-/// `sched_slices`' rows leave its analysis as the merge passes them, in batches of at
-/// most `BATCH_ROWS` rows: on a trace whose last part is damaged (its largest stream
-/// file cut short), rows come before the run meets the damage and fails; a consumer
-/// that stops after the first batch gets no other, and the run ends without an error.
+/// The rows of `sched_slices`, `syscalls` and `io` leave their analysis as the merge
+/// passes them, in batches of at most `BATCH_ROWS` rows: on a trace whose last part is
+/// damaged (its largest stream file cut short), rows come before the run meets the
+/// damage and fails; a consumer that stops after the first batch gets no other, and the
+/// run ends without an error.
 #[test]
 fn occurrence_rows_leave_the_analysis_before_it_ends() {
+    use sql::reports::ReportTable;
     let (_d, path) = synth_trace(400_000);
     let open = || std::sync::Arc::new(sql::source::Sources::open(std::slice::from_ref(&path), 2).unwrap().0);
-    let table_of = |sources: &std::sync::Arc<sql::source::Sources>| sql::reports::ReportProvider::new(sources.clone(), sql::reports::ReportTable::SchedSlices);
+    let table_of = |sources: &std::sync::Arc<sql::source::Sources>, t| sql::reports::ReportProvider::new(sources.clone(), t);
+    let tables = [ReportTable::SchedSlices, ReportTable::Syscalls, ReportTable::Io];
     let sources = open();
-    let mut sent = 0;
-    table_of(&sources)
-        .stream_batches(&sources.sets[0], 2, &mut |_| {
-            sent += 1;
-            std::ops::ControlFlow::Break(())
-        })
-        .unwrap();
-    assert_eq!(sent, 1);
+    for t in tables {
+        let mut sent = 0;
+        table_of(&sources, t)
+            .stream_batches(&sources.sets[0], 2, &mut |_| {
+                sent += 1;
+                std::ops::ControlFlow::Break(())
+            })
+            .unwrap();
+        assert_eq!(sent, 1, "{}", t.name());
+    }
     // Cut the largest stream file at 90 %.
     let mut files: Vec<(u64, PathBuf)> =
         walk(&path).into_iter().filter(|p| !p.ends_with("metadata")).map(|p| (std::fs::metadata(&p).unwrap().len(), p)).collect();
@@ -440,13 +470,15 @@ fn occurrence_rows_leave_the_analysis_before_it_ends() {
     let (len, largest) = files.pop().unwrap();
     std::fs::OpenOptions::new().write(true).open(&largest).unwrap().set_len(len * 9 / 10).unwrap();
     let sources = open();
-    let mut sizes = Vec::new();
-    let r = table_of(&sources).stream_batches(&sources.sets[0], 2, &mut |b| {
-        sizes.push(b.num_rows());
-        std::ops::ControlFlow::Continue(())
-    });
-    assert!(r.is_err(), "the damage is an error");
-    assert!(!sizes.is_empty() && sizes.iter().all(|&n| n > 0 && n <= sql::reports::BATCH_ROWS), "{sizes:?}");
+    for t in tables {
+        let mut sizes = Vec::new();
+        let r = table_of(&sources, t).stream_batches(&sources.sets[0], 2, &mut |b| {
+            sizes.push(b.num_rows());
+            std::ops::ControlFlow::Continue(())
+        });
+        assert!(r.is_err(), "{}: the damage is an error", t.name());
+        assert!(!sizes.is_empty() && sizes.iter().all(|&n| n > 0 && n <= sql::reports::BATCH_ROWS), "{}: {sizes:?}", t.name());
+    }
 }
 
 /// Every file below `dir`, except index files.

@@ -50,6 +50,7 @@ mod syscall;
 
 use std::borrow::Cow;
 use std::cmp::Reverse;
+use std::ops::ControlFlow;
 use std::sync::Mutex;
 
 use ctf::stream::{Copied, CopyRequest, EventRef};
@@ -70,7 +71,7 @@ use kernel::log::{LRec, Log, Taken};
 pub use kernel::log::{Rec, Who};
 use kernel::replay::{SlotCache, NO_CACHE, NO_SLOT};
 use kernel::running::Running;
-use replay::Replay;
+pub(crate) use replay::Replay;
 use report::{rows, thread_io, PARALLEL_ROWS};
 pub use report::{FileIoRow, IoReport, ProcessIoRow, ThreadIoRow, TransferRow};
 pub(crate) use syscall::Label;
@@ -322,6 +323,25 @@ impl Io {
             },
             r => r,
         }
+    }
+}
+
+impl Io {
+    /// Takes the transfers replayed so far out of `st`, the running state of a run
+    /// (see [`engine::run_draining`]; with [`Io::with_transfers`]), and gives `out`
+    /// their rows, as [`Analysis::finish`] would list them: named by `names`, the
+    /// trace's final thread table ([`crate::threads::latest`]), in pieces of at most
+    /// `piece` rows, each by exit time then tid. Not with a thread filter. A transfer
+    /// on a placeholder file the statedump has not named yet stays in `st` (it may
+    /// name it later), as does one whose call's entry is still to be told. Stops at
+    /// `out`'s `Break`.
+    pub fn drain_transfers(&self, st: &mut IoState, names: &Info, piece: usize, out: &mut dyn FnMut(Vec<TransferRow>) -> ControlFlow<()>) -> ControlFlow<()> {
+        let rows = st.replay.drain_transfer_rows(names, |c| kernel::latency::call_name(&self.layout.names, c));
+        let mut rows = rows.into_iter().peekable();
+        while rows.peek().is_some() {
+            out(rows.by_ref().take(piece.max(1)).collect())?;
+        }
+        ControlFlow::Continue(())
     }
 }
 

@@ -204,6 +204,36 @@ impl Replay {
     /// with its call's entry time and name (`name_of`).
     pub fn transfer_rows(&self, info: &Info, keep: impl Fn(i32, Option<i32>, &str) -> bool, name_of: impl Fn(CallId) -> String) -> Vec<super::TransferRow> {
         let Some(moved) = &self.files.transfers else { return Vec::new() };
+        self.rows_of(moved, info, keep, name_of)
+    }
+
+    /// Takes out the transfers kept so far whose rows are final, and gives their rows
+    /// as [`Replay::transfer_rows`] (every thread) with the final thread table `info`:
+    /// those on a placeholder the statedump has not named yet stay (it may name it
+    /// later), and so does the last while its call's entry is still to be told.
+    pub fn drain_transfer_rows(&mut self, info: &Info, name_of: impl Fn(CallId) -> String) -> Vec<super::TransferRow> {
+        let Some(moved) = self.files.transfers.take() else { return Vec::new() };
+        let last = moved.len().saturating_sub(usize::from(self.files.moving));
+        let (ready, mut held): (Vec<Moved>, Vec<Moved>) = moved[..last].iter().partition(|m| self.file_settled(m.t.file));
+        held.extend_from_slice(&moved[last..]);
+        self.files.transfers = Some(held);
+        self.rows_of(&ready, info, |_, _, _| true, name_of)
+    }
+
+    /// Whether the name of file `file` ([`Replay::file_name`]) is final: not a
+    /// placeholder the statedump has not named yet.
+    pub(crate) fn file_settled(&self, file: Option<u32>) -> bool {
+        file.is_none_or(|f| self.files.named_as.contains_key(&f) || self.files.rows.get(f as usize).is_none_or(|r| !r.3))
+    }
+
+    /// The rows of transfers `moved` (see [`Replay::transfer_rows`]).
+    fn rows_of(
+        &self,
+        moved: &[Moved],
+        info: &Info,
+        keep: impl Fn(i32, Option<i32>, &str) -> bool,
+        name_of: impl Fn(CallId) -> String,
+    ) -> Vec<super::TransferRow> {
         let mut rows: Vec<super::TransferRow> = moved
             .iter()
             .filter_map(|m| {

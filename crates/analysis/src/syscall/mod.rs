@@ -36,6 +36,8 @@
 //! an fd names the fd it returned and the path or kind of object; other calls
 //! (`poll`, `select`, `*at` calls …) name none.
 
+use std::ops::ControlFlow;
+
 use ctf::stream::{Copied, CopyRequest, EventRef};
 use ctf::trace::TraceSet;
 use engine::{Analysis, ChunkPolicy, Ctx, Selective, Tally};
@@ -51,7 +53,9 @@ use crate::cpu::HeadPolicy;
 use crate::filter::Filter;
 use crate::io::{Io, IoState};
 use crate::latency::LatencyOptions;
+use kernel::latency::call_name;
 use kernel::layout::Layout;
+use kernel::model::Info;
 
 /// Options of [`Syscall`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -84,6 +88,29 @@ impl Syscall {
         // (io takes the CPUs, `finish` the threads.)
         let Syscall { layout, opts, io, .. } = self;
         Syscall { io: io.with_calls(opts.lat, filter.clone()), layout, opts, filter }
+    }
+}
+
+impl Syscall {
+    /// Takes the calls completed so far out of `st`, the running state of a run (see
+    /// [`engine::run_draining`]; with [`LatencyOptions::keep_all`]), and gives `out`
+    /// their rows, as [`Analysis::finish`] would log them: named by `names`, the
+    /// trace's final thread table ([`crate::threads::latest`]), in pieces of at most
+    /// `piece` rows, each by entry time. Not with a thread filter (`finish` chooses the
+    /// longest again among the calls kept then). A call on a placeholder file the
+    /// statedump has not named yet stays in `st` (it may name it later). Stops at
+    /// `out`'s `Break`.
+    pub fn drain_log(&self, st: &mut IoState, names: &Info, piece: usize, out: &mut dyn FnMut(Vec<LongCallRow>) -> ControlFlow<()>) -> ControlFlow<()> {
+        let replay = &mut st.replay;
+        let Some(mut calls) = replay.take_calls() else { return ControlFlow::Continue(()) };
+        let mut taken = calls.top.drain_where(|l| l.ended.is_none_or(|e| replay.file_settled(e.file) && e.out.is_none_or(|(_, f)| replay.file_settled(f))));
+        replay.keep_calls(calls);
+        taken.sort_by_key(report::log_order);
+        let name = |c| call_name(&self.layout.names, c);
+        for part in taken.chunks(piece.max(1)) {
+            out(part.iter().map(|l| report::call_row(*l, names, replay, &name)).collect())?;
+        }
+        ControlFlow::Continue(())
     }
 }
 

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::stats::{CallAcc, Long};
 use crate::filter::Filter;
-use crate::io::IoState;
+use crate::io::{IoState, Replay};
 use crate::latency::{return_key, Bucket, DurationRow};
 
 /// Per-call statistics of the result.
@@ -160,29 +160,38 @@ pub(super) fn report(mut st: IoState, names: &[Box<str>], filter: &Filter) -> Sy
         })
         .collect();
     processes.sort_by(|x, y| y.count.cmp(&x.count).then(x.pid.cmp(&y.pid)));
-    let (longest, all) = top.finish(|l| (l.begin.0, l.tid.0, l.call.0, l.dur, l.ret));
-    let call_row = |l: Long| {
-        let (pid, comm) = info.pid_and_comm(l.tid.0);
-        let f = l.ended;
-        let path = |file| st.replay.file_name(file).map(str::to_string);
-        let (out_fd, out_path) = f.and_then(|f| f.out).map_or((None, None), |(fd, p)| (Some(fd), path(p)));
-        LongCallRow {
-            begin_ns: l.begin.0,
-            comm: comm.to_string(),
-            duration_ns: l.dur,
-            end_ns: l.begin.0 + l.dur as i64,
-            fd: f.map(|f| f.fd),
-            name: name(l.call.0),
-            out_fd,
-            out_path,
-            path: f.and_then(|f| path(f.file)),
-            pid,
-            ret: l.ret,
-            tid: l.tid.0,
-        }
-    };
+    let (longest, all) = top.finish(log_order);
+    let call_row = |l: Long| call_row(l, info, &st.replay, &name);
     let longest = longest.into_iter().map(call_row).collect();
     let log = all.into_iter().map(call_row).collect();
     let count = threads.iter().map(|t| t.count).sum();
     SyscallReport { analysis: "syscall", begin_ns: st.span.begin(), count, end_ns: st.span.end(), freq: Vec::new(), log, longest, processes, threads }
+}
+
+/// The order of the log: by entry, then tid, call, duration and return value.
+pub(super) fn log_order(l: &Long) -> (i64, i32, CallId, u64, i64) {
+    (l.begin.0, l.tid.0, l.call.0, l.dur, l.ret)
+}
+
+/// The row of call `l`: its thread named by `info`, its files by `replay`, its call
+/// by `name`.
+pub(super) fn call_row(l: Long, info: &Info, replay: &Replay, name: &dyn Fn(CallId) -> String) -> LongCallRow {
+    let (pid, comm) = info.pid_and_comm(l.tid.0);
+    let f = l.ended;
+    let path = |file| replay.file_name(file).map(str::to_string);
+    let (out_fd, out_path) = f.and_then(|f| f.out).map_or((None, None), |(fd, p)| (Some(fd), path(p)));
+    LongCallRow {
+        begin_ns: l.begin.0,
+        comm: comm.to_string(),
+        duration_ns: l.dur,
+        end_ns: l.begin.0 + l.dur as i64,
+        fd: f.map(|f| f.fd),
+        name: name(l.call.0),
+        out_fd,
+        out_path,
+        path: f.and_then(|f| path(f.file)),
+        pid,
+        ret: l.ret,
+        tid: l.tid.0,
+    }
 }
