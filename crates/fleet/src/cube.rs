@@ -36,10 +36,8 @@ use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::{DataFusionError, Result};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{Expr, TableType};
-use datafusion::physical_expr::EquivalenceProperties;
-use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties};
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
 use engine::{EngineError, EngineOptions, Partition};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -155,12 +153,7 @@ impl fmt::Debug for CubeLogExec {
 impl CubeLogExec {
     /// The scan of `job`'s slices.
     pub fn new(job: Job) -> CubeLogExec {
-        let props = PlanProperties::new(
-            EquivalenceProperties::new(schema()),
-            Partitioning::UnknownPartitioning(job.parts.saturating_sub(job.first).max(1)),
-            EmissionType::Final,
-            Boundedness::Bounded,
-        );
+        let props = sql::leaf_plan::leaf_properties(schema(), job.parts.saturating_sub(job.first).max(1), false);
         CubeLogExec { job, props: Arc::new(props) }
     }
 }
@@ -172,21 +165,7 @@ impl DisplayAs for CubeLogExec {
 }
 
 impl ExecutionPlan for CubeLogExec {
-    fn name(&self) -> &str {
-        "CubeLogExec"
-    }
-
-    fn properties(&self) -> &Arc<PlanProperties> {
-        &self.props
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        Vec::new()
-    }
-
-    fn with_new_children(self: Arc<Self>, _children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(self)
-    }
+    sql::leaf_plan_methods!("CubeLogExec");
 
     fn execute(&self, partition: usize, _context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
         let job = self.job.clone();

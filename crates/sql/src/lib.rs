@@ -30,6 +30,7 @@
 
 pub mod columns;
 pub mod cube_series;
+pub mod leaf_plan;
 pub mod name_counts;
 pub mod output;
 pub mod report_scan;

@@ -13,6 +13,7 @@
 //! counting applies itself (ranges intersected with the scan's, names too; an event
 //! without a timestamp counts only where no `ts` condition is).
 
+use crate::leaf_plan::leaf_properties;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
@@ -28,14 +29,13 @@ use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::Operator;
 use datafusion::physical_expr::expressions::{BinaryExpr, Column, InListExpr, Literal};
 use datafusion::physical_expr::utils::split_conjunction;
-use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
 use datafusion::physical_plan::coop::CooperativeExec;
-use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::filter::FilterExec;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, Partitioning, PlanProperties};
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, PlanProperties};
 use engine::{Analysis, ChunkPolicy, Ctx, EngineOptions, Selective, Slice, StreamOrder, Tally};
 
 use crate::columns::Col;
@@ -215,12 +215,7 @@ impl NameCountExec {
         names: Option<HashSet<String>>,
         schema: SchemaRef,
     ) -> NameCountExec {
-        let props = PlanProperties::new(
-            EquivalenceProperties::new(schema.clone()),
-            Partitioning::UnknownPartitioning(work.len()),
-            EmissionType::Final,
-            Boundedness::Bounded,
-        );
+        let props = leaf_properties(schema.clone(), work.len(), false);
         NameCountExec { sources, work, range, timed, names, schema, props: Arc::new(props) }
     }
 
@@ -260,21 +255,7 @@ impl DisplayAs for NameCountExec {
 }
 
 impl ExecutionPlan for NameCountExec {
-    fn name(&self) -> &str {
-        "NameCountExec"
-    }
-
-    fn properties(&self) -> &Arc<PlanProperties> {
-        &self.props
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        Vec::new()
-    }
-
-    fn with_new_children(self: Arc<Self>, _children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(self)
-    }
+    crate::leaf_plan_methods!("NameCountExec");
 
     fn execute(&self, partition: usize, _context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
         let me = self.clone();

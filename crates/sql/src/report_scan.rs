@@ -4,6 +4,7 @@
 //! channel is full, and stops when the query no longer reads). Filters are applied
 //! above the scan; a limit stops a partition's output, and its analysis, early.
 
+use crate::leaf_plan::leaf_properties;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
@@ -11,10 +12,8 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::{DataFusionError, Result};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use datafusion::physical_expr::EquivalenceProperties;
-use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties};
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
 use tokio::sync::mpsc::Sender;
 
 use crate::reports::ReportProvider;
@@ -46,12 +45,7 @@ impl ReportScanExec {
             Some(p) => Arc::new(table.schema().project(p)?),
             None => table.schema(),
         };
-        let props = PlanProperties::new(
-            EquivalenceProperties::new(schema.clone()),
-            Partitioning::UnknownPartitioning(table.sources().sets.len().max(1)),
-            EmissionType::Incremental,
-            Boundedness::Bounded,
-        );
+        let props = leaf_properties(schema.clone(), table.sources().sets.len().max(1), true);
         Ok(ReportScanExec { table: Arc::new(table), projection, limit, schema, props: Arc::new(props) })
     }
 
@@ -122,21 +116,7 @@ impl DisplayAs for ReportScanExec {
 }
 
 impl ExecutionPlan for ReportScanExec {
-    fn name(&self) -> &str {
-        "ReportScanExec"
-    }
-
-    fn properties(&self) -> &Arc<PlanProperties> {
-        &self.props
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        Vec::new()
-    }
-
-    fn with_new_children(self: Arc<Self>, _children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(self)
-    }
+    crate::leaf_plan_methods!("ReportScanExec");
 
     fn execute(&self, partition: usize, _context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
         let (table, projection, limit) = (self.table.clone(), self.projection.clone(), self.limit);

@@ -10,6 +10,7 @@
 //! outside a `ts` filter's range are not read. With a `LIMIT`, a partition stops after
 //! the slice in which it reached the limit.
 
+use crate::leaf_plan::leaf_properties;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -19,10 +20,8 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::common::{DataFusionError, Result};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
-use datafusion::physical_expr::EquivalenceProperties;
-use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties};
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
 use engine::{Analysis, ChunkPolicy, Ctx, EngineOptions, Selective, Slice, StreamOrder, Tally};
 use tokio::sync::mpsc;
 
@@ -68,12 +67,7 @@ impl TraceScanExec {
     /// A scan of `sources` as `spec` asks, in `parts` partitions.
     pub fn new(spec: ScanSpec, sources: Arc<Sources>, parts: usize) -> TraceScanExec {
         let work = sources.share(parts.max(1), spec.range);
-        let props = PlanProperties::new(
-            EquivalenceProperties::new(spec.schema.clone()),
-            Partitioning::UnknownPartitioning(work.len()),
-            EmissionType::Incremental,
-            Boundedness::Bounded,
-        );
+        let props = leaf_properties(spec.schema.clone(), work.len(), true);
         TraceScanExec { spec: Arc::new(spec), sources, work: Arc::new(work), props: Arc::new(props) }
     }
 }
@@ -98,21 +92,7 @@ impl DisplayAs for TraceScanExec {
 }
 
 impl ExecutionPlan for TraceScanExec {
-    fn name(&self) -> &str {
-        "TraceScanExec"
-    }
-
-    fn properties(&self) -> &Arc<PlanProperties> {
-        &self.props
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        Vec::new()
-    }
-
-    fn with_new_children(self: Arc<Self>, _children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(self)
-    }
+    crate::leaf_plan_methods!("TraceScanExec");
 
     fn execute(&self, partition: usize, _context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
         let (tx, rx) = mpsc::channel::<Result<RecordBatch>>(CHANNEL);
