@@ -284,7 +284,8 @@ impl Cpu {
     /// Takes the executions out of `st`, the running state of a run (see
     /// [`engine::run_draining`]: every execution a state holds has ended), and gives
     /// `out` their rows, as [`Analysis::finish`] would list them: named and selected
-    /// by `names`, the trace's final thread table ([`crate::threads::latest`]), in
+    /// by `names`, the trace's final thread table
+    /// ([`TraceEnd::threads`](crate::trace_end::TraceEnd::threads)), in
     /// pieces of at most `piece` rows, each by start then CPU. Executions on a stream
     /// whose CPU is not known yet stay in `st`. Stops at `out`'s `Break`.
     pub fn drain_executions(

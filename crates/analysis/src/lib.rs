@@ -4,7 +4,7 @@
 //! Where it sits: above `ctf`, `kernel` (the kernel model: event layouts, threads, fd
 //! tables) and `engine`; the `tracecube` binary calls [`run`] and the formatters in
 //! [`output`]. Modules: [`count`], [`cpu`], [`io`], [`syscall`], [`irq`], [`sched`] and [`block`](mod@block) (latency, with the
-//! pieces of [`latency`]), [`threads`] (each thread's names and when, for SQL's `threads`), [`occurrences`] (the occurrence logs handed over as a run goes, for SQL), [`output`] (text, JSON, LAMI 1.0), [`lami`] (the LAMI handshake).
+//! pieces of [`latency`]), [`threads`] (each thread's names and when, for SQL's `threads`), [`occurrences`] (the occurrence logs handed over as a run goes, for SQL, named by the facts of [`trace_end`]), [`output`] (text, JSON, LAMI 1.0), [`lami`] (the LAMI handshake).
 //!
 //! Every result is independent of the thread count, chunk size and partition scheme,
 //! and equal to a serial run (tests sweep them).
@@ -23,6 +23,7 @@ pub mod sched;
 pub mod syscall;
 pub mod text;
 pub mod threads;
+pub mod trace_end;
 
 use ctf::trace::TraceSet;
 pub use engine::{EngineError, Partition};
@@ -165,6 +166,36 @@ impl RunOptions {
         }
     }
 
+    /// The `cpu` analysis these options ask for.
+    fn cpu(&self, set: &TraceSet) -> cpu::Cpu {
+        cpu::Cpu::new(set, self.head).with_filter(self.filter.clone()).with_executions(self.log)
+    }
+
+    /// The `io` analysis these options ask for.
+    fn io(&self, set: &TraceSet) -> io::Io {
+        io::Io::new(set, self.head).with_workers(self.engine().worker_count()).with_filter(self.filter.clone()).with_transfers(self.log)
+    }
+
+    /// The `syscall` analysis these options ask for.
+    fn syscall(&self, set: &TraceSet) -> syscall::Syscall {
+        syscall::Syscall::new(set, SyscallOptions { head: self.head, lat: self.latency() }).with_filter(self.filter.clone())
+    }
+
+    /// The `irq` analysis these options ask for.
+    fn irq(&self, set: &TraceSet) -> irq::Irq {
+        irq::Irq::new(set, self.latency()).with_filter(set, self.filter.clone())
+    }
+
+    /// The `sched` analysis these options ask for.
+    fn sched(&self, set: &TraceSet) -> sched::Sched {
+        sched::Sched::new(set, self.latency()).with_filter(self.filter.clone())
+    }
+
+    /// The `block` analysis these options ask for.
+    fn block(&self, set: &TraceSet) -> block::Block {
+        block::Block::new(set, self.latency()).with_filter(self.filter.clone())
+    }
+
     /// The engine's part of these options.
     pub fn engine(&self) -> engine::EngineOptions {
         engine::EngineOptions { threads: self.threads, chunk_size: self.chunk_size, partition: self.partition, begin: self.begin, end: self.end }
@@ -228,49 +259,42 @@ pub fn run_reporting(
     progress: Option<&dyn Fn(u64, u64)>,
 ) -> Result<(Report, Vec<EngineError>), AnalysisError> {
     let e = opts.engine();
-    let f = || opts.filter.clone();
     let (mut report, faults) = match which {
         AnalysisKind::Count => {
-            let o = engine::run_reporting(&count::Count::new(set).with_filter(f()), set, &e, progress)?;
+            let o = engine::run_reporting(&count::Count::new(set).with_filter(opts.filter.clone()), set, &e, progress)?;
             (Report::Count(o.output), o.faults)
         }
         AnalysisKind::Cpu => {
-            let o = engine::run_reporting(&cpu::Cpu::new(set, opts.head).with_filter(f()).with_executions(opts.log), set, &e, progress)?;
+            let o = engine::run_reporting(&opts.cpu(set), set, &e, progress)?;
             (Report::Cpu(o.output), o.faults)
         }
         AnalysisKind::Io => {
-            let o = engine::run_reporting(
-                &io::Io::new(set, opts.head).with_workers(e.worker_count()).with_filter(f()).with_transfers(opts.log),
-                set,
-                &e,
-                progress,
-            )?;
+            let o = engine::run_reporting(&opts.io(set), set, &e, progress)?;
             (Report::Io(o.output), o.faults)
         }
         AnalysisKind::Syscall => {
-            let so = SyscallOptions { head: opts.head, lat: opts.latency() };
-            let o = engine::run_reporting(&syscall::Syscall::new(set, so).with_filter(f()), set, &e, progress)?;
+            let o = engine::run_reporting(&opts.syscall(set), set, &e, progress)?;
             let mut r = o.output;
             r.freq = opts.freq(r.log.iter().map(|l| l.duration_ns));
             opts.keep_log(&mut r.log);
             (Report::Syscall(r), o.faults)
         }
         AnalysisKind::Irq => {
-            let o = engine::run_reporting(&irq::Irq::new(set, opts.latency()).with_filter(set, f()), set, &e, progress)?;
+            let o = engine::run_reporting(&opts.irq(set), set, &e, progress)?;
             let mut r = o.output;
             r.freq = opts.freq(r.log.iter().map(|l| l.duration_ns));
             opts.keep_log(&mut r.log);
             (Report::Irq(r), o.faults)
         }
         AnalysisKind::Sched => {
-            let o = engine::run_reporting(&sched::Sched::new(set, opts.latency()).with_filter(f()), set, &e, progress)?;
+            let o = engine::run_reporting(&opts.sched(set), set, &e, progress)?;
             let mut r = o.output;
             r.freq = opts.freq(r.log.iter().map(|l| l.latency_ns));
             opts.keep_log(&mut r.log);
             (Report::Sched(r), o.faults)
         }
         AnalysisKind::Block => {
-            let o = engine::run_reporting(&block::Block::new(set, opts.latency()).with_filter(f()), set, &e, progress)?;
+            let o = engine::run_reporting(&opts.block(set), set, &e, progress)?;
             let mut r = o.output;
             r.freq = opts.freq(r.log.iter().map(|l| l.duration_ns));
             opts.keep_log(&mut r.log);

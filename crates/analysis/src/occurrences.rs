@@ -2,28 +2,30 @@
 //! bounded memory: after each merge of the engine's ordered merge
 //! ([`engine::run_draining`]), the occurrences that ended in the slices merged so far
 //! are final, and leave the state as rows, instead of piling up until the end of the
-//! run. Rows name threads as the report does (by their latest name and pid in the
-//! whole trace), which a state learns only at the end: a first, cheaper pass reads the
-//! trace's thread table ([`crate::threads::latest`]) for them.
+//! run. Rows name threads and disks as the report does (by the names the whole trace
+//! gives them last), which a state learns only at the end: a first, cheaper pass reads
+//! those facts of the trace's end ([`TraceEnd::read`]) for them.
 //!
-//! Streamed: `cpu`'s executions, `sched`'s wake-ups, `irq`'s handler runs, `syscall`'s
-//! calls and `io`'s transfers (a call or transfer on a placeholder file, bytes held for
-//! a statedump that has not named the fd yet, waits for the end: the statedump may
-//! name it later). Not `block`'s requests: a row names its disk as the report does, by
-//! the name the trace gives it last, which only the end knows. The other
-//! analyses, and a run with a thread filter or a histogram (`--freq`, which needs
-//! every occurrence at the end), give their log in the report as [`crate::run`] does.
+//! Streamed: `cpu`'s executions, `sched`'s wake-ups, `irq`'s handler runs,
+//! `syscall`'s calls, `io`'s transfers and `block`'s requests. A call or transfer on a
+//! placeholder file (bytes held for a statedump that has not named the fd yet) waits
+//! until the trace's last statedump fd has been read, or the end: the statedump may
+//! name it until then. The other analyses, and a run with a thread filter or a
+//! histogram (`--freq`, which needs every occurrence at the end), give their log in
+//! the report as [`crate::run`] does.
 
 use std::ops::ControlFlow;
 
 use ctf::trace::TraceSet;
 
-use crate::cpu::{Cpu, ExecutionRow};
-use crate::io::{Io, TransferRow};
-use crate::irq::{Irq, LongIrqRow};
-use crate::sched::{LongWakeupRow, Sched};
-use crate::syscall::{LongCallRow, Syscall, SyscallOptions};
-use crate::{threads, AnalysisError, AnalysisKind, EngineError, Report, RunOptions};
+use crate::block::LongRequestRow;
+use crate::cpu::ExecutionRow;
+use crate::io::TransferRow;
+use crate::irq::LongIrqRow;
+use crate::sched::LongWakeupRow;
+use crate::syscall::LongCallRow;
+use crate::trace_end::TraceEnd;
+use crate::{AnalysisError, AnalysisKind, EngineError, Report, RunOptions};
 
 /// The most rows in one piece handed over.
 pub const PIECE: usize = 8192;
@@ -41,14 +43,13 @@ pub enum Occurrences {
     Calls(Vec<LongCallRow>),
     /// Reads and writes that moved bytes (`io --log`).
     Transfers(Vec<TransferRow>),
+    /// Block requests (`block --log`).
+    Requests(Vec<LongRequestRow>),
 }
 
 /// Whether [`run_streaming`] hands over the log of `which` as it goes (with `opts`).
 pub fn streams(which: AnalysisKind, opts: &RunOptions) -> bool {
-    opts.log
-        && opts.freq.is_none()
-        && !opts.filter.selects_threads()
-        && matches!(which, AnalysisKind::Cpu | AnalysisKind::Sched | AnalysisKind::Irq | AnalysisKind::Syscall | AnalysisKind::Io)
+    opts.log && opts.freq.is_none() && !opts.filter.selects_threads() && which != AnalysisKind::Count
 }
 
 /// Runs analysis `which` over `set` as [`crate::run`] does, giving `out` the rows of
@@ -64,38 +65,40 @@ pub fn run_streaming(
     if !streams(which, opts) {
         return crate::run(set, which, opts);
     }
+    let end = TraceEnd::read(set, which, opts)?;
     let e = opts.engine();
     let mut report = match which {
         AnalysisKind::Cpu => {
-            let names = threads::latest(set, opts)?;
-            let a = Cpu::new(set, opts.head).with_filter(opts.filter.clone()).with_executions(true);
-            let mut drain = |st: &mut _| a.drain_executions(st, &names, PIECE, &mut |rows| out(Occurrences::Executions(rows)));
+            let a = opts.cpu(set);
+            let mut drain = |st: &mut _| a.drain_executions(st, &end.threads, PIECE, &mut |rows| out(Occurrences::Executions(rows)));
             Report::Cpu(engine::run_draining(&a, set, &e, &mut drain)?)
         }
         AnalysisKind::Sched => {
-            let names = threads::latest(set, opts)?;
-            let a = Sched::new(set, opts.latency()).with_filter(opts.filter.clone());
-            let mut drain = |st: &mut _| a.drain_log(st, &names, PIECE, &mut |rows| out(Occurrences::Wakeups(rows)));
+            let a = opts.sched(set);
+            let mut drain = |st: &mut _| a.drain_log(st, &end.threads, PIECE, &mut |rows| out(Occurrences::Wakeups(rows)));
             Report::Sched(engine::run_draining(&a, set, &e, &mut drain)?)
         }
         AnalysisKind::Irq => {
-            let a = Irq::new(set, opts.latency()).with_filter(set, opts.filter.clone());
+            let a = opts.irq(set);
             let mut drain = |st: &mut _| a.drain_log(st, PIECE, &mut |rows| out(Occurrences::Irqs(rows)));
             Report::Irq(engine::run_draining(&a, set, &e, &mut drain)?)
         }
         AnalysisKind::Syscall => {
-            let names = threads::latest(set, opts)?;
-            let a = Syscall::new(set, SyscallOptions { head: opts.head, lat: opts.latency() }).with_filter(opts.filter.clone());
-            let mut drain = |st: &mut _| a.drain_log(st, &names, PIECE, &mut |rows| out(Occurrences::Calls(rows)));
+            let a = opts.syscall(set);
+            let mut drain = |st: &mut _| a.drain_log(st, &end, PIECE, &mut |rows| out(Occurrences::Calls(rows)));
             Report::Syscall(engine::run_draining(&a, set, &e, &mut drain)?)
         }
         AnalysisKind::Io => {
-            let names = threads::latest(set, opts)?;
-            let a = Io::new(set, opts.head).with_workers(e.worker_count()).with_filter(opts.filter.clone()).with_transfers(true);
-            let mut drain = |st: &mut _| a.drain_transfers(st, &names, PIECE, &mut |rows| out(Occurrences::Transfers(rows)));
+            let a = opts.io(set);
+            let mut drain = |st: &mut _| a.drain_transfers(st, &end, PIECE, &mut |rows| out(Occurrences::Transfers(rows)));
             Report::Io(engine::run_draining(&a, set, &e, &mut drain)?)
         }
-        _ => return Err(AnalysisError::Engine(EngineError::Internal("an analysis that does not stream its log"))),
+        AnalysisKind::Block => {
+            let a = opts.block(set);
+            let mut drain = |st: &mut _| a.drain_log(st, &end, PIECE, &mut |rows| out(Occurrences::Requests(rows)));
+            Report::Block(engine::run_draining(&a, set, &e, &mut drain)?)
+        }
+        AnalysisKind::Count => return Err(AnalysisError::Engine(EngineError::Internal("count has no log to stream"))),
     };
     if let Some(n) = opts.limit {
         report.limit(n);

@@ -198,7 +198,8 @@ impl Sched {
     /// Takes the latencies measured so far out of `st`, the running state of a run
     /// (see [`engine::run_draining`]; with [`LatencyOptions::keep_all`]), and gives
     /// `out` their rows, as [`Analysis::finish`] would log them: named by `names`, the
-    /// trace's final thread table ([`crate::threads::latest`]), in pieces of at most
+    /// trace's final thread table
+    /// ([`TraceEnd::threads`](crate::trace_end::TraceEnd::threads)), in pieces of at most
     /// `piece` rows, each by wake-up time. Not with a thread filter (`finish` chooses
     /// the longest again among every latency kept then). Stops at `out`'s `Break`.
     pub fn drain_log(&self, st: &mut SchedState, names: &Info, piece: usize, out: &mut dyn FnMut(Vec<LongWakeupRow>) -> ControlFlow<()>) -> ControlFlow<()> {

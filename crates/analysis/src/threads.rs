@@ -44,19 +44,17 @@ pub struct ThreadsReport {
 /// The threads analysis.
 pub struct Threads {
     layout: Layout,
-    /// Whether each thread's name history is kept (else its latest name only).
-    history: bool,
 }
 
 impl Threads {
     /// Prepares the analysis for `set`.
     pub fn new(set: &TraceSet) -> Threads {
-        Threads { layout: Layout::new(set), history: true }
+        Threads { layout: Layout::new(set) }
     }
 }
 
 /// Whether events of kind `k` name threads.
-fn names_threads(k: &Kind) -> bool {
+pub(crate) fn names_threads(k: &Kind) -> bool {
     matches!(k, Kind::Switch { .. } | Kind::Fork { .. } | Kind::Exec { .. } | Kind::ProcState { .. })
 }
 
@@ -65,11 +63,7 @@ impl Analysis for Threads {
     type Output = ThreadsReport;
 
     fn new_state(&self) -> Info {
-        if self.history {
-            Info::with_names()
-        } else {
-            Info::default()
-        }
+        Info::with_names()
     }
 
     fn on_event(&self, st: &mut Info, ev: &EventRef<'_, '_>, ctx: &Ctx) {
@@ -113,17 +107,4 @@ impl ChunkPolicy for Threads {}
 /// not apply: every thread is listed).
 pub fn run(set: &TraceSet, opts: &RunOptions) -> Result<ThreadsReport, AnalysisError> {
     Ok(engine::run(&Threads::new(set), set, &opts.engine())?)
-}
-
-/// The thread table of `set` at its end (each thread's pid and latest name, as every
-/// analysis's own table has them once every chunk is merged: the same events, the
-/// same rules), read with `opts`' engine options: what an analysis that streams its
-/// occurrences before its own table is complete names them with. Of a damaged trace,
-/// the table of what could be read (the analysis that uses it meets the damage and
-/// reports it).
-pub fn latest(set: &TraceSet, opts: &RunOptions) -> Result<Info, AnalysisError> {
-    let a = Threads { layout: Layout::new(set), history: false };
-    let e = opts.engine();
-    let slices = engine::clip(&engine::partition(set, e.partition, e.slice_bytes(set)), e.range());
-    Ok(engine::run_slices_reporting(&a, set, &slices, &e, None)?.output)
 }

@@ -19,7 +19,7 @@ const O_CLOEXEC: i64 = 0o2000000;
 const F_SETFD: i64 = 2;
 
 /// The event classes the tests write, with lttng-modules' field names and types.
-fn classes() -> Vec<(&'static str, StructType)> {
+pub(crate) fn classes() -> Vec<(&'static str, StructType)> {
     let (s32, u32t, s64, u64t) = (IntType::signed(32), IntType::unsigned(32), IntType::signed(64), IntType::unsigned(64));
     let s = StructType::new;
     let comm = || FieldType::char_array(16);
@@ -88,7 +88,7 @@ fn classes() -> Vec<(&'static str, StructType)> {
 }
 
 /// One event to write: class name and field values in declaration order.
-type Ev<'a> = (&'static str, Vec<Value<'a>>);
+pub(crate) type Ev<'a> = (&'static str, Vec<Value<'a>>);
 
 /// Writes `events` (one CPU, 1 µs apart from 1 µs on) as a kernel trace in `dir`.
 fn write_trace(dir: &std::path::Path, events: &[Ev<'_>]) {
@@ -97,7 +97,7 @@ fn write_trace(dir: &std::path::Path, events: &[Ev<'_>]) {
 }
 
 // Event makers (the `who` of a syscall is the task the CPU's last switch ran).
-fn switch<'a>(prev: i64, next: i64) -> Ev<'a> {
+pub(crate) fn switch<'a>(prev: i64, next: i64) -> Ev<'a> {
     ("sched_switch", vec![Value::Str("p"), Value::I(prev), Value::I(20), Value::I(0), Value::Str("n"), Value::I(next), Value::I(20)])
 }
 fn fork<'a>(parent: i64, child: i64) -> Ev<'a> {
@@ -106,19 +106,19 @@ fn fork<'a>(parent: i64, child: i64) -> Ev<'a> {
 fn exec<'a>(tid: i64, file: &'a str) -> Ev<'a> {
     ("sched_process_exec", vec![Value::Str(file), Value::I(tid), Value::I(tid)])
 }
-fn proc_state<'a>(tid: i64, pid: i64, name: &'a str) -> Ev<'a> {
+pub(crate) fn proc_state<'a>(tid: i64, pid: i64, name: &'a str) -> Ev<'a> {
     ("lttng_statedump_process_state", vec![Value::I(tid), Value::I(pid), Value::Str(name)])
 }
-fn fd_dump<'a>(pid: i64, fd: i64, path: &'a str) -> Ev<'a> {
+pub(crate) fn fd_dump<'a>(pid: i64, fd: i64, path: &'a str) -> Ev<'a> {
     ("lttng_statedump_file_descriptor", vec![Value::I(pid), Value::I(fd), Value::U(0), Value::Str(path)])
 }
 fn open<'a>(path: &'a str, flags: i64, fd: i64) -> [Ev<'a>; 2] {
     [("syscall_entry_openat", vec![Value::I(-100), Value::Str(path), Value::I(flags), Value::U(0)]), ("syscall_exit_openat", vec![Value::I(fd)])]
 }
-fn read<'a>(fd: u64, n: i64) -> [Ev<'a>; 2] {
+pub(crate) fn read<'a>(fd: u64, n: i64) -> [Ev<'a>; 2] {
     [("syscall_entry_read", vec![Value::U(fd), Value::U(4096)]), ("syscall_exit_read", vec![Value::I(n), Value::U(0)])]
 }
-fn write<'a>(fd: u64, n: i64) -> [Ev<'a>; 2] {
+pub(crate) fn write<'a>(fd: u64, n: i64) -> [Ev<'a>; 2] {
     [("syscall_entry_write", vec![Value::U(fd), Value::U(0), Value::U(4096)]), ("syscall_exit_write", vec![Value::I(n)])]
 }
 fn close<'a>(fd: u64) -> [Ev<'a>; 2] {

@@ -7,7 +7,7 @@ use analysis::{run, AnalysisKind, BlockReport, Filter, HeadPolicy, IrqReport, Pa
 use ctf_writer::small::{SmallTrace, TimedEvent};
 use ctf_writer::{FieldType, IntType, StructType, Value};
 
-fn classes() -> Vec<(&'static str, StructType)> {
+pub(crate) fn classes() -> Vec<(&'static str, StructType)> {
     let (s32, s64, u32t, u64t) = (IntType::signed(32), IntType::signed(64), IntType::unsigned(32), IntType::unsigned(64));
     let s = StructType::new;
     let comm = || FieldType::char_array(16);
@@ -38,9 +38,9 @@ fn classes() -> Vec<(&'static str, StructType)> {
 }
 
 /// One event: time (µs), CPU, class name, field values.
-type Ev = (u64, u32, &'static str, Vec<Value<'static>>);
+pub(crate) type Ev = (u64, u32, &'static str, Vec<Value<'static>>);
 
-fn switch(t: u64, cpu: u32, prev: i64, next: i64) -> Ev {
+pub(crate) fn switch(t: u64, cpu: u32, prev: i64, next: i64) -> Ev {
     (t, cpu, "sched_switch", vec![Value::Str("p"), Value::I(prev), Value::I(20), Value::I(1), Value::Str("n"), Value::I(next), Value::I(20)])
 }
 fn entry(t: u64, cpu: u32, name: &'static str) -> Ev {
@@ -92,7 +92,7 @@ fn block(events: &[Ev]) -> BlockReport {
     r
 }
 
-fn rq(t: u64, cpu: u32, name: &'static str, sector: i64, nr: i64, tid: i64, rwbs: i64) -> Ev {
+pub(crate) fn rq(t: u64, cpu: u32, name: &'static str, sector: i64, nr: i64, tid: i64, rwbs: i64) -> Ev {
     let v = if name == "block_rq_complete" {
         vec![Value::I(DEV), Value::I(sector), Value::I(nr), Value::I(rwbs)]
     } else {
@@ -102,7 +102,7 @@ fn rq(t: u64, cpu: u32, name: &'static str, sector: i64, nr: i64, tid: i64, rwbs
 }
 
 /// sda: major 8, minor 0, as LTTng's `dev_t` (12-bit major above a 20-bit minor).
-const DEV: i64 = 8 << 20;
+pub(crate) const DEV: i64 = 8 << 20;
 
 /// Thread 10 inserts a read of 8 sectors at sector 100 at 2 µs on CPU 0, issues it at
 /// 3, and CPU 1 completes it at 40 (another CPU, another chunk): latency 37 µs, queued

@@ -112,7 +112,8 @@ fn rewrite(p: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
         (a, b) => a.clone().or(b),
     };
     let timed = range != (i64::MIN, i64::MAX);
-    Some(Arc::new(NameCountExec::new(scan.sources.clone(), scan.work.clone(), range, timed, names, schema)))
+    let props = Arc::new(leaf_properties(schema.clone(), scan.work.len(), false));
+    Some(Arc::new(NameCountExec { sources: scan.sources.clone(), work: scan.work.clone(), range, timed, names, schema, props }))
 }
 
 /// `p`, or its input when it only makes its input yield to the scheduler.
@@ -207,18 +208,6 @@ impl std::fmt::Debug for NameCountExec {
 }
 
 impl NameCountExec {
-    fn new(
-        sources: Arc<Sources>,
-        work: Arc<Vec<Vec<(usize, Slice)>>>,
-        range: (i64, i64),
-        timed: bool,
-        names: Option<HashSet<String>>,
-        schema: SchemaRef,
-    ) -> NameCountExec {
-        let props = leaf_properties(schema.clone(), work.len(), false);
-        NameCountExec { sources, work, range, timed, names, schema, props: Arc::new(props) }
-    }
-
     /// The counts of partition `partition`, by class name.
     fn count(&self, partition: usize) -> Result<BTreeMap<String, u64>> {
         let mut by_name = BTreeMap::new();

@@ -11,10 +11,11 @@
 //!
 //! A scan ([`ReportScanExec`]) has one partition per trace set, which runs that set's
 //! analysis when it is executed (so that on a cluster each executor analyses its own
-//! sets). The occurrences of `sched_slices`, `wakeups`, `irqs`, `syscalls` and `io` stream as the
-//! analysis merges its chunks in time order ([`analysis::occurrences`]: the memory held
-//! is that of the slices in flight and a few batches); the other tables' rows exist
-//! once their analysis has merged every chunk, and are held until then.
+//! sets). The occurrences of `sched_slices`, `wakeups`, `irqs`, `syscalls`, `io` and
+//! `block_requests` stream as the analysis merges its chunks in time order
+//! ([`analysis::occurrences`]: the memory held is that of the slices in flight and a
+//! few batches); the other tables' rows exist once their analysis has merged every
+//! chunk, and are held until then.
 
 use std::sync::Arc;
 
@@ -315,9 +316,8 @@ impl ReportProvider {
 
     /// Runs the analysis over trace set `src`, with analysis threads `threads` (0:
     /// one per core), and hands `send` its rows of the table in batches of at most
-    /// [`BATCH_ROWS`] rows. An occurrence table whose analysis hands its log over as
-    /// the run goes ([`analysis::occurrences`]: `sched_slices`, `wakeups`, `irqs`, `syscalls`, `io`)
-    /// sends its rows as the engine's ordered merge passes them, so that the run holds
+    /// [`BATCH_ROWS`] rows. An occurrence table (its analysis hands its log over as
+    /// the run goes, [`analysis::occurrences`]) sends its rows as the engine's ordered merge passes them, so that the run holds
     /// the rows of the slices in flight only (and waits while `send` does); the other
     /// tables send theirs once the run has ended. `send` returning `Break` stops the
     /// run (no error).
@@ -337,6 +337,7 @@ impl ReportProvider {
                         Occurrences::Irqs(rows) => erased::Rows::push_all(rows, b, &extra),
                         Occurrences::Calls(rows) => erased::Rows::push_all(rows, b, &extra),
                         Occurrences::Transfers(rows) => with_calls(rows, name, b),
+                        Occurrences::Requests(rows) => erased::Rows::push_all(rows, b, &extra),
                     })
                 };
                 let report = match analysis::occurrences::run_streaming(&src.set, kind, &opts, &mut streamed) {

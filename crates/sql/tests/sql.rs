@@ -532,3 +532,75 @@ fn counts_by_name_from_class_counts_equal_the_plain_plan() {
         assert_eq!(pairs(&s.query(&rewritten[0]).unwrap()), truth.by_name, "at {parts} partitions");
     }
 }
+
+/// A two-CPU kernel trace of `n` block requests of 8 sectors by thread 10, issued on
+/// CPU 0 and completed 5 µs later on CPU 1, alternately on sda (named by the statedump
+/// at the start) and on 8:16, which only a statedump at the very end names `sdb`.
+fn block_trace(n: u64) -> (tempfile::TempDir, PathBuf) {
+    use ctf_writer::small::{SmallTrace, TimedEvent};
+    use ctf_writer::{FieldType, IntType, StructType, Value};
+    let (s32, u32t, u64t) = (IntType::signed(32), IntType::unsigned(32), IntType::unsigned(64));
+    let request = || StructType::new().int("_dev", u32t.clone()).int("_sector", u64t.clone()).int("_nr_sector", u32t.clone());
+    let classes = vec![
+        ("sched_switch", synth::kernel::event_fields("sched_switch")),
+        ("block_rq_issue", request().int("_tid", s32.clone()).int("_rwbs", u32t.clone())),
+        ("block_rq_complete", request().int("_rwbs", u32t.clone())),
+        ("lttng_statedump_block_device", StructType::new().int("_dev", u32t.clone()).field("_diskname", FieldType::String)),
+    ];
+    let (sda, sdb) = (8u64 << 20, (8u64 << 20) | 16);
+    let switch = vec![Value::Str("p"), Value::I(0), Value::I(20), Value::I(1), Value::Str("n"), Value::I(10), Value::I(20)];
+    let mut cpu0 = vec![
+        TimedEvent::new(1_000, 0, "lttng_statedump_block_device", vec![Value::U(sda), Value::Str("sda")]),
+        TimedEvent::new(1_000, 0, "sched_switch", switch),
+    ];
+    let mut cpu1 = Vec::new();
+    for k in 0..n {
+        let (t, dev) = ((10 + 10 * k) * 1_000, if k % 2 == 0 { sda } else { sdb });
+        cpu0.push(TimedEvent::new(t, 0, "block_rq_issue", vec![Value::U(dev), Value::U(8 * k), Value::U(8), Value::I(10), Value::U(0)]));
+        cpu1.push(TimedEvent::new(t + 5_000, 1, "block_rq_complete", vec![Value::U(dev), Value::U(8 * k), Value::U(8), Value::U(0)]));
+    }
+    cpu0.push(TimedEvent::new((20 + 10 * n) * 1_000, 0, "lttng_statedump_block_device", vec![Value::U(sdb), Value::Str("sdb")]));
+    cpu0.extend(cpu1);
+    let dir = tempfile::tempdir().unwrap();
+    SmallTrace::new(classes).cpus(2).write(dir.path(), &cpu0).unwrap();
+    let path = dir.path().to_path_buf();
+    (dir, path)
+}
+
+/// `block_requests` streams (its rows leave the analysis as the merge passes them) and
+/// its rows are the block analysis's log row for row at 1 and 3 partitions, each
+/// request of 8:16 named `sdb`, the name only the trace's end gives it; on the trace
+/// cut short, rows come before the run meets the damage.
+#[test]
+fn block_requests_stream_with_the_disk_names_of_the_trace_end() {
+    let (_d, path) = block_trace(20_000);
+    let set = ctf::trace::TraceSet::open(&path).unwrap();
+    let Report::Block(block) = analysis::run(&set, AnalysisKind::Block, &RunOptions { threads: 1, log: true, ..Default::default() }).unwrap() else {
+        unreachable!()
+    };
+    let mut want: Vec<String> =
+        block.log.iter().map(|r| format!("{},{},{},{},{},{},{}", r.disk, r.sector, r.bytes, r.begin_ns, r.duration_ns, r.tid, r.write)).collect();
+    want.sort();
+    assert_eq!(want.len(), 20_000);
+    assert_eq!(want.iter().filter(|r| r.starts_with("sdb,")).count(), 10_000);
+    for parts in [1, 3] {
+        let s = SqlSession::open(std::slice::from_ref(&path), parts).unwrap();
+        let mut got = text_rows(&s, "SELECT disk, sector, bytes, begin_ns, duration_ns, tid, write FROM block_requests");
+        got.sort();
+        assert_eq!(got, want, "at {parts} partitions");
+    }
+    let mut files: Vec<(u64, PathBuf)> =
+        walk(&path).into_iter().filter(|p| !p.ends_with("metadata")).map(|p| (std::fs::metadata(&p).unwrap().len(), p)).collect();
+    files.sort();
+    let (len, largest) = files.pop().unwrap();
+    std::fs::OpenOptions::new().write(true).open(&largest).unwrap().set_len(len * 9 / 10).unwrap();
+    let sources = std::sync::Arc::new(sql::source::Sources::open(std::slice::from_ref(&path), 2).unwrap().0);
+    let table = sql::reports::ReportProvider::new(sources.clone(), sql::reports::ReportTable::BlockRequests);
+    let mut sizes = Vec::new();
+    let r = table.stream_batches(&sources.sets[0], 2, &mut |b| {
+        sizes.push(b.num_rows());
+        std::ops::ControlFlow::Continue(())
+    });
+    assert!(r.is_err(), "the damage is an error");
+    assert!(!sizes.is_empty() && sizes.iter().all(|&n| n > 0 && n <= sql::reports::BATCH_ROWS), "{sizes:?}");
+}

@@ -61,6 +61,7 @@ use crate::cpu::HeadPolicy;
 use crate::filter::Filter;
 use crate::latency::LatencyOptions;
 use crate::syscall::stats::CallStats;
+use crate::trace_end::TraceEnd;
 use kernel::fdtable::Call;
 use kernel::latency::raw_call;
 use kernel::layout::{cpu_of, fd_pair, i32_of, EvClass, Kind, Layout, Sc, O_CLOEXEC};
@@ -329,14 +330,13 @@ impl Io {
 impl Io {
     /// Takes the transfers replayed so far out of `st`, the running state of a run
     /// (see [`engine::run_draining`]; with [`Io::with_transfers`]), and gives `out`
-    /// their rows, as [`Analysis::finish`] would list them: named by `names`, the
-    /// trace's final thread table ([`crate::threads::latest`]), in pieces of at most
-    /// `piece` rows, each by exit time then tid. Not with a thread filter. A transfer
-    /// on a placeholder file the statedump has not named yet stays in `st` (it may
-    /// name it later), as does one whose call's entry is still to be told. Stops at
-    /// `out`'s `Break`.
-    pub fn drain_transfers(&self, st: &mut IoState, names: &Info, piece: usize, out: &mut dyn FnMut(Vec<TransferRow>) -> ControlFlow<()>) -> ControlFlow<()> {
-        let rows = st.replay.drain_transfer_rows(names, |c| kernel::latency::call_name(&self.layout.names, c));
+    /// their rows, as [`Analysis::finish`] would list them: named by `end`, the facts
+    /// of the trace's end ([`TraceEnd::read`]), in pieces of at most `piece` rows,
+    /// each by exit time then tid. Not with a thread filter. A transfer on a
+    /// placeholder file the statedump may still name stays in `st`, as does one whose
+    /// call's entry is still to be told. Stops at `out`'s `Break`.
+    pub fn drain_transfers(&self, st: &mut IoState, end: &TraceEnd, piece: usize, out: &mut dyn FnMut(Vec<TransferRow>) -> ControlFlow<()>) -> ControlFlow<()> {
+        let rows = st.replay.drain_transfer_rows(end, |c| kernel::latency::call_name(&self.layout.names, c));
         let mut rows = rows.into_iter().peekable();
         while rows.peek().is_some() {
             out(rows.by_ref().take(piece.max(1)).collect())?;

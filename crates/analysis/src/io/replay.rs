@@ -16,6 +16,7 @@ use kernel::model::{FxMap, Info};
 use kernel::replay::{self, Completed, Sink, SlotCache};
 
 use crate::syscall::stats::{CallStats, ThreadCalls};
+use crate::trace_end::TraceEnd;
 
 /// Bytes `[read, written]` by [`FileClass`] (disk, net, other).
 pub type Split = [[u64; 2]; 3];
@@ -208,22 +209,25 @@ impl Replay {
     }
 
     /// Takes out the transfers kept so far whose rows are final, and gives their rows
-    /// as [`Replay::transfer_rows`] (every thread) with the final thread table `info`:
-    /// those on a placeholder the statedump has not named yet stay (it may name it
-    /// later), and so does the last while its call's entry is still to be told.
-    pub fn drain_transfer_rows(&mut self, info: &Info, name_of: impl Fn(CallId) -> String) -> Vec<super::TransferRow> {
+    /// as [`Replay::transfer_rows`] (every thread) with the facts of the trace's end
+    /// `end` (its final thread table): those on a placeholder the statedump may still
+    /// name stay, and so does the last while its call's entry is still to be told.
+    pub fn drain_transfer_rows(&mut self, end: &TraceEnd, name_of: impl Fn(CallId) -> String) -> Vec<super::TransferRow> {
         let Some(moved) = self.files.transfers.take() else { return Vec::new() };
         let last = moved.len().saturating_sub(usize::from(self.files.moving));
-        let (ready, mut held): (Vec<Moved>, Vec<Moved>) = moved[..last].iter().partition(|m| self.file_settled(m.t.file));
+        let (ready, mut held): (Vec<Moved>, Vec<Moved>) = moved[..last].iter().partition(|m| self.file_settled(m.t.file, end));
         held.extend_from_slice(&moved[last..]);
         self.files.transfers = Some(held);
-        self.rows_of(&ready, info, |_, _, _| true, name_of)
+        self.rows_of(&ready, &end.threads, |_, _, _| true, name_of)
     }
 
-    /// Whether the name of file `file` ([`Replay::file_name`]) is final: not a
-    /// placeholder the statedump has not named yet.
-    pub(crate) fn file_settled(&self, file: Option<u32>) -> bool {
-        file.is_none_or(|f| self.files.named_as.contains_key(&f) || self.files.rows.get(f as usize).is_none_or(|r| !r.3))
+    /// Whether the name of file `file` ([`Replay::file_name`]) is final, the replay
+    /// having reached its time: not a placeholder that the statedump may still name
+    /// (one it has not named yet, while `end` says the trace has a statedump fd
+    /// still to come).
+    pub(crate) fn file_settled(&self, file: Option<u32>, end: &TraceEnd) -> bool {
+        let placeholder = |f: u32| !self.files.named_as.contains_key(&f) && self.files.rows.get(f as usize).is_some_and(|r| r.3);
+        file.is_none_or(|f| !placeholder(f) || end.placeholders_final_at(self.files.now))
     }
 
     /// The rows of transfers `moved` (see [`Replay::transfer_rows`]).

@@ -53,9 +53,9 @@ use crate::cpu::HeadPolicy;
 use crate::filter::Filter;
 use crate::io::{Io, IoState};
 use crate::latency::LatencyOptions;
+use crate::trace_end::TraceEnd;
 use kernel::latency::call_name;
 use kernel::layout::Layout;
-use kernel::model::Info;
 
 /// Options of [`Syscall`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -94,21 +94,21 @@ impl Syscall {
 impl Syscall {
     /// Takes the calls completed so far out of `st`, the running state of a run (see
     /// [`engine::run_draining`]; with [`LatencyOptions::keep_all`]), and gives `out`
-    /// their rows, as [`Analysis::finish`] would log them: named by `names`, the
-    /// trace's final thread table ([`crate::threads::latest`]), in pieces of at most
-    /// `piece` rows, each by entry time. Not with a thread filter (`finish` chooses the
-    /// longest again among the calls kept then). A call on a placeholder file the
-    /// statedump has not named yet stays in `st` (it may name it later). Stops at
-    /// `out`'s `Break`.
-    pub fn drain_log(&self, st: &mut IoState, names: &Info, piece: usize, out: &mut dyn FnMut(Vec<LongCallRow>) -> ControlFlow<()>) -> ControlFlow<()> {
+    /// their rows, as [`Analysis::finish`] would log them: named by `end`, the facts
+    /// of the trace's end ([`TraceEnd::read`]), in pieces of at most `piece` rows, each
+    /// by entry time. Not with a thread filter (`finish` chooses the longest again
+    /// among the calls kept then). A call on a placeholder file the statedump may
+    /// still name stays in `st`. Stops at `out`'s `Break`.
+    pub fn drain_log(&self, st: &mut IoState, end: &TraceEnd, piece: usize, out: &mut dyn FnMut(Vec<LongCallRow>) -> ControlFlow<()>) -> ControlFlow<()> {
         let replay = &mut st.replay;
         let Some(mut calls) = replay.take_calls() else { return ControlFlow::Continue(()) };
-        let mut taken = calls.top.drain_where(|l| l.ended.is_none_or(|e| replay.file_settled(e.file) && e.out.is_none_or(|(_, f)| replay.file_settled(f))));
+        let settled = |f| replay.file_settled(f, end);
+        let mut taken = calls.top.drain_where(|l| l.ended.is_none_or(|e| settled(e.file) && e.out.is_none_or(|(_, f)| settled(f))));
         replay.keep_calls(calls);
         taken.sort_by_key(report::log_order);
         let name = |c| call_name(&self.layout.names, c);
         for part in taken.chunks(piece.max(1)) {
-            out(part.iter().map(|l| report::call_row(*l, names, replay, &name)).collect())?;
+            out(part.iter().map(|l| report::call_row(*l, &end.threads, replay, &name)).collect())?;
         }
         ControlFlow::Continue(())
     }
