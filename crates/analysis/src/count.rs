@@ -130,7 +130,7 @@ impl Count {
         let Some(c) = c else { return };
         let v = (ctx.order, ctx.stream);
         match c.kind {
-            Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => {
+            Kind::Switch { prev_tid, next_tid, prev_comm, next_comm, .. } => {
                 let (Some(prev), Some(next)) = (ev.int(prev_tid), ev.int(next_tid)) else { return };
                 let (prev, next) = (prev as i32, next as i32);
                 bt.info.switch(ev, [(prev, prev_comm), (next, next_comm)], v);

@@ -37,7 +37,7 @@ use engine::{Analysis, ChunkPolicy, Ctx, Selective, StreamOrder, Tally};
 use serde::Serialize;
 
 use crate::filter::Filter;
-use kernel::layout::{cpu_of, Kind, Layout};
+use kernel::layout::{cpu_of, Kind, Layout, StateEncoding};
 use kernel::model::{switch_request, FxMap, Info, Span};
 use kernel::runs::Runs;
 
@@ -59,6 +59,8 @@ pub struct Cpu {
     filter: Filter,
     /// List every execution ([`CpuReport::executions`]).
     executions: bool,
+    /// By stream index: how its kernel writes `prev_state`.
+    states: Vec<StateEncoding>,
 }
 
 /// With a filter, each thread's time per stream: `(slot, stream) → ns`.
@@ -71,6 +73,8 @@ struct Execution {
     stream: u32,
     start: i64,
     end: i64,
+    /// The `prev_state` of the switch that ended it (`None`: it runs to the end).
+    end_state: Option<i64>,
 }
 
 /// What a credit also records, when asked: with a filter, the split of every credit per
@@ -136,10 +140,10 @@ struct Sink<'a> {
 }
 
 impl Sink<'_> {
-    /// Credits the execution of the thread in slot `i` from `start` to `end` (ns), on
-    /// the CPU whose busy time is `busy`.
+    /// Credits the execution of the thread in slot `i` from `start` to `end` (ns), left
+    /// in state `end_state`, on the CPU whose busy time is `busy`.
     #[inline]
-    fn credit(&mut self, busy: &mut u64, i: u32, start: i64, end: i64) {
+    fn credit(&mut self, busy: &mut u64, i: u32, start: i64, end: i64, end_state: Option<i64>) {
         let d = (end - start) as u64;
         *busy += d;
         let a = acc(self.threads, i as usize);
@@ -149,17 +153,18 @@ impl Sink<'_> {
             *s.entry((i, self.stream)).or_default() += d;
         }
         if let Some(x) = self.records.executions.as_mut() {
-            x.push(Execution { slot: i, stream: self.stream, start, end });
+            x.push(Execution { slot: i, stream: self.stream, start, end, end_state });
         }
     }
 }
 
-/// A `sched_switch` at `t` on the CPU of `seg` from `prev` to the thread in slot `next`
-/// (`None`: tid 0): [`Runs::switch`], its credits accumulated.
+/// A `sched_switch` at `t` on the CPU of `seg` from `prev`, left in state `prev_state`,
+/// to the thread in slot `next` (`None`: tid 0): [`Runs::switch`], its credits
+/// accumulated.
 #[inline(always)]
-fn switched(mut sink: Sink<'_>, seg: &mut CpuSeg, t: i64, prev: i32, next: Option<usize>) {
+fn switched(mut sink: Sink<'_>, seg: &mut CpuSeg, t: i64, prev: i32, prev_state: Option<i64>, next: Option<usize>) {
     let CpuSeg { runs, busy } = seg;
-    runs.switch(t, prev, next, |i, a, b| sink.credit(busy, i, a, b));
+    runs.switch(t, prev, prev_state, next, |i, a, b, s| sink.credit(busy, i, a, b, s));
 }
 
 /// [`CopyRequest::label`] of `sched_switch` classes (the only ones cpu copies fields of).
@@ -208,6 +213,10 @@ pub struct ExecutionRow {
     pub cpu: u32,
     /// End, ns.
     pub end_ns: i64,
+    /// The state the switch that ended it left the thread in, as `ps` letters (`S`
+    /// sleeping, `D` waiting on I/O, `R+` preempted…: [`StateEncoding::name`]); `None`
+    /// while it still ran at the trace's end.
+    pub end_state: Option<String>,
     /// Process id, when known.
     pub pid: Option<i32>,
     /// Thread id.
@@ -238,7 +247,12 @@ pub struct CpuReport {
 impl Cpu {
     /// Prepares the cpu analysis for `set`.
     pub fn new(set: &TraceSet, head: HeadPolicy) -> Cpu {
-        Cpu { layout: Layout::new(set), head, streams: set.streams.len(), filter: Filter::default(), executions: false }
+        let states = set
+            .streams
+            .iter()
+            .map(|s| s.packets.first().map_or_else(StateEncoding::default, |p| StateEncoding::of_trace(&set.traces[p.trace as usize])))
+            .collect();
+        Cpu { layout: Layout::new(set), head, streams: set.streams.len(), filter: Filter::default(), executions: false, states }
     }
 
     /// Counts only what `filter` selects (see the module documentation).
@@ -274,7 +288,15 @@ impl Cpu {
             .filter_map(|x| {
                 let cpu = st.cpus[x.stream as usize].runs.cpu?;
                 let (tid, pid, comm, selected) = named(x.slot as usize);
-                (self.filter.cpu(cpu) && selected).then(|| ExecutionRow { begin_ns: x.start, comm: comm.to_string(), cpu, end_ns: x.end, pid, tid })
+                (self.filter.cpu(cpu) && selected).then(|| ExecutionRow {
+                    begin_ns: x.start,
+                    comm: comm.to_string(),
+                    cpu,
+                    end_ns: x.end,
+                    end_state: x.end_state.map(|v| self.states[x.stream as usize].name(v)),
+                    pid,
+                    tid,
+                })
             })
             .collect();
         rows.sort_unstable_by_key(|r| (r.begin_ns, r.cpu, r.tid));
@@ -353,15 +375,17 @@ impl Analysis for Cpu {
         let Some(c) = self.layout.class(ev) else { return };
         match c.kind {
             Kind::Other | Kind::Entry { .. } | Kind::Exit { .. } | Kind::OtherEntry => {}
-            Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => {
+            Kind::Switch { prev_tid, next_tid, prev_comm, next_comm, prev_state } => {
                 let (Some(t), Some(prev), Some(next)) = (ev.ts(), ev.int(prev_tid), ev.int(next_tid)) else { return };
+                // (Read for the executions' rows only.)
+                let prev_state = if self.executions { prev_state.and_then(|h| ev.int(h)) } else { None };
                 let Some(seg) = st.cpus.get_mut(ctx.stream) else { return };
                 let (prev, next) = (prev as i32, next as i32);
                 if seg.runs.cpu.is_none() {
                     seg.runs.cpu = Some(cpu_of(ev, c, ctx.stream));
                 }
                 let [_, n] = st.info.switch(ev, [(prev, prev_comm), (next, next_comm)], (ctx.order, ctx.stream));
-                switched(Sink { threads: &mut st.threads, records: &mut st.records, stream: ctx.stream as u32 }, seg, t, prev, n);
+                switched(Sink { threads: &mut st.threads, records: &mut st.records, stream: ctx.stream as u32 }, seg, t, prev, prev_state, n);
             }
             Kind::Migrate { tid } => {
                 if let Some(t) = ev.int(tid).filter(|t| *t != 0 && self.filter.cpu(cpu_of(ev, c, ctx.stream))) {
@@ -382,7 +406,7 @@ impl Analysis for Cpu {
         for (s, (la, lb)) in a.cpus.iter_mut().zip(b.cpus).enumerate() {
             let CpuSeg { runs, busy } = la;
             let mut sink = Sink { threads: &mut a.threads, records: &mut a.records, stream: s as u32 };
-            runs.append(lb.runs, remap, |i, s, e| sink.credit(busy, i, s, e));
+            runs.append(lb.runs, remap, |i, s, e, state| sink.credit(busy, i, s, e, state));
             la.busy += lb.busy;
         }
         if let (Some(sa), Some(sb)) = (a.records.split.as_mut(), b.records.split) {
@@ -413,7 +437,7 @@ impl Analysis for Cpu {
             let CpuSeg { runs, busy } = seg;
             let info = &mut st.info;
             let mut sink = Sink { threads: &mut st.threads, records: &mut st.records, stream: s as u32 };
-            runs.finish(begin, end, self.head == HeadPolicy::FromStart, |prev| info.slot(prev) as u32, |i, s, e| sink.credit(busy, i, s, e));
+            runs.finish(begin, end, self.head == HeadPolicy::FromStart, |prev| info.slot(prev) as u32, |i, s, e, state| sink.credit(busy, i, s, e, state));
             if cpu & 0x8000_0000 == 0 && self.filter.cpu(cpu) {
                 *cpus.entry(cpu).or_insert(0) += seg.busy;
             }
@@ -466,7 +490,12 @@ impl Selective for Cpu {
         })
     }
 
+    /// `sched_switch`'s tids and names, copied (not with every execution listed: their
+    /// rows want each switch's `prev_state`, which [`Cpu::on_event`] reads).
     fn copies(&self, trace: usize, stream_class: u64) -> Option<Vec<Option<CopyRequest>>> {
+        if self.executions {
+            return None;
+        }
         Some(self.layout.stream_classes(trace, stream_class)?.iter().map(|c| switch_request(&c.kind, SWITCH_LABEL)).collect())
     }
 
@@ -477,7 +506,7 @@ impl Selective for Cpu {
         let Some(seg) = st.cpus.get_mut(ctx.stream).filter(|s| s.runs.cpu.is_some()) else { return false };
         let ([prev, _], [_, n]) = st.info.switch_copied(c, (ctx.order, ctx.stream));
         // (`ts` widens the span through `on_copied_span`.)
-        switched(Sink { threads: &mut st.threads, records: &mut st.records, stream: ctx.stream as u32 }, seg, ts, prev, n);
+        switched(Sink { threads: &mut st.threads, records: &mut st.records, stream: ctx.stream as u32 }, seg, ts, prev, None, n);
         true
     }
 

@@ -245,7 +245,7 @@ impl Analysis for Sched {
         let v = (ctx.order, ctx.stream);
         let s = ctx.stream as u32;
         let r = match c.kind {
-            Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => {
+            Kind::Switch { prev_tid, next_tid, prev_comm, next_comm, .. } => {
                 let (Some(prev), Some(next)) = (ev.int(prev_tid), ev.int(next_tid)) else { return };
                 st.info.switch(ev, [(prev as i32, prev_comm), (next as i32, next_comm)], v);
                 let next_prio = match self.events.kind(ev) {

@@ -353,3 +353,45 @@ fn nested_irqs() {
     assert_eq!(soft, vec![(1, 2, 1_000, 13_000, 2, 12_000)]);
     assert_eq!((r.longest[0].nr, r.longest[0].hard, r.longest[0].begin_ns, r.longest[0].duration_ns), (1, false, 12_000, 13_000));
 }
+
+/// A `sched_switch` at `t` µs on `cpu` from `prev`, left in state `state`, to `next`.
+fn switch_state(t: u64, cpu: u32, prev: i64, state: i64, next: i64) -> Ev {
+    (t, cpu, "sched_switch", vec![Value::Str("p"), Value::I(prev), Value::I(20), Value::I(state), Value::Str("n"), Value::I(next), Value::I(20)])
+}
+
+/// Each execution ends in the state its ending switch's `prev_state` gives (Linux ≥ 4.15
+/// as LTTng writes it: 0 runnable, 1 sleeping, 2 uninterruptible, 256 preempted). CPU 0:
+/// 10 runs from 1 to 5 and blocks on I/O (`D`), 11 from 5 to 9 and is preempted
+/// (`R+`), 10 again from 12 to the trace's end at 20 (no end state). CPU 1: 14 ran
+/// before the trace and sleeps at 2 (`S`: the head, from the trace's first event at 1);
+/// 12 from 2 to 7 is left runnable (`R`); 13 from 7 to 20 exits (`Z`, 32).
+/// Serially, with tiny chunks (switch by switch) and under every partition scheme.
+#[test]
+fn executions_end_in_the_state_of_their_switch() {
+    let ev = vec![
+        switch_state(1, 0, 0, 0, 10),
+        switch_state(2, 1, 14, 1, 12),
+        switch_state(5, 0, 10, 2, 11),
+        switch_state(7, 1, 12, 0, 13),
+        switch_state(9, 0, 11, 256, 0),
+        switch_state(12, 0, 0, 0, 10),
+        switch_state(20, 1, 13, 32, 0),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    write_trace(dir.path(), &ev);
+    let set = ctf::trace::TraceSet::open(dir.path()).unwrap();
+    let want: Vec<(u32, i32, i64, i64, Option<&str>)> = vec![
+        (0, 10, 1_000, 5_000, Some("D")),
+        (1, 14, 1_000, 2_000, Some("S")),
+        (1, 12, 2_000, 7_000, Some("R")),
+        (0, 11, 5_000, 9_000, Some("R+")),
+        (1, 13, 7_000, 20_000, Some("Z")),
+        (0, 10, 12_000, 20_000, None),
+    ];
+    for (threads, chunk_size, partition) in [(1, u64::MAX, Partition::Hybrid), (2, 1, Partition::Hybrid), (3, 1, Partition::Time), (2, 1, Partition::Stream)] {
+        let opts = RunOptions { threads, chunk_size, partition, log: true, ..Default::default() };
+        let Report::Cpu(r) = run(&set, AnalysisKind::Cpu, &opts).unwrap() else { unreachable!() };
+        let got: Vec<_> = r.executions.iter().map(|x| (x.cpu, x.tid, x.begin_ns, x.end_ns, x.end_state.as_deref())).collect();
+        assert_eq!(got, want, "-j {threads}, chunk {chunk_size}, {partition:?}");
+    }
+}

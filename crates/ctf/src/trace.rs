@@ -213,6 +213,28 @@ impl TraceSet {
         s.error.and_then(|(t, f)| self.traces[t as usize].files[f as usize].error.as_ref())
     }
 
+    /// The value of the unsigned packet-context field `name` (LTTng's `cpu_id`) of each
+    /// of packets `range` of stream `stream`: `None` for a packet whose stream class
+    /// has no such field, or whose header cannot be read. Reads the packets' headers
+    /// only (the index does not keep their contexts).
+    pub fn packet_context_uints(&self, stream: usize, range: std::ops::Range<usize>, name: &str) -> Vec<Option<u64>> {
+        let Some(packets) = self.streams.get(stream).and_then(|s| s.packets.get(range)) else { return Vec::new() };
+        // (A decoder per trace: a stream's packets are those of one trace.)
+        let mut decoders: BTreeMap<u32, crate::decode::Decoder> = BTreeMap::new();
+        packets
+            .iter()
+            .map(|p| {
+                let t = self.traces.get(p.trace as usize)?;
+                let node = t.plan.find(t.plan.stream(p.info.stream_class)?.packet_context?, &[name])?;
+                let dec = decoders.entry(p.trace).or_insert_with(|| crate::decode::Decoder::new(&t.plan));
+                let data: &[u8] = &t.files.get(p.file as usize)?.bytes;
+                crate::index::read_packet_header(&t.plan, dec, data, p.info.offset).ok()?;
+                let i = node.0 as usize;
+                (dec.stamps.get(i) == Some(&dec.epoch)).then(|| dec.slots[i])
+            })
+            .collect()
+    }
+
     /// The time (ns from origin) of clock value `cycles` of packet `p`'s stream, by the
     /// default clock of its stream class in `p`'s trace (`None` without a clock or a
     /// value): for judging packets by their index times.

@@ -8,5 +8,6 @@ mod ctf2_decode;
 mod fast_paths_oracle;
 mod fixtures;
 mod fuzz_regressions;
+mod packet_context;
 mod time_back;
 mod word_loads;

@@ -245,7 +245,7 @@ impl SliceLog {
         let who = Who::Stream(s);
         let r = match c.kind {
             Kind::Other | Kind::Migrate { .. } => return,
-            Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => {
+            Kind::Switch { prev_tid, next_tid, prev_comm, next_comm, .. } => {
                 let (prev, next) = (ev.int(prev_tid), ev.int(next_tid));
                 for (tid, h) in [(prev, prev_comm), (next, next_comm)] {
                     if let Some(tid) = tid.filter(|&t| t != 0) {

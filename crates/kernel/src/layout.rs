@@ -498,7 +498,7 @@ pub enum Kind {
     /// Not used by the model.
     Other,
     /// `sched_switch`.
-    Switch { prev_tid: FieldHandle, next_tid: FieldHandle, prev_comm: Option<FieldHandle>, next_comm: Option<FieldHandle> },
+    Switch { prev_tid: FieldHandle, next_tid: FieldHandle, prev_comm: Option<FieldHandle>, next_comm: Option<FieldHandle>, prev_state: Option<FieldHandle> },
     /// `sched_process_fork`.
     Fork {
         parent_tid: Option<FieldHandle>,
@@ -585,7 +585,9 @@ fn kind_of(plan: &Plan, sp: &StreamPlan, ev: &EventPlan, arch: Arch) -> Kind {
     };
     match name {
         "sched_switch" => match (h("prev_tid"), h("next_tid")) {
-            (Some(prev_tid), Some(next_tid)) => Kind::Switch { prev_tid, next_tid, prev_comm: h("prev_comm"), next_comm: h("next_comm") },
+            (Some(prev_tid), Some(next_tid)) => {
+                Kind::Switch { prev_tid, next_tid, prev_comm: h("prev_comm"), next_comm: h("next_comm"), prev_state: h("prev_state") }
+            }
             _ => Kind::Other,
         },
         "sched_process_fork" => match h("child_tid") {
@@ -668,6 +670,70 @@ pub fn cpu_of(ev: &EventRef<'_, '_>, c: &EvClass, stream: usize) -> u32 {
     c.cpu.and_then(|h| ev.uint(h)).map(|v| v.min(u32::MAX as u64 >> 1) as u32).unwrap_or(0x8000_0000 | (stream as u32 & 0x7fff_ffff))
 }
 
+/// How a kernel's `sched_switch` writes `prev_state`, the state of the task it
+/// switches out: LTTng writes what the kernel's own tracepoint would, which changed
+/// with Linux 4.14.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StateEncoding {
+    /// Linux 4.14 and later (`task_state_index`): 0 for a runnable task, `1 << (index
+    /// - 1)` for the others (1 S, 2 D, 4 T, 8 t, 16 X, 32 Z, 64 P, 128 I), and
+    /// `TASK_REPORT_MAX` (256) for a task preempted while runnable.
+    #[default]
+    Report,
+    /// Earlier kernels: the `task_struct` state bits (1 S, 2 D, 4 T, 8 t, 16 X, 32 Z,
+    /// 64 `TASK_DEAD`, 512 P; 128 `TASK_WAKEKILL`, 256 `TASK_WAKING` and 1024
+    /// `TASK_NOLOAD` are flags on them), or for a task preempted while runnable, only
+    /// the `TASK_STATE_MAX` bit (1024 or 2048).
+    Raw,
+}
+
+impl StateEncoding {
+    /// The encoding of a trace whose environment says `kernel_release` (`4.4.0-1-amd64`):
+    /// [`StateEncoding::Raw`] before 4.14; [`StateEncoding::Report`] otherwise, and
+    /// when it is not known.
+    pub fn of_release(release: Option<&str>) -> StateEncoding {
+        let mut parts = release.unwrap_or("").split(|c: char| !c.is_ascii_digit()).map(str::parse::<u32>);
+        match (parts.next(), parts.next()) {
+            (Some(Ok(major)), Some(Ok(minor))) if (major, minor) < (4, 14) => StateEncoding::Raw,
+            _ => StateEncoding::Report,
+        }
+    }
+
+    /// The encoding of `trace`, from its metadata's `kernel_release`.
+    pub fn of_trace(trace: &ctf::trace::Trace) -> StateEncoding {
+        match trace.class.env("kernel_release") {
+            Some(ctf::ir::EnvValue::Str(s)) => StateEncoding::of_release(Some(s)),
+            _ => StateEncoding::default(),
+        }
+    }
+
+    /// `prev_state` as `ps` letters: `R` runnable, `R+` preempted, `S` sleeping, `D`
+    /// uninterruptible (waiting on I/O), `T` stopped, `t` traced, `X` dead, `Z` zombie,
+    /// `P` parked, `I` idle; a value that is none of these as its number.
+    pub fn name(self, prev_state: i64) -> String {
+        let letter = match (self, prev_state) {
+            (_, 0) => Some("R"),
+            (StateEncoding::Report, v) => match v {
+                1 => Some("S"),
+                2 => Some("D"),
+                4 => Some("T"),
+                8 => Some("t"),
+                16 => Some("X"),
+                32 => Some("Z"),
+                64 => Some("P"),
+                128 => Some("I"),
+                256 => Some("R+"),
+                _ => None,
+            },
+            (StateEncoding::Raw, v) if v >= 0x400 && v & 0x3ff == 0 => Some("R+"),
+            (StateEncoding::Raw, v) => {
+                [(1, "S"), (2, "D"), (4, "T"), (8, "t"), (16, "X"), (32, "Z"), (64, "X"), (512, "P")].into_iter().find(|(bit, _)| v & bit != 0).map(|(_, l)| l)
+            }
+        };
+        letter.map_or_else(|| prev_state.to_string(), str::to_string)
+    }
+}
+
 /// A signed integer field as i32 (tids, pids, fds), if present.
 #[inline]
 pub fn i32_of(ev: &EventRef<'_, '_>, h: Option<FieldHandle>) -> Option<i32> {
@@ -745,5 +811,22 @@ mod tests {
         for sc in Sc::ALL {
             assert_eq!(Sc::from_index(sc as u32), Some(sc));
         }
+    }
+
+    /// The states of the shared traces' kernels (3.2 to 4.4, raw) and of kernels since
+    /// 4.14 (report): 130 is `TASK_KILLABLE` (uninterruptible, `D`, with the wake-kill
+    /// flag), 64 an exiting task before 4.14 and a parked one after, 1024 or 2048 alone
+    /// a preemption before 4.14 (`TASK_STATE_MAX`), 256 one after.
+    #[test]
+    fn switch_states_are_read_by_the_kernel_release() {
+        let raw = StateEncoding::of_release(Some("4.4.0-1-amd64"));
+        let report = StateEncoding::of_release(Some("5.15.0-91-generic"));
+        assert_eq!((raw, report), (StateEncoding::Raw, StateEncoding::Report));
+        assert_eq!(StateEncoding::of_release(Some("3.10.31-ltsi")), StateEncoding::Raw);
+        assert_eq!(StateEncoding::of_release(Some("4.14.0")), StateEncoding::Report);
+        assert_eq!(StateEncoding::of_release(None), StateEncoding::Report);
+        let names = |e: StateEncoding, vs: &[i64]| vs.iter().map(|&v| e.name(v)).collect::<Vec<_>>();
+        assert_eq!(names(raw, &[0, 1, 2, 130, 64, 1024, 2048, 512, 1026, 4096 + 3]), ["R", "S", "D", "D", "X", "R+", "R+", "P", "D", "S"]);
+        assert_eq!(names(report, &[0, 1, 2, 32, 64, 128, 256, 130]), ["R", "S", "D", "Z", "P", "I", "R+", "130"]);
     }
 }

@@ -312,7 +312,7 @@ impl Info {
     #[inline]
     pub fn on_event(&mut self, ev: &EventRef<'_, '_>, c: &EvClass, v: Version) {
         match c.kind {
-            Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => {
+            Kind::Switch { prev_tid, next_tid, prev_comm, next_comm, .. } => {
                 if let (Some(prev), Some(next)) = (ev.int(prev_tid), ev.int(next_tid)) {
                     self.switch(ev, [(prev as i32, prev_comm), (next as i32, next_comm)], v);
                 }
@@ -486,7 +486,7 @@ impl Info {
 /// are text arrays of another length gets none (its events take the general path, as
 /// [`Info::switch`] reads them).
 pub fn switch_request(kind: &Kind, label: u32) -> Option<CopyRequest> {
-    let Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } = *kind else { return None };
+    let Kind::Switch { prev_tid, next_tid, prev_comm, next_comm, .. } = *kind else { return None };
     let other_length = |h: &FieldHandle| h.lazy.is_some_and(|l| l.int.is_none() && l.bytes > 0 && l.bytes != 16);
     if [prev_comm, next_comm].iter().flatten().any(other_length) {
         return None;

@@ -103,7 +103,8 @@ fn rewrite(p: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
         }
         None => (input.downcast_ref::<TraceScanExec>()?, group, ((i64::MIN, i64::MAX), None)),
     };
-    if scan.spec.cols.get(col) != Some(&Col::Name) || scan.spec.limit.is_some() {
+    // (Counts per class cannot leave out packets of other CPUs.)
+    if scan.spec.cols.get(col) != Some(&Col::Name) || scan.spec.limit.is_some() || scan.spec.cpus.is_some() {
         return None;
     }
     let range = (scan.spec.range.0.max(cond.0 .0), scan.spec.range.1.min(cond.0 .1));

@@ -149,7 +149,9 @@ impl ReportTable {
                 ("max_ns", UInt64),
                 ("stdev_ns", Float64),
             ],
-            ReportTable::SchedSlices => vec![("cpu", UInt32), ("tid", Int32), ("pid", Int32), ("comm", Utf8), ("begin_ns", Int64), ("end_ns", Int64)],
+            ReportTable::SchedSlices => {
+                vec![("cpu", UInt32), ("tid", Int32), ("pid", Int32), ("comm", Utf8), ("begin_ns", Int64), ("end_ns", Int64), ("end_state", Utf8)]
+            }
             ReportTable::Syscalls => {
                 vec![
                     ("tid", Int32),

@@ -11,11 +11,12 @@
 //! the slice in which it reached the limit.
 
 use crate::leaf_plan::leaf_properties;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use ctf::stream::{EventRef, PacketCount, StreamCursor};
+use ctf::trace::TraceSet;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::common::{DataFusionError, Result};
@@ -45,6 +46,9 @@ pub struct ScanSpec {
     pub names: Option<HashSet<String>>,
     /// Only events in `[begin, end]`, ns, inclusive.
     pub range: (i64, i64),
+    /// Only the packets whose context names one of these CPUs (`cpu_id`; packets
+    /// without one are read; None: all).
+    pub cpus: Option<BTreeSet<u64>>,
     /// Rows wanted at most (per partition; the plan above applies the exact limit).
     pub limit: Option<usize>,
 }
@@ -84,6 +88,9 @@ impl DisplayAs for TraceScanExec {
         if self.spec.range != (i64::MIN, i64::MAX) {
             write!(f, ", ts=[{}, {}]", self.spec.range.0, self.spec.range.1)?;
         }
+        if let Some(c) = &self.spec.cpus {
+            write!(f, ", cpus={c:?}")?;
+        }
         if let Some(l) = self.spec.limit {
             write!(f, ", limit={l}")?;
         }
@@ -117,6 +124,17 @@ fn produce(spec: &ScanSpec, sources: &Sources, work: &[(usize, Slice)], tx: mpsc
             break;
         }
         let src = &sources.sets[*si];
+        let on_cpus;
+        let slice = match &spec.cpus {
+            Some(cpus) => {
+                on_cpus = on_cpus_only(&src.set, slice, cpus);
+                &on_cpus
+            }
+            None => slice,
+        };
+        if slice.chunks.is_empty() {
+            continue;
+        }
         let r = runs[*si].get_or_insert_with(|| Reader::new(spec, src, &tx, &stop, &rows));
         match engine::run_slices(&*r, &src.set, std::slice::from_ref(slice), &opts) {
             Ok(mut st) => r.flush(&mut st),
@@ -127,6 +145,14 @@ fn produce(spec: &ScanSpec, sources: &Sources, work: &[(usize, Slice)], tx: mpsc
             }
         }
     }
+}
+
+/// `slice` less its streams' packet ranges of which no packet names a CPU of `cpus`
+/// in its context (`cpu_id`; a packet without one might be on any: kept). An LTTng
+/// stream is one CPU's buffer, so a filter on `cpu` reads only those CPUs' files.
+fn on_cpus_only(set: &TraceSet, slice: &Slice, cpus: &BTreeSet<u64>) -> Slice {
+    let on = |s: usize, r: &std::ops::Range<usize>| set.packet_context_uints(s, r.clone(), "cpu_id").iter().any(|c| c.is_none_or(|c| cpus.contains(&c)));
+    Slice { lo: slice.lo, hi: slice.hi, chunks: slice.chunks.iter().filter(|(s, r)| on(*s, r)).cloned().collect() }
 }
 
 /// A value per trace, per stream class index, per event class index.

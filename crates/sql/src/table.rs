@@ -1,9 +1,9 @@
 //! The trace tables as DataFusion [`TableProvider`]s: `events` (every event, its
 //! scalar fields as one JSON column) and one `ev_<name>` per event class name (its
-//! fields as typed columns). Filters on `ts` (comparisons, `BETWEEN`) and on `name`
-//! (`=`, `IN`) are used by the scan and re-checked above it; `LIMIT` too.
+//! fields as typed columns). Filters on `ts` (comparisons, `BETWEEN`), on `name` and on
+//! `cpu` (`=`, `IN`) are used by the scan and re-checked above it; `LIMIT` too.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -86,10 +86,21 @@ pub fn resolve_column(plan: &Plan, sp: &StreamPlan, ev: &EventPlan, col: &Col) -
     }
 }
 
-/// What the filters of a scan tell it: the time range, and the class names.
-fn analyse(filters: &[Expr]) -> ((i64, i64), Option<HashSet<String>>) {
+/// What the filters of a scan tell it.
+struct Pushed {
+    /// The time range, ns, inclusive.
+    range: (i64, i64),
+    /// The class names (None: all).
+    names: Option<HashSet<String>>,
+    /// The CPUs (None: all).
+    cpus: Option<BTreeSet<u64>>,
+}
+
+/// What `filters` tell a scan.
+fn analyse(filters: &[Expr]) -> Pushed {
     let mut range = (i64::MIN, i64::MAX);
     let mut names: Option<HashSet<String>> = None;
+    let mut cpus: Option<BTreeSet<u64>> = None;
     for f in filters {
         if let Some((lo, hi)) = ts_bounds(f) {
             range = (range.0.max(lo), range.1.min(hi));
@@ -98,9 +109,14 @@ fn analyse(filters: &[Expr]) -> ((i64, i64), Option<HashSet<String>>) {
                 Some(prev) => prev.intersection(&n).cloned().collect(),
                 None => n,
             });
+        } else if let Some(c) = cpu_set(f) {
+            cpus = Some(match cpus {
+                Some(prev) => prev.intersection(&c).copied().collect(),
+                None => c,
+            });
         }
     }
-    (range, names)
+    Pushed { range, names, cpus }
 }
 
 /// The column name of `e` when it is a bare column.
@@ -160,17 +176,28 @@ pub(crate) fn op_bounds(op: Operator, v: i64) -> Option<(i64, i64)> {
     }
 }
 
-/// The class names a filter allows (`name = 'x'`, `name IN ('x', 'y')`).
-fn name_set(f: &Expr) -> Option<HashSet<String>> {
+/// The values a filter allows column `col` (`col = v`, `v = col`, `col IN (v, w)`),
+/// each read by `value` from its literal; `None` for another filter.
+fn allowed<T>(f: &Expr, col: &str, value: impl Fn(&Expr) -> Option<T>) -> Option<Vec<T>> {
     match f {
         Expr::BinaryExpr(BinaryExpr { left, op: Operator::Eq, right }) => match (column(left), column(right)) {
-            (Some("name"), _) => Some(HashSet::from([str_literal(right)?])),
-            (_, Some("name")) => Some(HashSet::from([str_literal(left)?])),
+            (Some(c), _) if c == col => Some(vec![value(right)?]),
+            (_, Some(c)) if c == col => Some(vec![value(left)?]),
             _ => None,
         },
-        Expr::InList(l) if !l.negated && column(&l.expr) == Some("name") => l.list.iter().map(str_literal).collect(),
+        Expr::InList(l) if !l.negated && column(&l.expr) == Some(col) => l.list.iter().map(value).collect(),
         _ => None,
     }
+}
+
+/// The class names a filter allows (`name = 'x'`, `name IN ('x', 'y')`).
+fn name_set(f: &Expr) -> Option<HashSet<String>> {
+    allowed(f, "name", str_literal).map(HashSet::from_iter)
+}
+
+/// The CPUs a filter allows (`cpu = N`, `cpu IN (N, M)`).
+fn cpu_set(f: &Expr) -> Option<BTreeSet<u64>> {
+    allowed(f, "cpu", |e| int_literal(e).and_then(|v| u64::try_from(v).ok())).map(BTreeSet::from_iter)
 }
 
 #[async_trait]
@@ -186,15 +213,13 @@ impl TableProvider for TraceTable {
     fn supports_filters_pushdown(&self, filters: &[&Expr]) -> Result<Vec<TableProviderFilterPushDown>> {
         Ok(filters
             .iter()
-            .map(
-                |f| {
-                    if ts_bounds(f).is_some() || name_set(f).is_some() {
-                        TableProviderFilterPushDown::Inexact
-                    } else {
-                        TableProviderFilterPushDown::Unsupported
-                    }
-                },
-            )
+            .map(|f| {
+                if ts_bounds(f).is_some() || name_set(f).is_some() || cpu_set(f).is_some() {
+                    TableProviderFilterPushDown::Inexact
+                } else {
+                    TableProviderFilterPushDown::Unsupported
+                }
+            })
             .collect())
     }
 
@@ -202,7 +227,7 @@ impl TableProvider for TraceTable {
         let idx: Vec<usize> = projection.cloned().unwrap_or_else(|| (0..self.cols.len()).collect());
         let cols = idx.iter().map(|&i| self.cols[i].clone()).collect();
         let schema = Arc::new(self.schema.project(&idx)?);
-        let (range, mut names) = analyse(filters);
+        let Pushed { range, mut names, cpus } = analyse(filters);
         if let Some(c) = &self.classes {
             names = Some(match names {
                 Some(n) => n.intersection(c).cloned().collect(),
@@ -211,7 +236,7 @@ impl TableProvider for TraceTable {
         }
         let _ = state;
         let parts = self.sources.partition_count();
-        let spec = ScanSpec { cols, schema, names, range, limit };
+        let spec = ScanSpec { cols, schema, names, range, cpus, limit };
         Ok(Arc::new(TraceScanExec::new(spec, self.sources.clone(), parts)))
     }
 }

@@ -9,7 +9,7 @@
 //! process. The bytes are [`MAGIC`] then JSON: a plan codec can tell them from its
 //! other nodes by the prefix.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -56,7 +56,7 @@ enum Node {
     /// A [`ReportProvider`], by table name.
     Report { traces: Traces, table: String },
     /// A [`TraceScanExec`] in `parts` partitions.
-    Scan { traces: Traces, cols: Vec<(String, Col)>, names: Option<Vec<String>>, range: (i64, i64), limit: Option<usize>, parts: usize },
+    Scan { traces: Traces, cols: Vec<(String, Col)>, names: Option<Vec<String>>, range: (i64, i64), cpus: Option<Vec<u64>>, limit: Option<usize>, parts: usize },
     /// A [`ReportScanExec`].
     ReportScan { traces: Traces, table: String, projection: Option<Vec<usize>>, limit: Option<usize> },
 }
@@ -137,6 +137,7 @@ pub fn encode_plan(plan: &dyn ExecutionPlan) -> Option<Result<Vec<u8>>> {
             cols: named(&spec.cols, &spec.schema),
             names: sorted(&spec.names),
             range: spec.range,
+            cpus: spec.cpus.as_ref().map(|c| c.iter().copied().collect()),
             limit: spec.limit,
             parts: s.work.len(),
         }
@@ -156,9 +157,16 @@ pub fn encode_plan(plan: &dyn ExecutionPlan) -> Option<Result<Vec<u8>>> {
 /// The scan that [`encode_plan`] wrote, its traces opened again.
 pub fn decode_plan(buf: &[u8]) -> Result<Arc<dyn ExecutionPlan>> {
     Ok(match from_bytes(buf)? {
-        Node::Scan { traces, cols, names, range, limit, parts } => {
+        Node::Scan { traces, cols, names, range, cpus, limit, parts } => {
             let schema = Arc::new(datafusion::arrow::datatypes::Schema::new(cols.iter().map(|(n, c)| c.arrow_field(n)).collect::<Vec<_>>()));
-            let spec = ScanSpec { cols: cols.into_iter().map(|(_, c)| c).collect(), schema, names: names.map(HashSet::from_iter), range, limit };
+            let spec = ScanSpec {
+                cols: cols.into_iter().map(|(_, c)| c).collect(),
+                schema,
+                names: names.map(HashSet::from_iter),
+                range,
+                cpus: cpus.map(BTreeSet::from_iter),
+                limit,
+            };
             Arc::new(TraceScanExec::new(spec, traces.open()?, parts))
         }
         Node::ReportScan { traces, table, projection, limit } => {

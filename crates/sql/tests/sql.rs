@@ -390,8 +390,11 @@ fn streamed_occurrence_tables_equal_the_analyses_logs_row_for_row() {
         let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "NULL".to_string());
         let tables = [
             (
-                "SELECT cpu, tid, pid, comm, begin_ns, end_ns FROM sched_slices",
-                cpu.executions.iter().map(|x| format!("{},{},{},{},{},{}", x.cpu, x.tid, opt(x.pid), x.comm, x.begin_ns, x.end_ns)).collect::<Vec<_>>(),
+                "SELECT cpu, tid, pid, comm, begin_ns, end_ns, end_state FROM sched_slices",
+                cpu.executions
+                    .iter()
+                    .map(|x| format!("{},{},{},{},{},{},{}", x.cpu, x.tid, opt(x.pid), x.comm, x.begin_ns, x.end_ns, text(&x.end_state)))
+                    .collect::<Vec<_>>(),
             ),
             (
                 "SELECT tid, comm, prio, waker, wakeup_ns, switch_ns, latency_ns FROM wakeups",
@@ -603,4 +606,75 @@ fn block_requests_stream_with_the_disk_names_of_the_trace_end() {
     });
     assert!(r.is_err(), "the damage is an error");
     assert!(!sizes.is_empty() && sizes.iter().all(|&n| n > 0 && n <= sql::reports::BATCH_ROWS), "{sizes:?}");
+}
+
+/// `sched_slices`' `end_state` is the `prev_state` of the switch that ended each
+/// execution, read as its kernel writes it: per state, the slices that end in it are
+/// the switches away from a thread (not the idle task) with that `prev_state`, less
+/// those that end an empty execution (a thread switched in and out at one time), on
+/// the shared kernel traces (Linux 3.2 to 4.4: raw task states, `R+` the
+/// `TASK_STATE_MAX` bit of a preemption).
+#[test]
+fn sched_slices_end_in_the_state_of_their_switch() {
+    let mut states = std::collections::BTreeSet::new();
+    for name in ["many-threads", "bug446190-arm", "lttng-modules-2.0.0-ref"] {
+        let Some(path) = trace("sched_slices_end_state", name) else { return };
+        let set = ctf::trace::TraceSet::open(&path).unwrap();
+        let encoding = kernel::layout::StateEncoding::of_trace(&set.traces[0]);
+        let s = SqlSession::open(std::slice::from_ref(&path), 2).unwrap();
+        let slices = pairs(&s.query("SELECT end_state, count(*) FROM sched_slices WHERE end_state IS NOT NULL GROUP BY end_state").unwrap());
+        let mut switches: BTreeMap<String, u64> = BTreeMap::new();
+        for row in text_rows(&s, "SELECT prev_state, count(*) FROM ev_sched_switch WHERE prev_tid <> 0 GROUP BY prev_state") {
+            let (state, n) = row.split_once(',').unwrap();
+            *switches.entry(encoding.name(state.parse().unwrap())).or_default() += n.parse::<u64>().unwrap();
+        }
+        let empty = scalar(&s.query("SELECT count(*) FROM (SELECT cpu, ts, count(*) AS n FROM ev_sched_switch GROUP BY cpu, ts HAVING count(*) > 1)").unwrap());
+        let (ours, theirs): (u64, u64) = (slices.values().sum(), switches.values().sum());
+        assert!(ours <= theirs && theirs - ours <= empty as u64, "{name}: {slices:?} against {switches:?} ({empty} times with several switches)");
+        for (state, n) in &slices {
+            assert!(switches.get(state).is_some_and(|m| m >= n && m - n <= empty as u64), "{name} {state}: {slices:?} against {switches:?}");
+        }
+        assert!(slices.len() >= 3, "{name}: {slices:?}");
+        states.extend(slices.into_keys());
+    }
+    for s in ["S", "D", "R+"] {
+        assert!(states.contains(s), "{s} among {states:?}");
+    }
+}
+
+/// A filter on `cpu` is pushed into the scan (`EXPLAIN` shows it), which then reads only
+/// the packets whose context names those CPUs: per CPU, the events counted equal that
+/// CPU's row of a full scan grouped by `cpu`; per class name, the events of two CPUs
+/// equal the sum of the full scan's for them; at 1 and 3 partitions, on the shared
+/// kernel traces with several CPUs.
+#[test]
+fn cpu_filters_read_only_those_cpus_packets() {
+    let mut checked = 0;
+    for name in ["many-threads", "bug446190-arm", "lttng-modules-2.0.0-ref"] {
+        let Some(path) = trace("cpu_filters", name) else { return };
+        for parts in [1, 3] {
+            let s = SqlSession::open(std::slice::from_ref(&path), parts).unwrap();
+            let at = format!("{name} at {parts} partitions");
+            let per_cpu = text_rows(&s, "SELECT cpu, count(*) FROM events GROUP BY cpu ORDER BY cpu");
+            assert!(per_cpu.len() >= 2, "{at}: {per_cpu:?}");
+            for row in &per_cpu {
+                let (cpu, n) = row.split_once(',').unwrap();
+                let q = format!("SELECT count(*) FROM events WHERE cpu = {cpu}");
+                assert_eq!(scalar(&s.query(&q).unwrap()).to_string(), n, "{at}: {q}");
+                checked += 1;
+            }
+            let explain = text_rows(&s, "EXPLAIN SELECT count(*) FROM events WHERE cpu = 1").join("\n");
+            assert!(explain.contains("cpus={1}"), "{at}: {explain}");
+            let two = pairs(&s.query("SELECT name, count(*) FROM events WHERE cpu IN (0, 1) GROUP BY name").unwrap());
+            let mut want: BTreeMap<String, u64> = BTreeMap::new();
+            for row in text_rows(&s, "SELECT name, cpu, count(*) FROM events GROUP BY name, cpu") {
+                let v: Vec<&str> = row.rsplitn(3, ',').collect();
+                if ["0", "1"].contains(&v[1]) {
+                    *want.entry(v[2].to_string()).or_default() += v[0].parse::<u64>().unwrap();
+                }
+            }
+            assert_eq!(two, want, "{at}");
+        }
+    }
+    assert!(checked >= 6, "{checked} CPUs checked");
 }

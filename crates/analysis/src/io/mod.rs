@@ -417,7 +417,7 @@ impl Io {
         let path = |h: Option<ctf::plan::FieldHandle>| h.and_then(|h| ev.bytes(h)).map(text_of);
         Some(match &c.kind {
             Kind::Other | Kind::Migrate { .. } => return None,
-            Kind::Switch { prev_tid, next_tid, prev_comm, next_comm } => {
+            Kind::Switch { prev_tid, next_tid, prev_comm, next_comm, .. } => {
                 let (Some(p), Some(n)) = (ev.int(*prev_tid), ev.int(*next_tid)) else { return None };
                 let (p, n) = (p as i32, n as i32);
                 st.info.switch(ev, [(p, *prev_comm), (n, *next_comm)], (ctx.order, ctx.stream));
