@@ -1,8 +1,9 @@
 //! The scan of a report table: one partition per trace set, each running that set's
-//! analysis on a blocking thread when it is executed, its projected rows sent through
-//! a channel of [`IN_FLIGHT`] batches as they come (the analysis waits while the
-//! channel is full, and stops when the query no longer reads). Filters are applied
-//! above the scan; a limit stops a partition's output, and its analysis, early.
+//! analysis on a blocking thread when it is executed, its rows (only the projected
+//! columns are built) sent through a channel of [`IN_FLIGHT`] batches as they come
+//! (the analysis waits while the channel is full, and stops when the query no longer
+//! reads). Filters are applied above the scan; a limit stops a partition's output,
+//! and its analysis, early.
 
 use crate::leaf_plan::leaf_properties;
 use std::ops::ControlFlow;
@@ -70,19 +71,10 @@ impl ReportScanExec {
     fn send_partition(table: &ReportProvider, partition: usize, projection: Option<&[usize]>, limit: Option<usize>, tx: &Sender<Result<RecordBatch>>) {
         let Some(src) = table.sources().sets.get(partition) else { return };
         let mut left = limit.unwrap_or(usize::MAX);
-        let mut failed = None;
         let mut send = |b: RecordBatch| {
             if left == 0 {
                 return ControlFlow::Break(());
             }
-            let b = match projection.map(|p| b.project(p)) {
-                None => b,
-                Some(Ok(b)) => b,
-                Some(Err(e)) => {
-                    failed = Some(e.into());
-                    return ControlFlow::Break(());
-                }
-            };
             let b = if b.num_rows() > left { b.slice(0, left) } else { b };
             left -= b.num_rows();
             // (Blocks while the channel is full: the analysis waits for the query.)
@@ -91,8 +83,8 @@ impl ReportScanExec {
                 _ => ControlFlow::Break(()),
             }
         };
-        let r = table.stream_batches(src, table.sources().partitions, &mut send);
-        if let Some(e) = failed.or(r.err()) {
+        let r = table.stream_batches(src, table.sources().partitions, projection, &mut send);
+        if let Some(e) = r.err() {
             let _ = tx.blocking_send(Err(e));
         }
     }

@@ -317,18 +317,29 @@ impl ReportProvider {
     }
 
     /// Runs the analysis over trace set `src`, with analysis threads `threads` (0:
-    /// one per core), and hands `send` its rows of the table in batches of at most
+    /// one per core), and hands `send` its rows of the table, of the columns
+    /// `projection` (None: all; only those are built), in batches of at most
     /// [`BATCH_ROWS`] rows. An occurrence table (its analysis hands its log over as
     /// the run goes, [`analysis::occurrences`]) sends its rows as the engine's ordered merge passes them, so that the run holds
     /// the rows of the slices in flight only (and waits while `send` does); the other
     /// tables send theirs once the run has ended. `send` returning `Break` stops the
     /// run (no error).
-    pub fn stream_batches(&self, src: &Source, threads: usize, send: &mut dyn FnMut(RecordBatch) -> ControlFlow<()>) -> Result<()> {
+    pub fn stream_batches(
+        &self,
+        src: &Source,
+        threads: usize,
+        projection: Option<&[usize]>,
+        send: &mut dyn FnMut(RecordBatch) -> ControlFlow<()>,
+    ) -> Result<()> {
         let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
         let opts = RunOptions { threads, log: self.which.is_log(), top: 0, ..RunOptions::default() };
         let failed = |e: analysis::AnalysisError| DataFusionError::Execution(format!("{}: {e}", src.path.display()));
         let name = src.names.first().map_or("", String::as_str);
-        let mut out = Batches { schema: self.schema.clone(), rows: RowBuilder::new(self.schema.clone())?, send, error: None };
+        let schema = match projection {
+            Some(p) => Arc::new(self.schema.project(p)?),
+            None => self.schema.clone(),
+        };
+        let mut out = Batches { rows: RowBuilder::new(schema.clone())?, schema, send, error: None };
         match self.which.analysis() {
             Some(kind) => {
                 let extra = [("trace", Scalar::Str(name))];

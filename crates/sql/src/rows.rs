@@ -148,8 +148,10 @@ impl RowBuilder {
 
     /// Appends to column `name` with `f`, unless it is no column or has its value.
     fn field(&mut self, name: &str, f: impl FnOnce(&mut Column) -> std::result::Result<(), Error>) -> std::result::Result<(), Error> {
-        match self.schema.index_of(name) {
-            Ok(i) if !self.set[i] => {
+        // (`find`, not `index_of`: a name that is no column is common, once a scan
+        // projects, and `index_of` formats an error for it.)
+        match self.schema.fields().find(name).map(|(i, _)| i) {
+            Some(i) if !self.set[i] => {
                 f(&mut self.cols[i]).map_err(|e| Error(format!("column {name}: {}", e.0)))?;
                 self.set[i] = true;
                 Ok(())
@@ -158,10 +160,11 @@ impl RowBuilder {
         }
     }
 
-    /// The batch of the rows appended.
+    /// The batch of the rows appended (of a schema without columns: their count).
     pub fn finish(mut self) -> Result<RecordBatch> {
         let cols = self.cols.iter_mut().map(Column::finish).collect();
-        Ok(RecordBatch::try_new(self.schema, cols)?)
+        let opts = datafusion::arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(self.rows));
+        Ok(RecordBatch::try_new_with_options(self.schema, cols, &opts)?)
     }
 }
 

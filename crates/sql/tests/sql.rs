@@ -459,7 +459,7 @@ fn occurrence_rows_leave_the_analysis_before_it_ends() {
     for t in tables {
         let mut sent = 0;
         table_of(&sources, t)
-            .stream_batches(&sources.sets[0], 2, &mut |_| {
+            .stream_batches(&sources.sets[0], 2, None, &mut |_| {
                 sent += 1;
                 std::ops::ControlFlow::Break(())
             })
@@ -475,7 +475,7 @@ fn occurrence_rows_leave_the_analysis_before_it_ends() {
     let sources = open();
     for t in tables {
         let mut sizes = Vec::new();
-        let r = table_of(&sources, t).stream_batches(&sources.sets[0], 2, &mut |b| {
+        let r = table_of(&sources, t).stream_batches(&sources.sets[0], 2, None, &mut |b| {
             sizes.push(b.num_rows());
             std::ops::ControlFlow::Continue(())
         });
@@ -600,7 +600,7 @@ fn block_requests_stream_with_the_disk_names_of_the_trace_end() {
     let sources = std::sync::Arc::new(sql::source::Sources::open(std::slice::from_ref(&path), 2).unwrap().0);
     let table = sql::reports::ReportProvider::new(sources.clone(), sql::reports::ReportTable::BlockRequests);
     let mut sizes = Vec::new();
-    let r = table.stream_batches(&sources.sets[0], 2, &mut |b| {
+    let r = table.stream_batches(&sources.sets[0], 2, None, &mut |b| {
         sizes.push(b.num_rows());
         std::ops::ControlFlow::Continue(())
     });
