@@ -33,7 +33,7 @@ use engine::{Analysis, ChunkPolicy, Ctx, Selective, Tally};
 use serde::Serialize;
 
 use crate::filter::Filter;
-use crate::latency::{Bucket, DurationRow, Durations, LatencyOptions, Sink};
+use crate::latency::{hand_over, Bucket, DurationRow, Durations, LatencyOptions, Sink};
 use crate::trace_end::{disk_name, named_disk, TraceEnd};
 use kernel::events::{EvKind, EventLayout};
 use kernel::latency::replay::{self, Latencies};
@@ -277,12 +277,7 @@ impl Block {
     /// chooses the longest again among the selected threads' then). Stops at `out`'s
     /// `Break`.
     pub fn drain_log(&self, st: &mut BlockState, end: &TraceEnd, piece: usize, out: &mut dyn FnMut(Vec<LongRequestRow>) -> ControlFlow<()>) -> ControlFlow<()> {
-        let mut taken = st.stats.top.drain_all();
-        taken.sort_by_key(log_order);
-        for part in taken.chunks(piece.max(1)) {
-            out(part.iter().map(|l| request_row(*l, end.disk_name(l.dev.0))).collect())?;
-        }
-        ControlFlow::Continue(())
+        hand_over(st.stats.top.drain_all(), log_order, piece, |l| request_row(*l, end.disk_name(l.dev.0)), out)
     }
 }
 

@@ -35,7 +35,7 @@ use engine::{Analysis, ChunkPolicy, Ctx, Selective, StreamOrder, Tally};
 use serde::Serialize;
 
 use crate::filter::Filter;
-use crate::latency::{Bucket, DurationRow, Durations, LatencyOptions, Sink};
+use crate::latency::{hand_over, Bucket, DurationRow, Durations, LatencyOptions, Sink};
 use kernel::events::{softirq_name, EvKind, EventLayout};
 use kernel::latency::replay::{self, Latencies};
 use kernel::latency::{elapsed, Handled};
@@ -203,12 +203,7 @@ impl Irq {
     /// `out` their rows, as [`Analysis::finish`] would log them, in pieces of at most
     /// `piece` rows, each by start. Stops at `out`'s `Break`.
     pub fn drain_log(&self, st: &mut IrqState, piece: usize, out: &mut dyn FnMut(Vec<LongIrqRow>) -> ControlFlow<()>) -> ControlFlow<()> {
-        let mut taken = st.stats.top.drain_all();
-        taken.sort_by_key(log_order);
-        for part in taken.chunks(piece.max(1)) {
-            out(part.iter().copied().map(irq_row).collect())?;
-        }
-        ControlFlow::Continue(())
+        hand_over(st.stats.top.drain_all(), log_order, piece, |l| irq_row(*l), out)
     }
 }
 

@@ -5,6 +5,8 @@
 //! Everything here is a monoid over integers: sums are exact (`u128` sums of squares),
 //! so the standard deviation computed at the end is the same bits for every chunking.
 
+use std::ops::ControlFlow;
+
 use serde::Serialize;
 
 /// Count, total, min, max and sum of squares of durations (ns): exact and mergeable.
@@ -431,6 +433,24 @@ impl<T: Ord + Copy> Sink<T> {
         all.sort_by_key(key);
         (self.top.into_vec(), all)
     }
+}
+
+/// Hands `out` the rows (`row` of each) of `occurrences` taken out of a running state,
+/// sorted by `key` (the report log's order), in pieces of at most `piece` rows; stops
+/// at `out`'s `Break`. What the latency analyses' drains do with what they take
+/// ([`crate::occurrences`]).
+pub(crate) fn hand_over<T, K: Ord, R>(
+    mut occurrences: Vec<T>,
+    key: impl Fn(&T) -> K,
+    piece: usize,
+    row: impl Fn(&T) -> R,
+    out: &mut dyn FnMut(Vec<R>) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    occurrences.sort_by_key(key);
+    for part in occurrences.chunks(piece.max(1)) {
+        out(part.iter().map(&row).collect())?;
+    }
+    ControlFlow::Continue(())
 }
 
 /// The options every latency analysis takes.

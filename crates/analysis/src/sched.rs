@@ -38,7 +38,7 @@ use engine::{Analysis, ChunkPolicy, Ctx, Selective, Tally};
 use serde::Serialize;
 
 use crate::filter::Filter;
-use crate::latency::{Bucket, DurationRow, Durations, LatencyOptions, Sink};
+use crate::latency::{hand_over, Bucket, DurationRow, Durations, LatencyOptions, Sink};
 use kernel::events::{EvKind, EventLayout};
 use kernel::latency::replay::{self, Latencies};
 use kernel::latency::Wait;
@@ -203,12 +203,7 @@ impl Sched {
     /// `piece` rows, each by wake-up time. Not with a thread filter (`finish` chooses
     /// the longest again among every latency kept then). Stops at `out`'s `Break`.
     pub fn drain_log(&self, st: &mut SchedState, names: &Info, piece: usize, out: &mut dyn FnMut(Vec<LongWakeupRow>) -> ControlFlow<()>) -> ControlFlow<()> {
-        let mut taken = st.stats.top.drain_all();
-        taken.sort_by_key(log_order);
-        for part in taken.chunks(piece.max(1)) {
-            out(part.iter().map(|l| wakeup_row(*l, names)).collect())?;
-        }
-        ControlFlow::Continue(())
+        hand_over(st.stats.top.drain_all(), log_order, piece, |l| wakeup_row(*l, names), out)
     }
 }
 

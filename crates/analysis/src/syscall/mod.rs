@@ -52,7 +52,7 @@ pub use report::{CallRow, LongCallRow, SyscallOwnerRow, SyscallReport};
 use crate::cpu::HeadPolicy;
 use crate::filter::Filter;
 use crate::io::{Io, IoState};
-use crate::latency::LatencyOptions;
+use crate::latency::{hand_over, LatencyOptions};
 use crate::trace_end::TraceEnd;
 use kernel::latency::call_name;
 use kernel::layout::Layout;
@@ -103,14 +103,10 @@ impl Syscall {
         let replay = &mut st.replay;
         let Some(mut calls) = replay.take_calls() else { return ControlFlow::Continue(()) };
         let settled = |f| replay.file_settled(f, end);
-        let mut taken = calls.top.drain_where(|l| l.ended.is_none_or(|e| settled(e.file) && e.out.is_none_or(|(_, f)| settled(f))));
+        let taken = calls.top.drain_where(|l| l.ended.is_none_or(|e| settled(e.file) && e.out.is_none_or(|(_, f)| settled(f))));
         replay.keep_calls(calls);
-        taken.sort_by_key(report::log_order);
         let name = |c| call_name(&self.layout.names, c);
-        for part in taken.chunks(piece.max(1)) {
-            out(part.iter().map(|l| report::call_row(*l, &end.threads, replay, &name)).collect())?;
-        }
-        ControlFlow::Continue(())
+        hand_over(taken, report::log_order, piece, |l| report::call_row(*l, &end.threads, replay, &name), out)
     }
 }
 
