@@ -218,18 +218,19 @@ impl TraceSet {
     /// has no such field, or whose header cannot be read. Reads the packets' headers
     /// only (the index does not keep their contexts).
     pub fn packet_context_uints(&self, stream: usize, range: std::ops::Range<usize>, name: &str) -> Vec<Option<u64>> {
-        let Some(packets) = self.streams.get(stream).and_then(|s| s.packets.get(range)) else { return Vec::new() };
-        // (A decoder per trace: a stream's packets are those of one trace.)
-        let mut decoders: BTreeMap<u32, crate::decode::Decoder> = BTreeMap::new();
+        let Some(s) = self.streams.get(stream) else { return Vec::new() };
+        let Some(packets) = s.packets.get(range) else { return Vec::new() };
+        // (A stream's packets are those of one trace, as its cursor reads them.)
+        let Some(t) = packets.first().and_then(|p| self.traces.get(p.trace as usize)) else { return Vec::new() };
+        let Some(node) = t.plan.stream(s.class_id).and_then(|sp| sp.packet_context).and_then(|c| t.plan.find(c, &[name])) else {
+            return vec![None; packets.len()];
+        };
+        let (i, mut dec) = (node.0 as usize, crate::decode::Decoder::new(&t.plan));
         packets
             .iter()
             .map(|p| {
-                let t = self.traces.get(p.trace as usize)?;
-                let node = t.plan.find(t.plan.stream(p.info.stream_class)?.packet_context?, &[name])?;
-                let dec = decoders.entry(p.trace).or_insert_with(|| crate::decode::Decoder::new(&t.plan));
                 let data: &[u8] = &t.files.get(p.file as usize)?.bytes;
-                crate::index::read_packet_header(&t.plan, dec, data, p.info.offset).ok()?;
-                let i = node.0 as usize;
+                crate::index::read_packet_header(&t.plan, &mut dec, data, p.info.offset).ok()?;
                 (dec.stamps.get(i) == Some(&dec.epoch)).then(|| dec.slots[i])
             })
             .collect()

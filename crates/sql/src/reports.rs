@@ -320,10 +320,10 @@ impl ReportProvider {
     /// one per core), and hands `send` its rows of the table, of the columns
     /// `projection` (None: all; only those are built), in batches of at most
     /// [`BATCH_ROWS`] rows. An occurrence table (its analysis hands its log over as
-    /// the run goes, [`analysis::occurrences`]) sends its rows as the engine's ordered merge passes them, so that the run holds
-    /// the rows of the slices in flight only (and waits while `send` does); the other
-    /// tables send theirs once the run has ended. `send` returning `Break` stops the
-    /// run (no error).
+    /// the run goes, [`analysis::occurrences`]) sends its rows as the engine's ordered
+    /// merge passes them, so that the run holds the rows of the slices in flight only
+    /// (and waits while `send` does); the other tables send theirs once the run has
+    /// ended. `send` returning `Break` stops the run (no error).
     pub fn stream_batches(
         &self,
         src: &Source,
